@@ -1,0 +1,173 @@
+/* SPDX-License-Identifier: GPL-2.0 WITH Linux-syscall-note */
+/*
+ * hbmpool: pooled remote HBM exposed as mmap-able, page-fault-driven regions.
+ *
+ * This header is the only interface shared by hbmpool.ko and user space.
+ *
+ * Conventions for every ioctl structure:
+ *  - The first member is "size": the caller sets it to sizeof() of the
+ *    structure it was compiled against.  The kernel accepts any size from the
+ *    first published version (HBMPOOL_*_SIZE_VER0) upwards; bytes it does not
+ *    know must be zero (else -E2BIG), a missing tail is treated as zero.
+ *    Output is written up to min(size, kernel's sizeof()).
+ *  - Every "reserved" or padding member must be zero (else -EINVAL).
+ *  - Unknown flag bits give -EINVAL; unknown ioctl numbers give -ENOTTY.
+ *  - The ioctl number is matched on type and number; its size bits are not
+ *    used, the "size" member is.
+ *  - Pointers travel as __u64.
+ */
+#ifndef _UAPI_LINUX_HBMPOOL_H
+#define _UAPI_LINUX_HBMPOOL_H
+
+#include <linux/types.h>
+#include <linux/ioctl.h>
+
+#define HBMPOOL_DEV_NAME	"hbmpool"
+#define HBMPOOL_API_VERSION	1
+
+/* Node ids are 0..HBMPOOL_MAX_NODES-1; node 0 is the local node (the cache). */
+#define HBMPOOL_MAX_NODES	64
+#define HBMPOOL_LOCAL_NODE	0
+#define HBMPOOL_NAME_LEN	32
+
+/* NUMA-style distances: 10 is local. */
+#define HBMPOOL_DISTANCE_LOCAL	10
+#define HBMPOOL_DISTANCE_MAX	255
+
+/* Region placement policies (struct hbmpool_region_create.policy). */
+#define HBMPOOL_POLICY_BIND		0	/* chunks on nodes of the set, nearest first */
+#define HBMPOOL_POLICY_INTERLEAVE	1	/* chunk i on the i-th node of the set, round robin */
+#define HBMPOOL_POLICY_PREFERRED	2	/* preferred node, then the rest by distance */
+#define HBMPOOL_POLICY_MAX		HBMPOOL_POLICY_PREFERRED
+
+#define HBMPOOL_CHUNK_DEFAULT	(2ULL << 20)	/* 2 MiB */
+#define HBMPOOL_CHUNK_MIN	4096ULL		/* PAGE_SIZE on x86-64 */
+#define HBMPOOL_CHUNK_MAX	(1ULL << 30)	/* 1 GiB */
+
+/* Feature bits reported by HBMPOOL_IOC_GET_FEATURES. */
+#define HBMPOOL_FEAT_POLICY_BIND	(1ULL << 0)
+#define HBMPOOL_FEAT_POLICY_INTERLEAVE	(1ULL << 1)
+#define HBMPOOL_FEAT_POLICY_PREFERRED	(1ULL << 2)
+#define HBMPOOL_FEAT_REGION_INFO	(1ULL << 3)
+#define HBMPOOL_FEAT_REGION_STATS	(1ULL << 4)
+#define HBMPOOL_FEAT_REGION_SYNC	(1ULL << 5)
+#define HBMPOOL_FEAT_REGION_PREFETCH	(1ULL << 6)
+#define HBMPOOL_FEAT_SIM_FABRIC		(1ULL << 7)
+
+/* HBMPOOL_IOC_GET_FEATURES, on /dev/hbmpool. All members are output. */
+struct hbmpool_features {
+	__u32 size;		/* in */
+	__u32 api_version;	/* out: HBMPOOL_API_VERSION */
+	__u64 features;		/* out: HBMPOOL_FEAT_* */
+	__u32 max_nodes;	/* out: HBMPOOL_MAX_NODES */
+	__u32 page_size;	/* out: fetch granule in bytes */
+	__u64 reserved[4];	/* in: zero */
+};
+#define HBMPOOL_FEATURES_SIZE_VER0	56
+
+/*
+ * HBMPOOL_IOC_REGION_CREATE, on /dev/hbmpool.  Reserves the region's
+ * capacity on the nodes its policy chooses and returns a new file descriptor
+ * (O_RDWR | O_CLOEXEC) to mmap with MAP_SHARED.
+ *
+ * Errors: EINVAL (bad size, flags, reserved, policy, length, chunk size, node
+ * set, name not NUL-terminated), ENODEV (a node in the set does not exist),
+ * ENOSPC (the nodes lack the capacity), EMFILE/ENFILE, ENOMEM.
+ */
+struct hbmpool_region_create {
+	__u32 size;		/* in: sizeof(struct hbmpool_region_create) */
+	__u32 flags;		/* in: none defined, zero */
+	__u64 length;		/* in: bytes, > 0, multiple of the page size */
+	__u64 chunk_size;	/* in: 0 for HBMPOOL_CHUNK_DEFAULT, else a power of two in [CHUNK_MIN, CHUNK_MAX] */
+	__u64 nodemask;		/* in: bit n = node n; remote nodes only; non-empty */
+	__u32 policy;		/* in: HBMPOOL_POLICY_* */
+	__u32 preferred_node;	/* in: PREFERRED only (must be in nodemask); else zero */
+	char name[HBMPOOL_NAME_LEN];	/* in: NUL-terminated, may be empty */
+	__u32 region_id;	/* out */
+	__u32 fd;		/* out: the region's file descriptor (also the return value) */
+	__u64 reserved[4];	/* in: zero */
+};
+#define HBMPOOL_REGION_CREATE_SIZE_VER0	112
+
+/* One entry of the placement table returned by HBMPOOL_IOC_REGION_INFO. */
+struct hbmpool_chunk_info {
+	__u32 node;		/* home node of the chunk */
+	__u32 pad;		/* zero */
+	__u64 node_offset;	/* byte offset of the chunk in the node's HBM */
+};
+
+/*
+ * HBMPOOL_IOC_REGION_INFO, on a region fd.  If chunks_ptr is non-zero, up to
+ * nr_chunks_max entries of struct hbmpool_chunk_info are written there.
+ */
+struct hbmpool_region_info {
+	__u32 size;		/* in */
+	__u32 flags;		/* out: zero */
+	__u64 length;		/* out */
+	__u64 chunk_size;	/* out */
+	__u64 nodemask;		/* out */
+	__u32 policy;		/* out */
+	__u32 preferred_node;	/* out */
+	char name[HBMPOOL_NAME_LEN];	/* out */
+	__u32 region_id;	/* out */
+	__u32 nr_chunks;	/* out: chunks in the region */
+	__u64 chunks_ptr;	/* in: user pointer to struct hbmpool_chunk_info[], or 0 */
+	__u32 nr_chunks_max;	/* in: entries at chunks_ptr */
+	__u32 pad;		/* in: zero */
+	__u64 cached_pages;	/* out: pages of the region in the local cache */
+	__u64 dirty_pages;	/* out: of which dirty */
+	__u64 reserved[4];	/* in: zero */
+};
+#define HBMPOOL_REGION_INFO_SIZE_VER0	144
+
+/* Fetch latency histogram: bucket i counts latencies in [2^i, 2^(i+1)) ns. */
+#define HBMPOOL_LAT_BUCKETS	32
+
+/* HBMPOOL_IOC_REGION_STATS, on a region fd.  Counters since creation. */
+struct hbmpool_stats {
+	__u32 size;		/* in */
+	__u32 pad;		/* in: zero */
+	__u64 faults;		/* page faults handled (retries not counted again) */
+	__u64 fetches;		/* pages fetched from a home node */
+	__u64 bytes_fetched;
+	__u64 writebacks;	/* pages written back to a home node */
+	__u64 bytes_written_back;
+	__u64 evictions;	/* pages dropped from the local cache */
+	__u64 errors;		/* failed fetches and write-backs (timeouts included) */
+	__u64 timeouts;		/* fetches and write-backs that outlasted the timeout */
+	__u64 lat_hist[HBMPOOL_LAT_BUCKETS];	/* fetch latency, log2 ns buckets */
+	__u64 reserved[4];	/* out: zero */
+};
+#define HBMPOOL_STATS_SIZE_VER0		360
+
+/*
+ * HBMPOOL_IOC_REGION_SYNC and HBMPOOL_IOC_REGION_PREFETCH, on a region fd.
+ * offset and length are page aligned; length 0 means "to the end".
+ *
+ * SYNC writes back every dirty cached page of the range and waits; -EIO if
+ * any could not be written back (those pages stay dirty and cached: no data
+ * is dropped).  PREFETCH fetches pages of the range that are not cached into
+ * the cache, without mapping them, and stops at the cache budget; it is a
+ * hint: failures are counted, not returned.
+ */
+struct hbmpool_range {
+	__u32 size;		/* in */
+	__u32 flags;		/* in: zero */
+	__u64 offset;		/* in */
+	__u64 length;		/* in */
+	__u64 pages_done;	/* out: pages written back / fetched */
+	__u64 pages_failed;	/* out: pages that failed */
+	__u64 reserved[2];	/* in: zero */
+};
+#define HBMPOOL_RANGE_SIZE_VER0		56
+
+#define HBMPOOL_IOC_MAGIC		0xB7
+
+#define HBMPOOL_IOC_GET_FEATURES	_IOWR(HBMPOOL_IOC_MAGIC, 0x00, struct hbmpool_features)
+#define HBMPOOL_IOC_REGION_CREATE	_IOWR(HBMPOOL_IOC_MAGIC, 0x01, struct hbmpool_region_create)
+#define HBMPOOL_IOC_REGION_INFO		_IOWR(HBMPOOL_IOC_MAGIC, 0x10, struct hbmpool_region_info)
+#define HBMPOOL_IOC_REGION_STATS	_IOWR(HBMPOOL_IOC_MAGIC, 0x11, struct hbmpool_stats)
+#define HBMPOOL_IOC_REGION_SYNC		_IOWR(HBMPOOL_IOC_MAGIC, 0x12, struct hbmpool_range)
+#define HBMPOOL_IOC_REGION_PREFETCH	_IOWR(HBMPOOL_IOC_MAGIC, 0x13, struct hbmpool_range)
+
+#endif /* _UAPI_LINUX_HBMPOOL_H */
