@@ -1,0 +1,95 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * hbmlib: the pure logic shared by hbmbench, hbmdemo and the selftests.
+ *
+ * Nothing here touches the kernel, so all of it is covered by the host-side
+ * unit test (selftests/unit/hbmlib_unit.c, "make -C selftests unit").
+ * Functions that can fail return 0 or a negative errno.
+ */
+#ifndef HBMLIB_H
+#define HBMLIB_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/*
+ * Sizes: decimal or 0x-hex, optional binary suffix k/K, m/M, g/G, t/T
+ * (optionally followed by "iB" or "B"), e.g. "4096", "64k", "2MiB", "0x1000".
+ * -EINVAL on junk or an empty string, -ERANGE on overflow.
+ */
+int hbm_parse_size(const char *s, uint64_t *out);
+
+/* Plain unsigned integer (decimal or 0x-hex), no suffix, no sign. */
+int hbm_parse_u64(const char *s, uint64_t *out);
+
+/*
+ * Node lists: "1,3,5-7" -> bit n set for node n.  Ids must be in
+ * [min_id, max_id]; ranges must ascend.  -EINVAL otherwise.
+ */
+int hbm_parse_nodelist(const char *s, unsigned int min_id, unsigned int max_id,
+		       uint64_t *mask);
+
+/*
+ * Test pattern.  Every byte depends on its absolute offset in the region and
+ * on a seed, so a page landing at the wrong address, a stale page or a page
+ * of another region is detected.  The 64-bit word at an 8-aligned offset o is
+ * hbm_pattern_word(o, seed) (a bijection of o ^ seed), stored little-endian.
+ */
+uint64_t hbm_pattern_word(uint64_t offset, uint64_t seed);
+uint8_t hbm_pattern_byte(uint64_t offset, uint64_t seed);
+/* Fill buf, which holds the bytes at [offset, offset + len). */
+void hbm_pattern_fill(void *buf, size_t len, uint64_t offset, uint64_t seed);
+/*
+ * Number of bytes of buf that differ from the pattern; *first_bad gets the
+ * offset (region offset, not buffer index) of the first one, if any.
+ */
+size_t hbm_pattern_check(const void *buf, size_t len, uint64_t offset,
+			 uint64_t seed, uint64_t *first_bad);
+
+/* xorshift64* PRNG; state must not be 0 (0 is replaced by a constant). */
+uint64_t hbm_rand(uint64_t *state);
+/* v[i] = a uniformly shuffled permutation of 0..n-1 (Fisher-Yates). */
+void hbm_permutation(uint32_t *v, size_t n, uint64_t seed);
+
+/* Percentiles of samples (nearest-rank).  hbm_sort_u64 sorts ascending. */
+void hbm_sort_u64(uint64_t *v, size_t n);
+/* p in [0, 100]; v sorted; n > 0.  p = 0 gives the minimum. */
+uint64_t hbm_percentile_sorted(const uint64_t *v, size_t n, double p);
+
+/*
+ * Percentiles of a log2 histogram (bucket i = [2^i, 2^(i+1)) ns).  Returns
+ * the index of the bucket holding the p-th percentile (nearest rank), or -1
+ * if the histogram is empty.
+ */
+int hbm_hist_percentile(const uint64_t *hist, unsigned int nbuckets, double p);
+uint64_t hbm_hist_total(const uint64_t *hist, unsigned int nbuckets);
+
+/*
+ * Model of the placement policies of the admin guide, used to predict the
+ * chunk table the kernel must return.
+ *   bind:       nodes of the set by (distance, id) ascending; each chunk goes
+ *               to the first node with room (fill nearest, then spill).
+ *   interleave: chunk i on the (i mod n)-th node of the set by ascending id;
+ *               -ENOSPC if any node lacks room for its share.
+ *   preferred:  the preferred node while it has room, then the other nodes of
+ *               the set by (distance, id).
+ * Each chunk reserves chunk_size bytes.  On success returns the number of
+ * chunks and writes min(that, max_out) node ids to out; the free_bytes of
+ * nodes[] are not modified.  -EINVAL for a bad policy/mask/preferred,
+ * -ENODEV for a node of the mask missing from nodes[], -ENOSPC if it does not
+ * fit, -E2BIG if there are more than 64 nodes.
+ */
+struct hbm_node_model {
+	uint32_t id;
+	uint32_t distance;
+	uint64_t free_bytes;
+};
+
+int hbm_place(uint32_t policy, const struct hbm_node_model *nodes, size_t nnodes,
+	      uint64_t nodemask, uint32_t preferred, uint64_t length,
+	      uint64_t chunk_size, uint32_t *out, size_t max_out);
+
+/* "1.5 GiB"-style human size into buf; returns buf. */
+const char *hbm_human_size(uint64_t bytes, char *buf, size_t len);
+
+#endif /* HBMLIB_H */
