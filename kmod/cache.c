@@ -1,0 +1,400 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The local cache: a budget of pages holding copies of remote HBM, a CLOCK
+ * list for eviction, write-back of dirty pages, and a shrinker.
+ *
+ * Page states (page->private bits, see hbmpool.h) change under the page
+ * lock.  The page lock of an up-to-date page is only ever held for short,
+ * link-free work (mapping it, marking it dirty, snapshotting it for
+ * write-back, unmapping it), so the fault path may take it while holding
+ * mmap_lock.  Write-back copies the page to a bounce page under the lock and
+ * waits for the link without it; HBM_PG_WRITEBACK keeps one write-back per
+ * page in flight so that they reach the home in order.
+ *
+ * Lock order: mmap_lock -> page lock -> i_mmap_rwsem -> hbmpool_cache.lock
+ * -> xa_lock of a region.
+ */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/highmem.h>
+#include <linux/mm.h>
+#include <linux/pagemap.h>
+#include <linux/rmap.h>
+#include <linux/shrinker.h>
+#include <linux/spinlock.h>
+#include <linux/wait_bit.h>
+#include <linux/workqueue.h>
+
+#include "hbmpool.h"
+
+unsigned long hbmpool_cache_budget;
+
+static struct {
+	/* lock protects lru and the HBM_PG_LRU bit of every cache page */
+	spinlock_t lock;
+	struct list_head lru;		/* up-to-date pages, CLOCK order */
+	atomic_long_t nr_cached;	/* pages charged, fetches in flight included */
+	atomic_long_t nr_dirty;
+	struct work_struct evict_work;
+	struct shrinker shrinker;
+} hbmpool_cache;
+
+/* A fault that finds the cache this full evicts before it fetches... */
+static unsigned long hbmpool_high_wm(void)
+{
+	return READ_ONCE(hbmpool_cache_budget);
+}
+
+/* ...and the background worker keeps it below this. */
+static unsigned long hbmpool_low_wm(void)
+{
+	unsigned long b = READ_ONCE(hbmpool_cache_budget);
+
+	return b - b / 16;
+}
+
+long hbmpool_cache_nr_cached(void)
+{
+	return atomic_long_read(&hbmpool_cache.nr_cached);
+}
+
+long hbmpool_cache_nr_dirty(void)
+{
+	return atomic_long_read(&hbmpool_cache.nr_dirty);
+}
+
+void hbmpool_cache_charge(struct hbmpool_region *r, long nr)
+{
+	atomic_long_add(nr, &r->nr_cached);
+	if (atomic_long_add_return(nr, &hbmpool_cache.nr_cached) >
+	    hbmpool_low_wm() && nr > 0)
+		queue_work(system_unbound_wq, &hbmpool_cache.evict_work);
+}
+
+void hbmpool_cache_dirty(struct hbmpool_region *r, long nr)
+{
+	atomic_long_add(nr, &r->nr_dirty);
+	atomic_long_add(nr, &hbmpool_cache.nr_dirty);
+}
+
+void hbmpool_lru_add(struct page *page)
+{
+	spin_lock(&hbmpool_cache.lock);
+	list_add_tail(&page->lru, &hbmpool_cache.lru);
+	set_bit(HBM_PG_LRU, &page->private);
+	spin_unlock(&hbmpool_cache.lock);
+}
+
+/*
+ * Takes @page out of the cache if it is still there: whoever erases it from
+ * the region's xarray owns the removal.  Called with the page locked; the
+ * caller puts the cache's reference when this returns true.
+ */
+bool hbmpool_remove_page(struct hbmpool_region *r, struct page *page)
+{
+	VM_BUG_ON_PAGE(!PageLocked(page), page);
+
+	if (xa_cmpxchg(&r->pages, page->index, page, NULL, 0) != page)
+		return false;
+	spin_lock(&hbmpool_cache.lock);
+	if (test_and_clear_bit(HBM_PG_LRU, &page->private))
+		list_del_init(&page->lru);
+	spin_unlock(&hbmpool_cache.lock);
+	if (test_bit(HBM_PG_DIRTY, &page->private))
+		hbmpool_cache_dirty(r, -1);
+	hbmpool_cache_charge(r, -1);
+	page->mapping = NULL;
+	set_page_private(page, 0);
+	ClearPageDirty(page);
+	return true;
+}
+
+/* ---- write-back ---- */
+
+static void hbmpool_redirty(struct hbmpool_region *r, struct page *page)
+{
+	lock_page(page);
+	if (page->mapping == hbmpool_mapping(r) &&
+	    !test_and_set_bit(HBM_PG_DIRTY, &page->private))
+		hbmpool_cache_dirty(r, 1);
+	unlock_page(page);
+}
+
+/*
+ * Writes @page back to its home if it is dirty and waits.  On failure the
+ * page stays dirty and cached: nothing is dropped.  Never called with
+ * mmap_lock held.
+ */
+int hbmpool_writeback_page(struct hbmpool_region *r, struct page *page)
+{
+	struct hbmpool_node *node = hbmpool_chunk_of(r, page->index)->node;
+	struct page *bounce;
+	u64 lat;
+	int err;
+
+	bounce = alloc_page(GFP_KERNEL | __GFP_NOWARN);
+	if (!bounce)
+		return -ENOMEM;
+	wait_on_bit_lock(&page->private, HBM_PG_WRITEBACK, TASK_UNINTERRUPTIBLE);
+
+	lock_page(page);
+	if (page->mapping != hbmpool_mapping(r) ||
+	    !test_and_clear_bit(HBM_PG_DIRTY, &page->private)) {
+		unlock_page(page);
+		err = 0;
+		goto out;
+	}
+	/* Write-protect every mapping: the next write goes through page_mkwrite. */
+	folio_mkclean(page_folio(page));
+	ClearPageDirty(page);
+	copy_highpage(bounce, page);
+	hbmpool_cache_dirty(r, -1);
+	unlock_page(page);
+
+	err = hbmpool_xfer_page(node, true, hbmpool_node_offset(r, page->index),
+				bounce, &lat);
+	if (err) {
+		hbmpool_redirty(r, page);
+		hbmpool_count3(&r->stats, node, HBMPOOL_STAT_ERRORS, 1);
+		if (err == -ETIMEDOUT)
+			hbmpool_count3(&r->stats, node, HBMPOOL_STAT_TIMEOUTS, 1);
+		pr_warn_ratelimited("region %u page %lu: write-back to node %u failed: %d; the page stays dirty in the cache\n",
+				    r->id, page->index, node->id, err);
+	} else {
+		hbmpool_count3(&r->stats, node, HBMPOOL_STAT_WRITEBACKS, 1);
+		hbmpool_count3(&r->stats, node, HBMPOOL_STAT_BYTES_WRITTEN_BACK,
+			       PAGE_SIZE);
+	}
+out:
+	clear_bit_unlock(HBM_PG_WRITEBACK, &page->private);
+	smp_mb__after_atomic();
+	wake_up_bit(&page->private, HBM_PG_WRITEBACK);
+	put_page(bounce);
+	return err;
+}
+
+/* ---- eviction ---- */
+
+/*
+ * Evicts @page of @r: writes it back if dirty (only if @may_writeback),
+ * unmaps it from every process, drops it.  The caller holds references on
+ * @r and @page.  0 if evicted.
+ */
+static int hbmpool_evict_page(struct hbmpool_region *r, struct page *page,
+			      bool may_writeback)
+{
+	int err;
+
+	if (test_bit(HBM_PG_DIRTY, &page->private)) {
+		if (!may_writeback)
+			return -EBUSY;
+		err = hbmpool_writeback_page(r, page);
+		if (err)
+			return err;
+	}
+	if (!trylock_page(page))
+		return -EBUSY;
+	if (page->mapping != hbmpool_mapping(r) ||
+	    !test_bit(HBM_PG_UPTODATE, &page->private) ||
+	    test_bit(HBM_PG_DIRTY, &page->private) ||
+	    test_bit(HBM_PG_WRITEBACK, &page->private) ||
+	    page_maybe_dma_pinned(page)) {
+		unlock_page(page);
+		return -EBUSY;
+	}
+	/*
+	 * Clean under the page lock means no writable PTE: page_mkwrite
+	 * needs the lock to set DIRTY.  Unmap, then no PTE can come back
+	 * before the removal, since faults map under the page lock.
+	 */
+	unmap_mapping_pages(hbmpool_mapping(r), page->index, 1, false);
+	hbmpool_count3(&r->stats, hbmpool_chunk_of(r, page->index)->node,
+		       HBMPOOL_STAT_EVICTIONS, 1);
+	if (page_mapped(page) || !hbmpool_remove_page(r, page)) {
+		/* cannot happen: faults map under the page lock */
+		unlock_page(page);
+		return -EBUSY;
+	}
+	unlock_page(page);
+	put_page(page);		/* the cache's reference */
+	return 0;
+}
+
+/* CLOCK: evicts up to @nr pages; returns how many. */
+static long hbmpool_evict(long nr, bool may_writeback)
+{
+	long evicted = 0, scanned = 0;
+	long max_scan = 2 * atomic_long_read(&hbmpool_cache.nr_cached) + 16;
+
+	while (evicted < nr && scanned++ < max_scan) {
+		struct hbmpool_region *r;
+		struct page *page;
+
+		spin_lock(&hbmpool_cache.lock);
+		page = list_first_entry_or_null(&hbmpool_cache.lru, struct page,
+						lru);
+		if (!page) {
+			spin_unlock(&hbmpool_cache.lock);
+			break;
+		}
+		list_move_tail(&page->lru, &hbmpool_cache.lru);
+		if (test_and_clear_bit(HBM_PG_REFERENCED, &page->private) ||
+		    (!may_writeback && test_bit(HBM_PG_DIRTY, &page->private))) {
+			spin_unlock(&hbmpool_cache.lock);
+			continue;
+		}
+		/* On the list, the page's region is not freed yet. */
+		r = hbmpool_page_region(page);
+		if (!kobject_get_unless_zero(&r->kobj)) {
+			spin_unlock(&hbmpool_cache.lock);
+			continue;
+		}
+		get_page(page);
+		spin_unlock(&hbmpool_cache.lock);
+
+		if (!hbmpool_evict_page(r, page, may_writeback))
+			evicted++;
+		put_page(page);
+		hbmpool_region_put(r);
+		cond_resched();
+	}
+	return evicted;
+}
+
+/* Called before a fetch, without mmap_lock unless !@may_writeback. */
+void hbmpool_make_room(bool may_writeback)
+{
+	if (atomic_long_read(&hbmpool_cache.nr_cached) < hbmpool_high_wm())
+		return;
+	if (!hbmpool_evict(1, may_writeback))
+		hbmpool_count(&hbmpool_global_stats, HBMPOOL_STAT_OVER_BUDGET, 1);
+}
+
+static void hbmpool_evict_work(struct work_struct *work)
+{
+	long over;
+
+	while ((over = atomic_long_read(&hbmpool_cache.nr_cached) -
+		       hbmpool_low_wm()) > 0) {
+		if (!hbmpool_evict(min(over, 64L), true))
+			break;
+	}
+}
+
+void hbmpool_cache_budget_changed(void)
+{
+	queue_work(system_unbound_wq, &hbmpool_cache.evict_work);
+}
+
+/*
+ * Drops @page without writing it back: its home node is gone.  Dirty data
+ * goes with the node and is counted as an error.
+ */
+void hbmpool_drop_page(struct hbmpool_region *r, struct page *page)
+{
+	struct hbmpool_node *node = hbmpool_chunk_of(r, page->index)->node;
+	bool dirty;
+
+	wait_on_bit(&page->private, HBM_PG_WRITEBACK, TASK_UNINTERRUPTIBLE);
+	lock_page(page);
+	if (page->mapping != hbmpool_mapping(r)) {
+		unlock_page(page);
+		return;
+	}
+	unmap_mapping_pages(hbmpool_mapping(r), page->index, 1, false);
+	dirty = test_bit(HBM_PG_DIRTY, &page->private);
+	if (!hbmpool_remove_page(r, page)) {
+		unlock_page(page);
+		return;
+	}
+	unlock_page(page);
+	put_page(page);
+	if (dirty) {
+		hbmpool_count3(&r->stats, node, HBMPOOL_STAT_ERRORS, 1);
+		pr_warn_ratelimited("region %u page %lu: dirty data lost with node %u\n",
+				    r->id, page->index, node->id);
+	}
+}
+
+/* ---- shrinker: clean, unmapped pages only; nothing here sleeps ---- */
+
+static unsigned long hbmpool_shrink_count(struct shrinker *s,
+					  struct shrink_control *sc)
+{
+	long n = atomic_long_read(&hbmpool_cache.nr_cached) -
+		 atomic_long_read(&hbmpool_cache.nr_dirty);
+
+	return n > 0 ? n : SHRINK_EMPTY;
+}
+
+static unsigned long hbmpool_shrink_scan(struct shrinker *s,
+					 struct shrink_control *sc)
+{
+	unsigned long freed = 0, scanned = 0;
+
+	while (scanned++ < sc->nr_to_scan) {
+		struct hbmpool_region *r;
+		struct page *page;
+		bool removed = false;
+
+		spin_lock(&hbmpool_cache.lock);
+		page = list_first_entry_or_null(&hbmpool_cache.lru, struct page,
+						lru);
+		if (!page) {
+			spin_unlock(&hbmpool_cache.lock);
+			break;
+		}
+		list_move_tail(&page->lru, &hbmpool_cache.lru);
+		if (test_and_clear_bit(HBM_PG_REFERENCED, &page->private) ||
+		    !trylock_page(page)) {
+			spin_unlock(&hbmpool_cache.lock);
+			continue;
+		}
+		/*
+		 * The page is on the list, so its region is alive; it is
+		 * unmapped and locked, so no fault can map it meanwhile.
+		 */
+		r = hbmpool_page_region(page);
+		if (!page_mapped(page) &&
+		    !test_bit(HBM_PG_DIRTY, &page->private) &&
+		    !test_bit(HBM_PG_WRITEBACK, &page->private) &&
+		    xa_cmpxchg(&r->pages, page->index, page, NULL, 0) == page) {
+			clear_bit(HBM_PG_LRU, &page->private);
+			list_del_init(&page->lru);
+			/* r stays alive only while we hold the lock */
+			hbmpool_count3(&r->stats, hbmpool_chunk_of(r, page->index)->node,
+				       HBMPOOL_STAT_EVICTIONS, 1);
+			hbmpool_cache_charge(r, -1);
+			page->mapping = NULL;
+			set_page_private(page, 0);
+			removed = true;
+		}
+		spin_unlock(&hbmpool_cache.lock);
+		unlock_page(page);
+		if (removed) {
+			put_page(page);
+			freed++;
+		}
+	}
+	hbmpool_count(&hbmpool_global_stats, HBMPOOL_STAT_SHRINKER_FREED, freed);
+	return freed ? freed : SHRINK_STOP;
+}
+
+int hbmpool_cache_init(void)
+{
+	spin_lock_init(&hbmpool_cache.lock);
+	INIT_LIST_HEAD(&hbmpool_cache.lru);
+	INIT_WORK(&hbmpool_cache.evict_work, hbmpool_evict_work);
+	hbmpool_cache.shrinker.count_objects = hbmpool_shrink_count;
+	hbmpool_cache.shrinker.scan_objects = hbmpool_shrink_scan;
+	hbmpool_cache.shrinker.seeks = DEFAULT_SEEKS;
+	return register_shrinker(&hbmpool_cache.shrinker, "hbmpool-cache");
+}
+
+/* Stops the background work; the regions, and so the pages, are gone. */
+void hbmpool_cache_exit(void)
+{
+	unregister_shrinker(&hbmpool_cache.shrinker);
+	cancel_work_sync(&hbmpool_cache.evict_work);
+	WARN_ON(atomic_long_read(&hbmpool_cache.nr_cached));
+}

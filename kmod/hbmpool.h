@@ -1,0 +1,307 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * hbmpool internal interfaces: the contract between the files of the module.
+ *
+ * Objects and lifetimes (see Documentation/design.rst):
+ *  - struct hbmpool_node: a member of the pooled domain.  Refcounted by its
+ *    kobject; the node table holds one reference, every chunk placed on the
+ *    node holds one.  Removal unpublishes it and shuts its transport down; the
+ *    memory goes when the last region using it is freed.
+ *  - struct hbmpool_region: refcounted by its kobject; the region file holds
+ *    one reference (mappings hold the file), the fault path and the evictor
+ *    take short-lived ones.
+ *  - cache pages: ordinary pages owned by the cache, indexed in their region's
+ *    xarray, with page->mapping = the region inode's mapping, page->index =
+ *    the page offset, page->private = HBM_PG_* bits, page->lru on the CLOCK
+ *    list.  Each mapping PTE holds a page reference, the cache holds one.
+ */
+#ifndef _HBMPOOL_INTERNAL_H
+#define _HBMPOOL_INTERNAL_H
+
+#include <linux/types.h>
+#include <linux/kobject.h>
+#include <linux/kref.h>
+#include <linux/list.h>
+#include <linux/fs.h>
+#include <linux/mm_types.h>
+#include <linux/completion.h>
+#include <linux/workqueue.h>
+#include <linux/xarray.h>
+#include <linux/sysfs.h>
+#include <linux/hbmpool.h>
+
+struct gen_pool;
+struct hbmpool_node;
+
+/* ---- counters (stats.c) ---- */
+
+enum hbmpool_stat {
+	HBMPOOL_STAT_FAULTS,
+	HBMPOOL_STAT_FETCHES,
+	HBMPOOL_STAT_BYTES_FETCHED,
+	HBMPOOL_STAT_WRITEBACKS,
+	HBMPOOL_STAT_BYTES_WRITTEN_BACK,
+	HBMPOOL_STAT_EVICTIONS,
+	HBMPOOL_STAT_ERRORS,
+	HBMPOOL_STAT_TIMEOUTS,
+	HBMPOOL_STAT_OVER_BUDGET,	/* global only */
+	HBMPOOL_STAT_SHRINKER_FREED,	/* global only */
+	HBMPOOL_STAT_LAT0,
+	HBMPOOL_NR_STATS = HBMPOOL_STAT_LAT0 + HBMPOOL_LAT_BUCKETS,
+};
+
+/* Per-CPU counters: no shared cache line on the fault path. */
+struct hbmpool_counters {
+	u64 __percpu *pcpu;	/* HBMPOOL_NR_STATS u64 per CPU */
+};
+
+int hbmpool_counters_init(struct hbmpool_counters *c);
+void hbmpool_counters_free(struct hbmpool_counters *c);
+void hbmpool_counters_read(const struct hbmpool_counters *c, u64 *out);
+
+static inline void hbmpool_count(struct hbmpool_counters *c,
+				 enum hbmpool_stat s, u64 n)
+{
+	this_cpu_add(c->pcpu[s], n);
+}
+
+extern struct hbmpool_counters hbmpool_global_stats;
+
+/* One event on a page: counted for its region, its home node and globally. */
+void hbmpool_count3(struct hbmpool_counters *region, struct hbmpool_node *node,
+		    enum hbmpool_stat s, u64 n);
+void hbmpool_count_latency(struct hbmpool_counters *region,
+			   struct hbmpool_node *node, u64 ns);
+
+/* ---- sysfs attributes shared by every object (main.c) ---- */
+
+struct hbmpool_attr {
+	struct attribute attr;
+	ssize_t (*show)(struct kobject *kobj, struct hbmpool_attr *a, char *buf);
+	ssize_t (*store)(struct kobject *kobj, struct hbmpool_attr *a,
+			 const char *buf, size_t len);
+	int stat;		/* >= 0: a counter of the object's stats */
+};
+
+#define HBMPOOL_ATTR_RO(_name, _show) {					\
+	.attr = { .name = __stringify(_name), .mode = 0444 },		\
+	.show = _show, .stat = -1 }
+#define HBMPOOL_ATTR_RW(_name, _show, _store) {				\
+	.attr = { .name = __stringify(_name), .mode = 0644 },		\
+	.show = _show, .store = _store, .stat = -1 }
+#define HBMPOOL_ATTR_WO(_name, _store) {				\
+	.attr = { .name = __stringify(_name), .mode = 0200 },		\
+	.store = _store, .stat = -1 }
+
+extern const struct sysfs_ops hbmpool_sysfs_ops;
+extern const struct attribute_group hbmpool_stats_group;
+extern struct kobject *hbmpool_nodes_kobj;
+extern struct kobject *hbmpool_regions_kobj;
+extern const struct kobj_type hbmpool_node_ktype;
+extern const struct kobj_type hbmpool_region_ktype;
+
+/* ---- transports (one ops table per kind of link) ---- */
+
+/*
+ * A transfer of one page between a cache page and a home node's HBM.  The
+ * submitter holds one reference; a transport that accepts a transfer holds
+ * another until it calls hbmpool_xfer_complete(), which may happen inside
+ * ->submit() (synchronous transports) or later from any context that may
+ * sleep.  A transfer the waiter gave up on (timeout, fatal signal) is still
+ * completed by its transport; the page it points to stays referenced until
+ * then.
+ */
+struct hbmpool_xfer {
+	struct kref ref;
+	struct completion done;
+	int status;
+	bool write;
+	struct hbmpool_node *node;
+	u64 offset;		/* byte offset in the node's HBM */
+	struct page *page;	/* referenced */
+	struct list_head list;	/* transport private */
+	struct work_struct work;	/* transport private */
+};
+
+void hbmpool_xfer_complete(struct hbmpool_xfer *x, int status);
+
+#define HBMPOOL_TRANSPORT_API	1
+
+struct hbmpool_transport_ops {
+	const char *name;
+	/* 0: accepted, the transport completes it; < 0: refused, not queued. */
+	int (*submit)(struct hbmpool_node *node, struct hbmpool_xfer *x);
+	bool (*link_up)(struct hbmpool_node *node);
+	/* Chunk freed: the HBM behind [offset, offset + len) may be dropped. */
+	void (*discard)(struct hbmpool_node *node, u64 offset, u64 len);
+	/* Node leaves: fail what is in flight, refuse new work. May sleep. */
+	void (*shutdown)(struct hbmpool_node *node);
+	/* Last reference gone: free the transport's state. */
+	void (*release)(struct hbmpool_node *node);
+};
+
+/* sim.c: the simulated fabric */
+int hbmpool_sim_attach(struct hbmpool_node *node);
+int hbmpool_sim_init(void);
+void hbmpool_sim_exit(void);
+
+/* ---- nodes (node.c) ---- */
+
+enum hbmpool_link {
+	HBMPOOL_LINK_LOCAL,
+	HBMPOOL_LINK_SCALEUP,
+	HBMPOOL_LINK_SCALEOUT,
+	HBMPOOL_LINK_SCALEACROSS,
+};
+
+struct hbmpool_node {
+	struct kobject kobj;		/* lifetime */
+	u32 id;
+	u32 distance;
+	enum hbmpool_link link;
+	u64 capacity;			/* bytes */
+	struct gen_pool *pool;		/* chunk allocator, has its own lock */
+	bool removed;			/* READ_ONCE: unpublished, link gone */
+	const struct hbmpool_transport_ops *ops;
+	void *priv;			/* transport state */
+	struct hbmpool_counters stats;
+};
+
+static inline void hbmpool_node_get(struct hbmpool_node *node)
+{
+	kobject_get(&node->kobj);
+}
+
+static inline void hbmpool_node_put(struct hbmpool_node *node)
+{
+	kobject_put(&node->kobj);
+}
+
+int hbmpool_nodes_init(void);
+void hbmpool_nodes_exit(void);
+ssize_t hbmpool_new_node_store(struct kobject *kobj, struct hbmpool_attr *a,
+			       const char *buf, size_t len);
+ssize_t hbmpool_del_node_store(struct kobject *kobj, struct hbmpool_attr *a,
+			       const char *buf, size_t len);
+
+struct hbmpool_region;
+int hbmpool_place(struct hbmpool_region *r);
+void hbmpool_unplace(struct hbmpool_region *r);
+
+/* ---- regions (region.c) ---- */
+
+struct hbmpool_chunk {
+	struct hbmpool_node *node;	/* referenced */
+	u64 offset;			/* in the node's HBM */
+};
+
+struct hbmpool_region {
+	struct kobject kobj;		/* lifetime */
+	u32 id;
+	u32 policy;
+	u32 preferred;
+	unsigned int chunk_shift;	/* log2(chunk_size) */
+	u64 length;
+	u64 chunk_size;
+	u64 nodemask;
+	char name[HBMPOOL_NAME_LEN];
+	pgoff_t nr_pages;
+	u32 nr_chunks;
+	struct hbmpool_chunk *chunks;	/* set at creation, then read-only */
+	struct inode *inode;		/* referenced; its mapping is page->mapping */
+	/*
+	 * Cached pages: index -> struct page, or an xa_value(errno) marker left
+	 * by a failed fault-driven fetch and consumed by the next fault on that
+	 * index.  Pages enter under the xa_lock with the page locked; whoever
+	 * erases a page entry (xa_cmpxchg page -> NULL) owns its removal.
+	 */
+	struct xarray pages;
+	atomic_long_t nr_cached;
+	atomic_long_t nr_dirty;
+	struct hbmpool_counters stats;
+	struct list_head list;		/* on hbmpool_regions, under hbmpool_regions_lock */
+};
+
+extern struct mutex hbmpool_regions_lock;
+extern struct list_head hbmpool_regions;
+extern unsigned long hbmpool_nr_regions;	/* under hbmpool_regions_lock */
+
+static inline struct address_space *hbmpool_mapping(struct hbmpool_region *r)
+{
+	return r->inode->i_mapping;
+}
+
+static inline struct hbmpool_chunk *hbmpool_chunk_of(struct hbmpool_region *r,
+						     pgoff_t index)
+{
+	return &r->chunks[index >> (r->chunk_shift - PAGE_SHIFT)];
+}
+
+static inline u64 hbmpool_node_offset(struct hbmpool_region *r, pgoff_t index)
+{
+	u64 in_chunk = ((u64)index << PAGE_SHIFT) & (r->chunk_size - 1);
+
+	return hbmpool_chunk_of(r, index)->offset + in_chunk;
+}
+
+static inline void hbmpool_region_put(struct hbmpool_region *r)
+{
+	kobject_put(&r->kobj);
+}
+
+long hbmpool_ioc_region_create(void __user *argp);
+int hbmpool_regions_init(void);
+void hbmpool_regions_exit(void);
+void hbmpool_region_node_removed(struct hbmpool_region *r,
+				 struct hbmpool_node *node);
+
+/* ioctl struct copy helpers (main.c) */
+int hbmpool_copy_in(void *dst, size_t ksize, size_t ver0,
+		    void __user *src, u32 *usize);
+int hbmpool_copy_out(void __user *dst, const void *src, size_t ksize, u32 usize);
+
+/* ---- fault path (fault.c) ---- */
+
+extern const struct vm_operations_struct hbmpool_vm_ops;
+extern unsigned int hbmpool_fetch_timeout_ms;
+
+int hbmpool_fault_init(void);
+void hbmpool_fault_exit(void);
+int hbmpool_xfer_page(struct hbmpool_node *node, bool write, u64 offset,
+		      struct page *page, u64 *lat_ns);
+int hbmpool_fill(struct hbmpool_region *r, pgoff_t index, bool fault,
+		 bool may_writeback);
+struct page *hbmpool_lookup(struct hbmpool_region *r, pgoff_t index, int *err);
+
+/* ---- the local cache (cache.c) ---- */
+
+/* page->private bits of a cache page */
+enum {
+	HBM_PG_UPTODATE,	/* holds the home's data; set under the page lock */
+	HBM_PG_DIRTY,		/* newer than the home; set/cleared under the page lock */
+	HBM_PG_WRITEBACK,	/* a write-back is in flight: a bit lock */
+	HBM_PG_REFERENCED,	/* touched since the CLOCK hand passed */
+	HBM_PG_LRU,		/* on the CLOCK list, under hbmpool_cache.lock */
+};
+
+extern unsigned long hbmpool_cache_budget;
+
+static inline struct hbmpool_region *hbmpool_page_region(struct page *page)
+{
+	return page->mapping->host->i_private;
+}
+
+int hbmpool_cache_init(void);
+void hbmpool_cache_exit(void);
+long hbmpool_cache_nr_cached(void);
+long hbmpool_cache_nr_dirty(void);
+void hbmpool_cache_charge(struct hbmpool_region *r, long nr);
+void hbmpool_cache_dirty(struct hbmpool_region *r, long nr);
+void hbmpool_lru_add(struct page *page);
+void hbmpool_make_room(bool may_writeback);
+void hbmpool_cache_budget_changed(void);
+int hbmpool_writeback_page(struct hbmpool_region *r, struct page *page);
+bool hbmpool_remove_page(struct hbmpool_region *r, struct page *page);
+void hbmpool_drop_page(struct hbmpool_region *r, struct page *page);
+
+#endif /* _HBMPOOL_INTERNAL_H */

@@ -1,0 +1,483 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * hbmpool: pooled remote HBM as mmap-able regions with page-fault-driven
+ * fetch.  This file: module init/exit, /dev/hbmpool and the sysfs root.
+ */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/module.h>
+#include <linux/miscdevice.h>
+#include <linux/fs.h>
+#include <linux/uaccess.h>
+#include <linux/kobject.h>
+#include <linux/sysfs.h>
+#include <linux/slab.h>
+#include <linux/mm.h>
+
+#include "hbmpool.h"
+
+static unsigned int cache_pages = 16384;
+module_param(cache_pages, uint, 0444);
+MODULE_PARM_DESC(cache_pages,
+		 "Initial local cache budget in pages (default 16384; live value in /sys/kernel/hbmpool/cache_budget_pages)");
+
+static unsigned int fetch_timeout_ms = 5000;
+module_param(fetch_timeout_ms, uint, 0444);
+MODULE_PARM_DESC(fetch_timeout_ms,
+		 "Initial fetch and write-back timeout in ms (default 5000; live value in /sys/kernel/hbmpool/fetch_timeout_ms)");
+
+#define HBMPOOL_BUDGET_MIN	16UL
+#define HBMPOOL_BUDGET_MAX	(16UL << 20)
+#define HBMPOOL_TIMEOUT_MIN	10U
+#define HBMPOOL_TIMEOUT_MAX	600000U
+
+struct kobject *hbmpool_nodes_kobj;
+struct kobject *hbmpool_regions_kobj;
+static struct kobject *hbmpool_root_kobj;
+
+/* ---- ioctl structure copies ---- */
+
+int hbmpool_copy_in(void *dst, size_t ksize, size_t ver0,
+		    void __user *src, u32 *usize)
+{
+	u32 size;
+	int err;
+
+	if (get_user(size, (u32 __user *)src))
+		return -EFAULT;
+	if (size < ver0)
+		return -EINVAL;
+	if (size > PAGE_SIZE)
+		return -E2BIG;
+	err = copy_struct_from_user(dst, ksize, src, size);
+	if (err)
+		return err;
+	*usize = size;
+	return 0;
+}
+
+int hbmpool_copy_out(void __user *dst, const void *src, size_t ksize, u32 usize)
+{
+	if (copy_to_user(dst, src, min_t(size_t, ksize, usize)))
+		return -EFAULT;
+	return 0;
+}
+
+/* ---- sysfs: one ops table for every hbmpool kobject ---- */
+
+/* The counters behind a kobject's stats/ group. */
+static struct hbmpool_counters *hbmpool_kobj_counters(struct kobject *kobj)
+{
+	if (kobj->ktype == &hbmpool_node_ktype)
+		return &container_of(kobj, struct hbmpool_node, kobj)->stats;
+	if (kobj->ktype == &hbmpool_region_ktype)
+		return &container_of(kobj, struct hbmpool_region, kobj)->stats;
+	return &hbmpool_global_stats;
+}
+
+static ssize_t hbmpool_stat_show(struct kobject *kobj, int stat, char *buf)
+{
+	struct hbmpool_counters *c = hbmpool_kobj_counters(kobj);
+	u64 *v;
+	ssize_t n = 0;
+	int i;
+
+	v = kmalloc_array(HBMPOOL_NR_STATS, sizeof(*v), GFP_KERNEL);
+	if (!v)
+		return -ENOMEM;
+	hbmpool_counters_read(c, v);
+	if (stat != HBMPOOL_STAT_LAT0) {
+		n = sysfs_emit(buf, "%llu\n", v[stat]);
+	} else {
+		for (i = 0; i < HBMPOOL_LAT_BUCKETS; i++)
+			n += sysfs_emit_at(buf, n, "%llu %llu\n", 1ULL << i,
+					   v[HBMPOOL_STAT_LAT0 + i]);
+	}
+	kfree(v);
+	return n;
+}
+
+static ssize_t hbmpool_attr_show(struct kobject *kobj, struct attribute *attr,
+				 char *buf)
+{
+	struct hbmpool_attr *a = container_of(attr, struct hbmpool_attr, attr);
+
+	if (a->stat >= 0)
+		return hbmpool_stat_show(kobj, a->stat, buf);
+	if (!a->show)
+		return -EIO;
+	return a->show(kobj, a, buf);
+}
+
+static ssize_t hbmpool_attr_store(struct kobject *kobj, struct attribute *attr,
+				  const char *buf, size_t len)
+{
+	struct hbmpool_attr *a = container_of(attr, struct hbmpool_attr, attr);
+
+	if (!a->store)
+		return -EIO;
+	return a->store(kobj, a, buf, len);
+}
+
+const struct sysfs_ops hbmpool_sysfs_ops = {
+	.show = hbmpool_attr_show,
+	.store = hbmpool_attr_store,
+};
+
+#define HBMPOOL_STAT_ATTR(_name, _stat) \
+	static struct hbmpool_attr stat_attr_##_name = { \
+		.attr = { .name = __stringify(_name), .mode = 0444 }, \
+		.stat = _stat }
+
+HBMPOOL_STAT_ATTR(faults, HBMPOOL_STAT_FAULTS);
+HBMPOOL_STAT_ATTR(fetches, HBMPOOL_STAT_FETCHES);
+HBMPOOL_STAT_ATTR(bytes_fetched, HBMPOOL_STAT_BYTES_FETCHED);
+HBMPOOL_STAT_ATTR(writebacks, HBMPOOL_STAT_WRITEBACKS);
+HBMPOOL_STAT_ATTR(bytes_written_back, HBMPOOL_STAT_BYTES_WRITTEN_BACK);
+HBMPOOL_STAT_ATTR(evictions, HBMPOOL_STAT_EVICTIONS);
+HBMPOOL_STAT_ATTR(errors, HBMPOOL_STAT_ERRORS);
+HBMPOOL_STAT_ATTR(timeouts, HBMPOOL_STAT_TIMEOUTS);
+HBMPOOL_STAT_ATTR(fetch_latency_hist, HBMPOOL_STAT_LAT0);
+HBMPOOL_STAT_ATTR(over_budget, HBMPOOL_STAT_OVER_BUDGET);
+HBMPOOL_STAT_ATTR(shrinker_freed, HBMPOOL_STAT_SHRINKER_FREED);
+
+static struct attribute *hbmpool_stats_attrs[] = {
+	&stat_attr_faults.attr,
+	&stat_attr_fetches.attr,
+	&stat_attr_bytes_fetched.attr,
+	&stat_attr_writebacks.attr,
+	&stat_attr_bytes_written_back.attr,
+	&stat_attr_evictions.attr,
+	&stat_attr_errors.attr,
+	&stat_attr_timeouts.attr,
+	&stat_attr_fetch_latency_hist.attr,
+	NULL,
+};
+
+const struct attribute_group hbmpool_stats_group = {
+	.name = "stats",
+	.attrs = hbmpool_stats_attrs,
+};
+
+static struct attribute *hbmpool_global_stats_attrs[] = {
+	&stat_attr_faults.attr,
+	&stat_attr_fetches.attr,
+	&stat_attr_bytes_fetched.attr,
+	&stat_attr_writebacks.attr,
+	&stat_attr_bytes_written_back.attr,
+	&stat_attr_evictions.attr,
+	&stat_attr_errors.attr,
+	&stat_attr_timeouts.attr,
+	&stat_attr_fetch_latency_hist.attr,
+	&stat_attr_over_budget.attr,
+	&stat_attr_shrinker_freed.attr,
+	NULL,
+};
+
+static const struct attribute_group hbmpool_global_stats_group = {
+	.name = "stats",
+	.attrs = hbmpool_global_stats_attrs,
+};
+
+/* ---- global files ---- */
+
+static ssize_t cache_budget_pages_show(struct kobject *kobj,
+				       struct hbmpool_attr *a, char *buf)
+{
+	return sysfs_emit(buf, "%lu\n", READ_ONCE(hbmpool_cache_budget));
+}
+
+static ssize_t cache_budget_pages_store(struct kobject *kobj,
+					struct hbmpool_attr *a,
+					const char *buf, size_t len)
+{
+	unsigned long v;
+
+	if (kstrtoul(buf, 0, &v) || v < HBMPOOL_BUDGET_MIN ||
+	    v > HBMPOOL_BUDGET_MAX) {
+		pr_err("cache_budget_pages: expected a number of pages in [%lu, %lu]\n",
+		       HBMPOOL_BUDGET_MIN, HBMPOOL_BUDGET_MAX);
+		return -EINVAL;
+	}
+	WRITE_ONCE(hbmpool_cache_budget, v);
+	hbmpool_cache_budget_changed();
+	return len;
+}
+
+static ssize_t fetch_timeout_ms_show(struct kobject *kobj,
+				     struct hbmpool_attr *a, char *buf)
+{
+	return sysfs_emit(buf, "%u\n", READ_ONCE(hbmpool_fetch_timeout_ms));
+}
+
+static ssize_t fetch_timeout_ms_store(struct kobject *kobj,
+				      struct hbmpool_attr *a,
+				      const char *buf, size_t len)
+{
+	unsigned int v;
+
+	if (kstrtouint(buf, 0, &v) || v < HBMPOOL_TIMEOUT_MIN ||
+	    v > HBMPOOL_TIMEOUT_MAX) {
+		pr_err("fetch_timeout_ms: expected milliseconds in [%u, %u]\n",
+		       HBMPOOL_TIMEOUT_MIN, HBMPOOL_TIMEOUT_MAX);
+		return -EINVAL;
+	}
+	WRITE_ONCE(hbmpool_fetch_timeout_ms, v);
+	return len;
+}
+
+static ssize_t cached_pages_show(struct kobject *kobj, struct hbmpool_attr *a,
+				 char *buf)
+{
+	return sysfs_emit(buf, "%ld\n", hbmpool_cache_nr_cached());
+}
+
+static ssize_t dirty_pages_show(struct kobject *kobj, struct hbmpool_attr *a,
+				char *buf)
+{
+	return sysfs_emit(buf, "%ld\n", hbmpool_cache_nr_dirty());
+}
+
+static ssize_t regions_show(struct kobject *kobj, struct hbmpool_attr *a,
+			    char *buf)
+{
+	unsigned long n;
+
+	mutex_lock(&hbmpool_regions_lock);
+	n = hbmpool_nr_regions;
+	mutex_unlock(&hbmpool_regions_lock);
+	return sysfs_emit(buf, "%lu\n", n);
+}
+
+static struct hbmpool_attr root_attrs[] = {
+	HBMPOOL_ATTR_RW(cache_budget_pages, cache_budget_pages_show,
+			cache_budget_pages_store),
+	HBMPOOL_ATTR_RW(fetch_timeout_ms, fetch_timeout_ms_show,
+			fetch_timeout_ms_store),
+	HBMPOOL_ATTR_RO(cached_pages, cached_pages_show),
+	HBMPOOL_ATTR_RO(dirty_pages, dirty_pages_show),
+	HBMPOOL_ATTR_RO(regions, regions_show),
+	HBMPOOL_ATTR_WO(new_node, hbmpool_new_node_store),
+	HBMPOOL_ATTR_WO(del_node, hbmpool_del_node_store),
+};
+
+static struct attribute *root_attr_list[ARRAY_SIZE(root_attrs) + 1];
+
+static const struct attribute_group root_group = {
+	.attrs = root_attr_list,
+};
+
+static const struct attribute_group *root_groups[] = {
+	&root_group,
+	&hbmpool_global_stats_group,
+	NULL,
+};
+
+static void hbmpool_root_release(struct kobject *kobj)
+{
+	kfree(kobj);
+}
+
+static const struct kobj_type hbmpool_root_ktype = {
+	.release = hbmpool_root_release,
+	.sysfs_ops = &hbmpool_sysfs_ops,
+	.default_groups = root_groups,
+};
+
+/* Plain directories (nodes/, regions/) have no files of their own. */
+static void hbmpool_dir_release(struct kobject *kobj)
+{
+	kfree(kobj);
+}
+
+static const struct kobj_type hbmpool_dir_ktype = {
+	.release = hbmpool_dir_release,
+	.sysfs_ops = &hbmpool_sysfs_ops,
+};
+
+static struct kobject *hbmpool_kobj_create(const struct kobj_type *t,
+					   struct kobject *parent,
+					   const char *name)
+{
+	struct kobject *kobj = kzalloc(sizeof(*kobj), GFP_KERNEL);
+
+	if (!kobj)
+		return NULL;
+	if (kobject_init_and_add(kobj, t, parent, "%s", name)) {
+		kobject_put(kobj);
+		return NULL;
+	}
+	return kobj;
+}
+
+/* ---- /dev/hbmpool ---- */
+
+static long hbmpool_ioc_features(void __user *argp)
+{
+	struct hbmpool_features f;
+	u32 usize;
+	int err, i;
+
+	err = hbmpool_copy_in(&f, sizeof(f), HBMPOOL_FEATURES_SIZE_VER0, argp,
+			      &usize);
+	if (err)
+		return err;
+	for (i = 0; i < ARRAY_SIZE(f.reserved); i++)
+		if (f.reserved[i])
+			return -EINVAL;
+	memset(&f, 0, sizeof(f));
+	f.size = sizeof(f);
+	f.api_version = HBMPOOL_API_VERSION;
+	f.features = HBMPOOL_FEAT_POLICY_BIND | HBMPOOL_FEAT_POLICY_INTERLEAVE |
+		     HBMPOOL_FEAT_POLICY_PREFERRED | HBMPOOL_FEAT_REGION_INFO |
+		     HBMPOOL_FEAT_REGION_STATS | HBMPOOL_FEAT_REGION_SYNC |
+		     HBMPOOL_FEAT_REGION_PREFETCH | HBMPOOL_FEAT_SIM_FABRIC;
+	f.max_nodes = HBMPOOL_MAX_NODES;
+	f.page_size = PAGE_SIZE;
+	return hbmpool_copy_out(argp, &f, sizeof(f), usize);
+}
+
+static long hbmpool_ctl_ioctl(struct file *file, unsigned int cmd,
+			      unsigned long arg)
+{
+	void __user *argp = (void __user *)arg;
+
+	if (_IOC_TYPE(cmd) != HBMPOOL_IOC_MAGIC ||
+	    _IOC_DIR(cmd) != (_IOC_READ | _IOC_WRITE))
+		return -ENOTTY;
+
+	switch (_IOC_NR(cmd)) {
+	case _IOC_NR(HBMPOOL_IOC_GET_FEATURES):
+		return hbmpool_ioc_features(argp);
+	case _IOC_NR(HBMPOOL_IOC_REGION_CREATE):
+		return hbmpool_ioc_region_create(argp);
+	}
+	return -ENOTTY;
+}
+
+static const struct file_operations hbmpool_ctl_fops = {
+	.owner = THIS_MODULE,
+	.open = nonseekable_open,
+	.unlocked_ioctl = hbmpool_ctl_ioctl,
+	.compat_ioctl = compat_ptr_ioctl,
+	.llseek = noop_llseek,
+};
+
+static struct miscdevice hbmpool_miscdev = {
+	.minor = MISC_DYNAMIC_MINOR,
+	.name = HBMPOOL_DEV_NAME,
+	.fops = &hbmpool_ctl_fops,
+	.mode = 0666,
+};
+
+/* ---- module ---- */
+
+static int __init hbmpool_init(void)
+{
+	int err, i;
+
+	if (cache_pages < HBMPOOL_BUDGET_MIN || cache_pages > HBMPOOL_BUDGET_MAX ||
+	    fetch_timeout_ms < HBMPOOL_TIMEOUT_MIN ||
+	    fetch_timeout_ms > HBMPOOL_TIMEOUT_MAX) {
+		pr_err("cache_pages must be in [%lu, %lu], fetch_timeout_ms in [%u, %u]\n",
+		       HBMPOOL_BUDGET_MIN, HBMPOOL_BUDGET_MAX,
+		       HBMPOOL_TIMEOUT_MIN, HBMPOOL_TIMEOUT_MAX);
+		return -EINVAL;
+	}
+	hbmpool_cache_budget = cache_pages;
+	hbmpool_fetch_timeout_ms = fetch_timeout_ms;
+
+	for (i = 0; i < ARRAY_SIZE(root_attrs); i++)
+		root_attr_list[i] = &root_attrs[i].attr;
+
+	err = hbmpool_counters_init(&hbmpool_global_stats);
+	if (err)
+		return err;
+
+	err = hbmpool_fault_init();
+	if (err)
+		goto err_free_stats;
+
+	err = hbmpool_sim_init();
+	if (err)
+		goto err_fault_exit;
+
+	err = hbmpool_cache_init();
+	if (err)
+		goto err_sim_exit;
+
+	err = -ENOMEM;
+	hbmpool_root_kobj = hbmpool_kobj_create(&hbmpool_root_ktype,
+						kernel_kobj, "hbmpool");
+	if (!hbmpool_root_kobj)
+		goto err_cache_exit;
+	hbmpool_nodes_kobj = hbmpool_kobj_create(&hbmpool_dir_ktype,
+						 hbmpool_root_kobj, "nodes");
+	if (!hbmpool_nodes_kobj)
+		goto err_put_root;
+	hbmpool_regions_kobj = hbmpool_kobj_create(&hbmpool_dir_ktype,
+						   hbmpool_root_kobj, "regions");
+	if (!hbmpool_regions_kobj)
+		goto err_put_nodes;
+
+	err = hbmpool_regions_init();
+	if (err)
+		goto err_put_regions;
+
+	err = hbmpool_nodes_init();
+	if (err)
+		goto err_regions_exit;
+
+	err = misc_register(&hbmpool_miscdev);
+	if (err)
+		goto err_nodes_exit;
+
+	pr_info("loaded: cache budget %lu pages, fetch timeout %u ms\n",
+		hbmpool_cache_budget, hbmpool_fetch_timeout_ms);
+	return 0;
+
+err_nodes_exit:
+	hbmpool_nodes_exit();
+err_regions_exit:
+	hbmpool_regions_exit();
+err_put_regions:
+	kobject_put(hbmpool_regions_kobj);
+err_put_nodes:
+	kobject_put(hbmpool_nodes_kobj);
+err_put_root:
+	kobject_put(hbmpool_root_kobj);
+err_cache_exit:
+	hbmpool_cache_exit();
+err_sim_exit:
+	hbmpool_sim_exit();
+err_fault_exit:
+	hbmpool_fault_exit();
+err_free_stats:
+	hbmpool_counters_free(&hbmpool_global_stats);
+	return err;
+}
+
+static void __exit hbmpool_exit(void)
+{
+	/*
+	 * Regions hold the module: none is left.  The evictor may still be
+	 * dropping the last reference of one: stop it first.
+	 */
+	misc_deregister(&hbmpool_miscdev);
+	hbmpool_cache_exit();
+	hbmpool_nodes_exit();
+	hbmpool_regions_exit();
+	kobject_put(hbmpool_regions_kobj);
+	kobject_put(hbmpool_nodes_kobj);
+	kobject_put(hbmpool_root_kobj);
+	hbmpool_sim_exit();
+	hbmpool_fault_exit();
+	hbmpool_counters_free(&hbmpool_global_stats);
+	pr_info("unloaded\n");
+}
+
+module_init(hbmpool_init);
+module_exit(hbmpool_exit);
+
+MODULE_DESCRIPTION("hbmpool: pooled remote HBM as page-fault-driven memory regions");
+MODULE_LICENSE("GPL");

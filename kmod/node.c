@@ -1,0 +1,467 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * hbmpool nodes: the members of the pooled domain, their sysfs directories,
+ * and placement of region chunks on them.
+ */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/genalloc.h>
+#include <linux/kobject.h>
+#include <linux/mutex.h>
+#include <linux/slab.h>
+#include <linux/sort.h>
+#include <linux/sysfs.h>
+
+#include "hbmpool.h"
+
+/*
+ * hbmpool_nodes_lock protects the node table (publication and removal of
+ * nodes) and serialises placement, so that a region's reservations and the
+ * node set they were checked against agree.
+ */
+static DEFINE_MUTEX(hbmpool_nodes_lock);
+static struct hbmpool_node *hbmpool_nodes[HBMPOOL_MAX_NODES];
+
+/* The HBM of every node is handed out from this fake base, so that 0 is never valid. */
+#define HBMPOOL_POOL_BASE	(1UL << 40)
+#define HBMPOOL_CAPACITY_MAX_MIB	65536U
+
+static const char * const hbmpool_link_names[] = {
+	[HBMPOOL_LINK_LOCAL] = "local",
+	[HBMPOOL_LINK_SCALEUP] = "scaleup",
+	[HBMPOOL_LINK_SCALEOUT] = "scaleout",
+	[HBMPOOL_LINK_SCALEACROSS] = "scaleacross",
+};
+
+static struct hbmpool_node *to_node(struct kobject *kobj)
+{
+	return container_of(kobj, struct hbmpool_node, kobj);
+}
+
+static bool hbmpool_node_is_local(const struct hbmpool_node *node)
+{
+	return node->id == HBMPOOL_LOCAL_NODE;
+}
+
+/* ---- sysfs ---- */
+
+static ssize_t id_show(struct kobject *kobj, struct hbmpool_attr *a, char *buf)
+{
+	return sysfs_emit(buf, "%u\n", to_node(kobj)->id);
+}
+
+static ssize_t state_show(struct kobject *kobj, struct hbmpool_attr *a,
+			  char *buf)
+{
+	struct hbmpool_node *node = to_node(kobj);
+	const char *s = "up";
+
+	if (READ_ONCE(node->removed))
+		s = "removed";
+	else if (node->ops && !node->ops->link_up(node))
+		s = "down";
+	return sysfs_emit(buf, "%s\n", s);
+}
+
+static ssize_t distance_show(struct kobject *kobj, struct hbmpool_attr *a,
+			     char *buf)
+{
+	return sysfs_emit(buf, "%u\n", to_node(kobj)->distance);
+}
+
+static ssize_t link_type_show(struct kobject *kobj, struct hbmpool_attr *a,
+			      char *buf)
+{
+	return sysfs_emit(buf, "%s\n", hbmpool_link_names[to_node(kobj)->link]);
+}
+
+static ssize_t transport_show(struct kobject *kobj, struct hbmpool_attr *a,
+			      char *buf)
+{
+	struct hbmpool_node *node = to_node(kobj);
+
+	return sysfs_emit(buf, "%s\n", node->ops ? node->ops->name : "local");
+}
+
+static ssize_t capacity_bytes_show(struct kobject *kobj,
+				   struct hbmpool_attr *a, char *buf)
+{
+	struct hbmpool_node *node = to_node(kobj);
+
+	if (hbmpool_node_is_local(node))
+		return sysfs_emit(buf, "%lu\n",
+				  READ_ONCE(hbmpool_cache_budget) << PAGE_SHIFT);
+	return sysfs_emit(buf, "%llu\n", node->capacity);
+}
+
+static ssize_t free_bytes_show(struct kobject *kobj, struct hbmpool_attr *a,
+			       char *buf)
+{
+	struct hbmpool_node *node = to_node(kobj);
+
+	if (hbmpool_node_is_local(node)) {
+		long left = READ_ONCE(hbmpool_cache_budget) - hbmpool_cache_nr_cached();
+
+		return sysfs_emit(buf, "%lu\n",
+				  left > 0 ? (unsigned long)left << PAGE_SHIFT : 0);
+	}
+	return sysfs_emit(buf, "%zu\n", gen_pool_avail(node->pool));
+}
+
+static struct hbmpool_attr node_attrs[] = {
+	HBMPOOL_ATTR_RO(id, id_show),
+	HBMPOOL_ATTR_RO(state, state_show),
+	HBMPOOL_ATTR_RO(distance, distance_show),
+	HBMPOOL_ATTR_RO(link_type, link_type_show),
+	HBMPOOL_ATTR_RO(transport, transport_show),
+	HBMPOOL_ATTR_RO(capacity_bytes, capacity_bytes_show),
+	HBMPOOL_ATTR_RO(free_bytes, free_bytes_show),
+};
+
+static struct attribute *node_attr_list[ARRAY_SIZE(node_attrs) + 1];
+
+static const struct attribute_group node_group = {
+	.attrs = node_attr_list,
+};
+
+static const struct attribute_group *node_groups[] = {
+	&node_group,
+	&hbmpool_stats_group,
+	NULL,
+};
+
+static void hbmpool_node_release(struct kobject *kobj)
+{
+	struct hbmpool_node *node = to_node(kobj);
+
+	if (node->ops)
+		node->ops->release(node);
+	if (node->pool)
+		gen_pool_destroy(node->pool);	/* every chunk was freed by its region */
+	hbmpool_counters_free(&node->stats);
+	kfree(node);
+}
+
+const struct kobj_type hbmpool_node_ktype = {
+	.release = hbmpool_node_release,
+	.sysfs_ops = &hbmpool_sysfs_ops,
+	.default_groups = node_groups,
+};
+
+/* ---- creation and removal ---- */
+
+static struct hbmpool_node *hbmpool_node_alloc(u32 id, u32 distance,
+					       enum hbmpool_link link,
+					       u64 capacity)
+{
+	struct hbmpool_node *node;
+
+	node = kzalloc(sizeof(*node), GFP_KERNEL);
+	if (!node)
+		return NULL;
+	node->id = id;
+	node->distance = distance;
+	node->link = link;
+	node->capacity = capacity;
+	kobject_init(&node->kobj, &hbmpool_node_ktype);	/* release frees from here on */
+	if (hbmpool_counters_init(&node->stats))
+		goto err_put;
+	if (capacity) {
+		node->pool = gen_pool_create(PAGE_SHIFT, -1);
+		if (!node->pool)
+			goto err_put;
+		if (gen_pool_add(node->pool, HBMPOOL_POOL_BASE, capacity, -1))
+			goto err_put;
+	}
+	return node;
+
+err_put:
+	kobject_put(&node->kobj);
+	return NULL;
+}
+
+/* Publishes a node; on error the caller's reference is dropped. */
+static int hbmpool_node_publish(struct hbmpool_node *node)
+{
+	int err;
+
+	lockdep_assert_held(&hbmpool_nodes_lock);
+	err = kobject_add(&node->kobj, hbmpool_nodes_kobj, "node%u", node->id);
+	if (err) {
+		kobject_put(&node->kobj);
+		return err;
+	}
+	hbmpool_nodes[node->id] = node;
+	return 0;
+}
+
+ssize_t hbmpool_new_node_store(struct kobject *kobj, struct hbmpool_attr *a,
+			       const char *buf, size_t len)
+{
+	static const char usage[] =
+		"new_node: expected \"ID CAPACITY_MIB DISTANCE [LINK]\", ID 1..63, CAPACITY_MIB 1..65536, DISTANCE 11..255, LINK scaleup|scaleout|scaleacross\n";
+	char link_name[16] = "scaleup";
+	u32 id, cap, dist;
+	struct hbmpool_node *node;
+	int n, link, err;
+	char extra;
+
+	n = sscanf(buf, "%u %u %u %15s %c", &id, &cap, &dist, link_name, &extra);
+	if (n < 3 || n > 4 || id == HBMPOOL_LOCAL_NODE || id >= HBMPOOL_MAX_NODES ||
+	    !cap || cap > HBMPOOL_CAPACITY_MAX_MIB ||
+	    dist <= HBMPOOL_DISTANCE_LOCAL || dist > HBMPOOL_DISTANCE_MAX)
+		goto err_usage;
+	link = sysfs_match_string(hbmpool_link_names, link_name);
+	if (link <= HBMPOOL_LINK_LOCAL)
+		goto err_usage;
+
+	node = hbmpool_node_alloc(id, dist, link, (u64)cap << 20);
+	if (!node)
+		return -ENOMEM;
+	err = hbmpool_sim_attach(node);
+	if (err) {
+		hbmpool_node_put(node);
+		return err;
+	}
+
+	mutex_lock(&hbmpool_nodes_lock);
+	if (hbmpool_nodes[id]) {
+		mutex_unlock(&hbmpool_nodes_lock);
+		pr_err("new_node: node %u exists\n", id);
+		node->ops->shutdown(node);
+		hbmpool_node_put(node);
+		return -EEXIST;
+	}
+	err = hbmpool_node_publish(node);
+	mutex_unlock(&hbmpool_nodes_lock);
+	if (err) {
+		/* publish dropped the reference, and with it the transport */
+		return err;
+	}
+	pr_info("node %u: %u MiB, distance %u, %s link, sim transport\n",
+		id, cap, dist, hbmpool_link_names[link]);
+	return len;
+
+err_usage:
+	pr_err("%s", usage);
+	return -EINVAL;
+}
+
+/*
+ * Takes a node out of the domain: no new placement, no new transfer; what is
+ * in flight fails, pages cached from it are dropped (a node that is gone
+ * cannot be written back to).  Regions placed on it keep their references.
+ */
+static void hbmpool_node_remove(struct hbmpool_node *node)
+{
+	struct hbmpool_region **regions;
+	struct hbmpool_region *r;
+	unsigned long i, n = 0;
+
+	WRITE_ONCE(node->removed, true);
+	node->ops->shutdown(node);
+	kobject_del(&node->kobj);
+
+	mutex_lock(&hbmpool_regions_lock);
+	regions = kcalloc(hbmpool_nr_regions, sizeof(*regions), GFP_KERNEL);
+	if (regions) {
+		list_for_each_entry(r, &hbmpool_regions, list)
+			if (kobject_get_unless_zero(&r->kobj))
+				regions[n++] = r;
+	} else if (hbmpool_nr_regions) {
+		pr_warn("node %u: out of memory, cached pages of the node stay until evicted\n",
+			node->id);
+	}
+	mutex_unlock(&hbmpool_regions_lock);
+
+	for (i = 0; i < n; i++) {
+		hbmpool_region_node_removed(regions[i], node);
+		hbmpool_region_put(regions[i]);
+	}
+	kfree(regions);
+	pr_info("node %u removed\n", node->id);
+	hbmpool_node_put(node);
+}
+
+ssize_t hbmpool_del_node_store(struct kobject *kobj, struct hbmpool_attr *a,
+			       const char *buf, size_t len)
+{
+	struct hbmpool_node *node;
+	u32 id;
+
+	if (kstrtou32(buf, 0, &id) || id >= HBMPOOL_MAX_NODES) {
+		pr_err("del_node: expected a node id 1..%u\n",
+		       HBMPOOL_MAX_NODES - 1);
+		return -EINVAL;
+	}
+	if (id == HBMPOOL_LOCAL_NODE) {
+		pr_err("del_node: node 0 is the local node\n");
+		return -EINVAL;
+	}
+	mutex_lock(&hbmpool_nodes_lock);
+	node = hbmpool_nodes[id];
+	hbmpool_nodes[id] = NULL;
+	mutex_unlock(&hbmpool_nodes_lock);
+	if (!node) {
+		pr_err("del_node: no node %u\n", id);
+		return -ENODEV;
+	}
+	hbmpool_node_remove(node);
+	return len;
+}
+
+/* ---- placement ---- */
+
+static int hbmpool_node_cmp(const void *a, const void *b)
+{
+	const struct hbmpool_node *x = *(const struct hbmpool_node **)a;
+	const struct hbmpool_node *y = *(const struct hbmpool_node **)b;
+
+	if (x->distance != y->distance)
+		return x->distance < y->distance ? -1 : 1;
+	return x->id < y->id ? -1 : 1;
+}
+
+static bool hbmpool_chunk_alloc(struct hbmpool_node *node, u64 size,
+				struct hbmpool_chunk *c)
+{
+	unsigned long addr = gen_pool_alloc(node->pool, size);
+
+	if (!addr)
+		return false;
+	c->node = node;
+	c->offset = addr - HBMPOOL_POOL_BASE;
+	return true;
+}
+
+static u64 hbmpool_chunk_len(struct hbmpool_region *r, u32 i)
+{
+	return min_t(u64, r->chunk_size, r->length - ((u64)i << r->chunk_shift));
+}
+
+static void hbmpool_chunks_free(struct hbmpool_region *r, u32 nr, bool put)
+{
+	u32 i;
+
+	for (i = 0; i < nr; i++) {
+		struct hbmpool_chunk *c = &r->chunks[i];
+		u64 len = hbmpool_chunk_len(r, i);
+
+		if (!c->node)
+			continue;
+		c->node->ops->discard(c->node, c->offset, len);
+		gen_pool_free(c->node->pool, c->offset + HBMPOOL_POOL_BASE, len);
+		if (put)
+			hbmpool_node_put(c->node);
+		c->node = NULL;
+	}
+}
+
+/*
+ * Chooses a home for every chunk of @r under its policy and reserves the
+ * capacity; all or nothing.  -ENODEV: a node of the set does not exist;
+ * -ENOSPC: the set lacks the room.
+ */
+int hbmpool_place(struct hbmpool_region *r)
+{
+	struct hbmpool_node *set[HBMPOOL_MAX_NODES];
+	struct hbmpool_node *ordered[HBMPOOL_MAX_NODES];
+	unsigned int nr = 0, j;
+	u64 avail = 0;
+	u32 i;
+	int err = 0;
+
+	mutex_lock(&hbmpool_nodes_lock);
+	for (j = 1; j < HBMPOOL_MAX_NODES; j++) {
+		if (!(r->nodemask & BIT_ULL(j)))
+			continue;
+		if (!hbmpool_nodes[j]) {
+			err = -ENODEV;
+			goto out_unlock;
+		}
+		set[nr++] = hbmpool_nodes[j];
+		avail += gen_pool_avail(hbmpool_nodes[j]->pool);
+	}
+	if (r->length > avail) {
+		err = -ENOSPC;
+		goto out_unlock;
+	}
+	memcpy(ordered, set, nr * sizeof(set[0]));
+	sort(ordered, nr, sizeof(ordered[0]), hbmpool_node_cmp, NULL);
+
+	for (i = 0; i < r->nr_chunks; i++) {
+		u64 len = hbmpool_chunk_len(r, i);
+		struct hbmpool_chunk *c = &r->chunks[i];
+		bool ok = false;
+
+		switch (r->policy) {
+		case HBMPOOL_POLICY_INTERLEAVE:
+			ok = hbmpool_chunk_alloc(set[i % nr], len, c);
+			break;
+		case HBMPOOL_POLICY_PREFERRED:
+			ok = hbmpool_chunk_alloc(hbmpool_nodes[r->preferred], len, c);
+			fallthrough;
+		case HBMPOOL_POLICY_BIND:
+			for (j = 0; !ok && j < nr; j++)
+				ok = hbmpool_chunk_alloc(ordered[j], len, c);
+			break;
+		}
+		if (!ok) {
+			hbmpool_chunks_free(r, i, false);
+			err = -ENOSPC;
+			goto out_unlock;
+		}
+	}
+	for (i = 0; i < r->nr_chunks; i++)
+		hbmpool_node_get(r->chunks[i].node);
+out_unlock:
+	mutex_unlock(&hbmpool_nodes_lock);
+	return err;
+}
+
+/* Gives a region's capacity back; drops its node references. */
+void hbmpool_unplace(struct hbmpool_region *r)
+{
+	hbmpool_chunks_free(r, r->nr_chunks, true);
+}
+
+/* ---- init/exit ---- */
+
+int hbmpool_nodes_init(void)
+{
+	struct hbmpool_node *local;
+	int i, err;
+
+	for (i = 0; i < ARRAY_SIZE(node_attrs); i++)
+		node_attr_list[i] = &node_attrs[i].attr;
+
+	local = hbmpool_node_alloc(HBMPOOL_LOCAL_NODE, HBMPOOL_DISTANCE_LOCAL,
+				   HBMPOOL_LINK_LOCAL, 0);
+	if (!local)
+		return -ENOMEM;
+	mutex_lock(&hbmpool_nodes_lock);
+	err = hbmpool_node_publish(local);
+	mutex_unlock(&hbmpool_nodes_lock);
+	return err;
+}
+
+void hbmpool_nodes_exit(void)
+{
+	struct hbmpool_node *node;
+	int i;
+
+	for (i = HBMPOOL_MAX_NODES - 1; i >= 0; i--) {
+		mutex_lock(&hbmpool_nodes_lock);
+		node = hbmpool_nodes[i];
+		hbmpool_nodes[i] = NULL;
+		mutex_unlock(&hbmpool_nodes_lock);
+		if (!node)
+			continue;
+		if (i == HBMPOOL_LOCAL_NODE) {
+			kobject_del(&node->kobj);
+			hbmpool_node_put(node);
+		} else {
+			hbmpool_node_remove(node);
+		}
+	}
+}

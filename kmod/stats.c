@@ -1,0 +1,59 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * hbmpool counters: per-CPU, summed on read; one set per region, per node
+ * and one global.
+ */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/percpu.h>
+#include <linux/log2.h>
+#include <linux/string.h>
+
+#include "hbmpool.h"
+
+struct hbmpool_counters hbmpool_global_stats;
+
+int hbmpool_counters_init(struct hbmpool_counters *c)
+{
+	c->pcpu = __alloc_percpu(sizeof(u64) * HBMPOOL_NR_STATS, sizeof(u64));
+	return c->pcpu ? 0 : -ENOMEM;
+}
+
+void hbmpool_counters_free(struct hbmpool_counters *c)
+{
+	free_percpu(c->pcpu);
+	c->pcpu = NULL;
+}
+
+void hbmpool_counters_read(const struct hbmpool_counters *c, u64 *out)
+{
+	int cpu, i;
+
+	memset(out, 0, sizeof(u64) * HBMPOOL_NR_STATS);
+	for_each_possible_cpu(cpu) {
+		const u64 *v = per_cpu_ptr(c->pcpu, cpu);
+
+		for (i = 0; i < HBMPOOL_NR_STATS; i++)
+			out[i] += READ_ONCE(v[i]);
+	}
+}
+
+void hbmpool_count3(struct hbmpool_counters *region, struct hbmpool_node *node,
+		    enum hbmpool_stat s, u64 n)
+{
+	if (region)
+		hbmpool_count(region, s, n);
+	if (node)
+		hbmpool_count(&node->stats, s, n);
+	hbmpool_count(&hbmpool_global_stats, s, n);
+}
+
+void hbmpool_count_latency(struct hbmpool_counters *region,
+			   struct hbmpool_node *node, u64 ns)
+{
+	unsigned int b = ns ? ilog2(ns) : 0;
+
+	if (b >= HBMPOOL_LAT_BUCKETS)
+		b = HBMPOOL_LAT_BUCKETS - 1;
+	hbmpool_count3(region, node, HBMPOOL_STAT_LAT0 + b, 1);
+}
