@@ -175,7 +175,7 @@ static void test_permutation(void)
 static void test_percentiles(void)
 {
 	uint64_t v[100], one[1] = { 7 };
-	uint64_t hist[HBMPOOL_LAT_BUCKETS] = { 0 };
+	__u64 hist[HBMPOOL_LAT_BUCKETS] = { 0 };
 
 	for (int i = 0; i < 100; i++)
 		v[i] = 100 - i;		/* 100..1 */

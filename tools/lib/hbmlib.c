@@ -255,7 +255,7 @@ uint64_t hbm_percentile_sorted(const uint64_t *v, size_t n, double p)
 	return v[rank_of(n, p) - 1];
 }
 
-uint64_t hbm_hist_total(const uint64_t *hist, unsigned int nbuckets)
+uint64_t hbm_hist_total(const __u64 *hist, unsigned int nbuckets)
 {
 	uint64_t t = 0;
 
@@ -264,7 +264,7 @@ uint64_t hbm_hist_total(const uint64_t *hist, unsigned int nbuckets)
 	return t;
 }
 
-int hbm_hist_percentile(const uint64_t *hist, unsigned int nbuckets, double p)
+int hbm_hist_percentile(const __u64 *hist, unsigned int nbuckets, double p)
 {
 	uint64_t total = hbm_hist_total(hist, nbuckets), want, cum = 0;
 

@@ -12,6 +12,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include <linux/types.h>
+
 /*
  * Sizes: decimal or 0x-hex, optional binary suffix k/K, m/M, g/G, t/T
  * (optionally followed by "iB" or "B"), e.g. "4096", "64k", "2MiB", "0x1000".
@@ -61,8 +63,8 @@ uint64_t hbm_percentile_sorted(const uint64_t *v, size_t n, double p);
  * the index of the bucket holding the p-th percentile (nearest rank), or -1
  * if the histogram is empty.
  */
-int hbm_hist_percentile(const uint64_t *hist, unsigned int nbuckets, double p);
-uint64_t hbm_hist_total(const uint64_t *hist, unsigned int nbuckets);
+int hbm_hist_percentile(const __u64 *hist, unsigned int nbuckets, double p);
+uint64_t hbm_hist_total(const __u64 *hist, unsigned int nbuckets);
 
 /*
  * Model of the placement policies of the admin guide, used to predict the

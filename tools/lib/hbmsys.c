@@ -301,9 +301,9 @@ const char *const hbm_counter_names[HBM_NR_COUNTERS] = {
 	"bytes_written_back", "evictions", "errors", "timeouts",
 };
 
-uint64_t *hbm_counter(struct hbmpool_stats *st, int i)
+__u64 *hbm_counter(struct hbmpool_stats *st, int i)
 {
-	uint64_t *c[HBM_NR_COUNTERS] = {
+	__u64 *c[HBM_NR_COUNTERS] = {
 		&st->faults, &st->fetches, &st->bytes_fetched, &st->writebacks,
 		&st->bytes_written_back, &st->evictions, &st->errors, &st->timeouts,
 	};
@@ -321,9 +321,12 @@ int hbm_read_stats_dir(const char *dir, struct hbmpool_stats *st)
 	st->size = sizeof(*st);
 	for (int i = 0; i < HBM_NR_COUNTERS; i++) {
 		snprintf(path, sizeof(path), "%s/%s", dir, hbm_counter_names[i]);
-		ret = hbm_read_u64(path, hbm_counter(st, i));
+		uint64_t v;
+
+		ret = hbm_read_u64(path, &v);
 		if (ret)
 			return ret;
+		*hbm_counter(st, i) = v;
 	}
 	snprintf(path, sizeof(path), "%s/fetch_latency_hist", dir);
 	f = fopen(path, "re");

@@ -82,7 +82,7 @@ int hbm_read_stats_dir(const char *dir, struct hbmpool_stats *st);
 #define HBM_NR_COUNTERS 8
 extern const char *const hbm_counter_names[HBM_NR_COUNTERS];
 /* Pointer to counter i of st (faults .. timeouts). */
-uint64_t *hbm_counter(struct hbmpool_stats *st, int i);
+__u64 *hbm_counter(struct hbmpool_stats *st, int i);
 
 /* Monotonic clock in ns. */
 uint64_t hbm_now_ns(void);

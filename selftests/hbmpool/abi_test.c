@@ -1,0 +1,934 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * hbmpool ABI tests: every field of every ioctl of uapi/linux/hbmpool.h is
+ * validated with the errno the header and the admin guide document, mmap
+ * rules, the sysfs attributes and their rejected writes.
+ *
+ * Nodes 11..13 belong to this binary.
+ */
+#include <fcntl.h>
+#include <stdio.h>
+#include <sys/ioctl.h>
+#include <sys/stat.h>
+
+#include "kselftest_harness.h"
+#include "hbmtest.h"
+
+#define N_NEAR	11	/* 4 MiB, distance 20, default link */
+#define N_FAR	12	/* 4 MiB, distance 30, scaleout */
+#define N_SPARE	13	/* never created by setup: "unknown node" */
+
+FIXTURE(abi)
+{
+	struct hbmt_env env;
+	struct hbmt_region r[4];
+};
+
+FIXTURE_SETUP(abi)
+{
+	hbmt_env_setup(_metadata, &self->env, 256, 5000);
+	hbmt_env_node(_metadata, &self->env, N_NEAR, 4, 20, NULL);
+	hbmt_env_node(_metadata, &self->env, N_FAR, 4, 30, "scaleout");
+	hbm_node_del(N_SPARE);
+}
+
+FIXTURE_TEARDOWN(abi)
+{
+	for (int i = 0; i < 4; i++)
+		hbmt_region_close(&self->r[i]);
+	hbm_node_del(N_SPARE);
+	hbmt_env_teardown(_metadata, &self->env);
+}
+
+static uint64_t node_free(unsigned int id)
+{
+	uint64_t v = UINT64_MAX;
+
+	hbm_node_u64(id, "free_bytes", &v);
+	return v;
+}
+
+static uint64_t nregions(void)
+{
+	uint64_t v = UINT64_MAX;
+
+	hbm_global_u64("regions", &v);
+	return v;
+}
+
+static int xioctl(int fd, unsigned long cmd, void *arg)
+{
+	return ioctl(fd, cmd, arg) < 0 ? -errno : 0;
+}
+
+/* A good create request: 1 MiB bound to the near node. */
+static void good_create(struct hbmpool_region_create *rc)
+{
+	hbm_create_init(rc, HBMT_MIB, 256 * 1024, HBMPOOL_POLICY_BIND,
+			1ULL << N_NEAR, 0, "abi");
+}
+
+/* GET_FEATURES reports API 1, 64 nodes, the page size and every feature the tests rely on. */
+TEST_F(abi, features)
+{
+	const uint64_t need = HBMPOOL_FEAT_POLICY_BIND | HBMPOOL_FEAT_POLICY_INTERLEAVE |
+		HBMPOOL_FEAT_POLICY_PREFERRED | HBMPOOL_FEAT_REGION_INFO |
+		HBMPOOL_FEAT_REGION_STATS | HBMPOOL_FEAT_REGION_SYNC |
+		HBMPOOL_FEAT_REGION_PREFETCH | HBMPOOL_FEAT_SIM_FABRIC;
+	struct hbmpool_features f;
+
+	ASSERT_EQ(HBMPOOL_FEATURES_SIZE_VER0, sizeof(f));
+	memset(&f, 0, sizeof(f));
+	f.size = sizeof(f);
+	ASSERT_EQ(0, xioctl(self->env.devfd, HBMPOOL_IOC_GET_FEATURES, &f));
+	EXPECT_EQ(HBMPOOL_API_VERSION, f.api_version);
+	EXPECT_EQ(HBMPOOL_MAX_NODES, f.max_nodes);
+	EXPECT_EQ((uint32_t)sysconf(_SC_PAGESIZE), f.page_size);
+	EXPECT_EQ(need, f.features & need);
+	for (int i = 0; i < 4; i++) {
+		EXPECT_EQ(0, f.reserved[i]);
+	}
+}
+
+/* GET_FEATURES size rules: 0 and < VER0 EINVAL, larger with zero tail OK (tail untouched), non-zero tail E2BIG, reserved EINVAL. */
+TEST_F(abi, features_size_and_reserved)
+{
+	union {
+		struct hbmpool_features f;
+		uint8_t raw[sizeof(struct hbmpool_features) + 64];
+	} u;
+	int fd = self->env.devfd;
+
+	memset(&u, 0, sizeof(u));
+	u.f.size = 0;
+	EXPECT_EQ(-EINVAL, xioctl(fd, HBMPOOL_IOC_GET_FEATURES, &u));
+	u.f.size = HBMPOOL_FEATURES_SIZE_VER0 - 8;
+	EXPECT_EQ(-EINVAL, xioctl(fd, HBMPOOL_IOC_GET_FEATURES, &u));
+	u.f.size = 4;
+	EXPECT_EQ(-EINVAL, xioctl(fd, HBMPOOL_IOC_GET_FEATURES, &u));
+
+	memset(&u, 0, sizeof(u));
+	u.f.size = sizeof(u);
+	ASSERT_EQ(0, xioctl(fd, HBMPOOL_IOC_GET_FEATURES, &u));
+	EXPECT_EQ(HBMPOOL_API_VERSION, u.f.api_version);
+	for (size_t i = sizeof(u.f); i < sizeof(u); i++) {
+		ASSERT_EQ(0, u.raw[i]) TH_LOG("kernel wrote past its struct at %zu", i);
+	}
+
+	memset(&u, 0, sizeof(u));
+	u.f.size = sizeof(u);
+	u.raw[sizeof(u) - 1] = 1;
+	EXPECT_EQ(-E2BIG, xioctl(fd, HBMPOOL_IOC_GET_FEATURES, &u));
+	memset(&u, 0, sizeof(u));
+	u.f.size = sizeof(u);
+	u.raw[sizeof(u.f)] = 0x80;
+	EXPECT_EQ(-E2BIG, xioctl(fd, HBMPOOL_IOC_GET_FEATURES, &u));
+
+	for (int i = 0; i < 4; i++) {
+		memset(&u, 0, sizeof(u));
+		u.f.size = sizeof(u.f);
+		u.f.reserved[i] = 1ULL << 63;
+		EXPECT_EQ(-EINVAL, xioctl(fd, HBMPOOL_IOC_GET_FEATURES, &u))
+			TH_LOG("reserved[%d]", i);
+	}
+}
+
+/* The ioctl number is matched on type and number only: other size bits still reach GET_FEATURES. */
+TEST_F(abi, ioctl_size_bits_ignored)
+{
+	struct hbmpool_features f;
+	unsigned long cmd = _IOC(_IOC_READ | _IOC_WRITE, HBMPOOL_IOC_MAGIC, 0x00, 8);
+
+	memset(&f, 0, sizeof(f));
+	f.size = sizeof(f);
+	ASSERT_EQ(0, xioctl(self->env.devfd, cmd, &f));
+	EXPECT_EQ(HBMPOOL_API_VERSION, f.api_version);
+}
+
+/* Unknown ioctl numbers give ENOTTY on /dev/hbmpool and on a region fd; region ioctls on /dev/hbmpool and CREATE on a region fd give ENOTTY. */
+TEST_F(abi, enotty)
+{
+	struct hbmpool_region_create rc;
+	uint8_t buf[512];
+	int fd;
+
+	memset(buf, 0, sizeof(buf));
+	*(uint32_t *)buf = 256;
+	fd = self->env.devfd;
+	EXPECT_EQ(-ENOTTY, xioctl(fd, _IOWR(HBMPOOL_IOC_MAGIC, 0x02, struct hbmpool_features), buf));
+	EXPECT_EQ(-ENOTTY, xioctl(fd, _IOWR(HBMPOOL_IOC_MAGIC, 0x7f, struct hbmpool_features), buf));
+	EXPECT_EQ(-ENOTTY, xioctl(fd, _IOWR(HBMPOOL_IOC_MAGIC, 0xff, struct hbmpool_features), buf));
+	EXPECT_EQ(-ENOTTY, xioctl(fd, _IOWR('x', 0x00, struct hbmpool_features), buf));
+	EXPECT_EQ(-ENOTTY, xioctl(fd, _IOWR('x', 0x01, struct hbmpool_region_create), buf));
+	EXPECT_EQ(-ENOTTY, xioctl(fd, HBMPOOL_IOC_REGION_INFO, buf));
+	EXPECT_EQ(-ENOTTY, xioctl(fd, HBMPOOL_IOC_REGION_STATS, buf));
+	EXPECT_EQ(-ENOTTY, xioctl(fd, HBMPOOL_IOC_REGION_SYNC, buf));
+	EXPECT_EQ(-ENOTTY, xioctl(fd, HBMPOOL_IOC_REGION_PREFETCH, buf));
+
+	ASSERT_EQ(0, hbmt_region_open(&self->r[0], self->env.devfd, HBMT_MIB, 0,
+				      HBMPOOL_POLICY_BIND, 1ULL << N_NEAR, 0, "enotty"));
+	fd = self->r[0].fd;
+	good_create(&rc);
+	EXPECT_EQ(-ENOTTY, xioctl(fd, HBMPOOL_IOC_REGION_CREATE, &rc));
+	EXPECT_EQ(-ENOTTY, xioctl(fd, _IOWR(HBMPOOL_IOC_MAGIC, 0x14, struct hbmpool_range), buf));
+	EXPECT_EQ(-ENOTTY, xioctl(fd, _IOWR(HBMPOOL_IOC_MAGIC, 0x7f, struct hbmpool_range), buf));
+	EXPECT_EQ(-ENOTTY, xioctl(fd, _IOWR('x', 0x10, struct hbmpool_region_info), buf));
+}
+
+/* A good CREATE returns the fd (also in .fd), O_CLOEXEC, reserves the capacity and shows regions/regionN with the request's attributes. */
+TEST_F(abi, create_ok)
+{
+	struct hbmpool_region_create rc;
+	uint64_t free0 = node_free(N_NEAR), n0 = nregions(), v;
+	char buf[128];
+	int fd, flags;
+
+	good_create(&rc);
+	rc.region_id = 0xdeadbeef;
+	rc.fd = 0xdeadbeef;
+	fd = hbm_region_create(self->env.devfd, &rc);
+	ASSERT_LE(0, fd) TH_LOG("create: %s", strerror(-fd));
+	self->r[0].fd = fd;
+	EXPECT_EQ((uint32_t)fd, rc.fd);
+	EXPECT_NE(0xdeadbeef, rc.region_id);
+	flags = fcntl(fd, F_GETFD);
+	EXPECT_TRUE(flags & FD_CLOEXEC);
+	flags = fcntl(fd, F_GETFL);
+	EXPECT_EQ(O_RDWR, flags & O_ACCMODE);
+	EXPECT_EQ(free0 - HBMT_MIB, node_free(N_NEAR));
+	EXPECT_EQ(n0 + 1, nregions());
+
+	ASSERT_EQ(0, hbm_readf_str(buf, sizeof(buf), HBM_SYSFS "/regions/region%u/name", rc.region_id));
+	EXPECT_STREQ("abi", buf);
+	ASSERT_EQ(0, hbm_readf_u64(&v, HBM_SYSFS "/regions/region%u/length", rc.region_id));
+	EXPECT_EQ(HBMT_MIB, v);
+	ASSERT_EQ(0, hbm_readf_u64(&v, HBM_SYSFS "/regions/region%u/chunk_size", rc.region_id));
+	EXPECT_EQ(256 * 1024, v);
+	ASSERT_EQ(0, hbm_readf_str(buf, sizeof(buf), HBM_SYSFS "/regions/region%u/policy", rc.region_id));
+	EXPECT_STREQ("bind", buf);
+	ASSERT_EQ(0, hbm_readf_str(buf, sizeof(buf), HBM_SYSFS "/regions/region%u/nodemask", rc.region_id));
+	EXPECT_EQ(1ULL << N_NEAR, strtoull(buf, NULL, 16)) TH_LOG("nodemask '%s'", buf);
+	ASSERT_EQ(0, hbm_readf_u64(&v, HBM_SYSFS "/regions/region%u/cached_pages", rc.region_id));
+	EXPECT_EQ(0, v);
+	ASSERT_EQ(0, hbm_readf_u64(&v, HBM_SYSFS "/regions/region%u/dirty_pages", rc.region_id));
+	EXPECT_EQ(0, v);
+
+	/* Default chunk size is reported as 2 MiB. */
+	hbm_create_init(&rc, 4 * HBMT_MIB, 0, HBMPOOL_POLICY_INTERLEAVE,
+			(1ULL << N_NEAR) | (1ULL << N_FAR), 0, "");
+	fd = hbm_region_create(self->env.devfd, &rc);
+	ASSERT_LE(0, fd);
+	self->r[1].fd = fd;
+	ASSERT_EQ(0, hbm_readf_u64(&v, HBM_SYSFS "/regions/region%u/chunk_size", rc.region_id));
+	EXPECT_EQ(HBMPOOL_CHUNK_DEFAULT, v);
+	ASSERT_EQ(0, hbm_readf_str(buf, sizeof(buf), HBM_SYSFS "/regions/region%u/name", rc.region_id));
+	EXPECT_STREQ("", buf);
+	ASSERT_EQ(0, hbm_readf_str(buf, sizeof(buf), HBM_SYSFS "/regions/region%u/policy", rc.region_id));
+	EXPECT_STREQ("interleave", buf);
+	EXPECT_NE(self->r[0].fd, fd);
+
+	close(self->r[0].fd);
+	close(self->r[1].fd);
+	self->r[0].fd = self->r[1].fd = -1;
+	EXPECT_EQ(0, hbmt_wait_global("regions", HBMT_EQ, n0, 5000, &v));
+	EXPECT_EQ(free0, node_free(N_NEAR));
+}
+
+/* CREATE size rules: 0 and < VER0 EINVAL, larger with zero tail OK, larger with non-zero tail E2BIG. */
+TEST_F(abi, create_size)
+{
+	union {
+		struct hbmpool_region_create c;
+		uint8_t raw[sizeof(struct hbmpool_region_create) + 64];
+	} u;
+	uint64_t n0 = nregions();
+	int fd;
+
+	ASSERT_EQ(HBMPOOL_REGION_CREATE_SIZE_VER0, sizeof(u.c));
+	memset(&u, 0, sizeof(u));
+	good_create(&u.c);
+	u.c.size = 0;
+	EXPECT_EQ(-EINVAL, hbm_region_create(self->env.devfd, &u.c));
+	u.c.size = HBMPOOL_REGION_CREATE_SIZE_VER0 - 8;
+	EXPECT_EQ(-EINVAL, hbm_region_create(self->env.devfd, &u.c));
+	u.c.size = sizeof(u);
+	u.raw[sizeof(u) - 1] = 0xff;
+	EXPECT_EQ(-E2BIG, hbm_region_create(self->env.devfd, &u.c));
+	u.raw[sizeof(u) - 1] = 0;
+	u.raw[sizeof(u.c)] = 1;
+	EXPECT_EQ(-E2BIG, hbm_region_create(self->env.devfd, &u.c));
+	EXPECT_EQ(n0, nregions());
+
+	u.raw[sizeof(u.c)] = 0;
+	fd = hbm_region_create(self->env.devfd, &u.c);
+	ASSERT_LE(0, fd) TH_LOG("larger size, zero tail: %s", strerror(-fd));
+	self->r[0].fd = fd;
+	EXPECT_EQ((uint32_t)fd, u.c.fd);
+	for (size_t i = sizeof(u.c); i < sizeof(u); i++) {
+		ASSERT_EQ(0, u.raw[i]) TH_LOG("kernel wrote past its struct at %zu", i);
+	}
+	EXPECT_EQ(n0 + 1, nregions());
+}
+
+enum bad_field {
+	BAD_FLAGS_LOW, BAD_FLAGS_HIGH, BAD_RESERVED0, BAD_RESERVED1, BAD_RESERVED2,
+	BAD_RESERVED3, BAD_POLICY, BAD_POLICY_HUGE, BAD_MASK_EMPTY, BAD_MASK_LOCAL,
+	BAD_MASK_UNKNOWN, BAD_MASK_HIGH_UNKNOWN, BAD_PREF_NOT_IN_SET, BAD_PREF_LOCAL,
+	BAD_PREF_OUT_OF_RANGE, BAD_PREF_WITH_BIND, BAD_PREF_WITH_INTERLEAVE,
+	BAD_CHUNK_NOT_POW2, BAD_CHUNK_ODD, BAD_CHUNK_TOO_SMALL, BAD_CHUNK_TOO_BIG,
+	BAD_CHUNK_HUGE, BAD_LEN_ZERO, BAD_LEN_UNALIGNED_LOW, BAD_LEN_UNALIGNED_HIGH,
+	BAD_LEN_ONE, BAD_NAME_NO_NUL, BAD_OUT_FIELDS_GARBAGE, NR_BAD
+};
+
+static const struct {
+	const char *what;
+	int err;
+} bad_expect[NR_BAD] = {
+	[BAD_FLAGS_LOW]		= { "flags = 1", -EINVAL },
+	[BAD_FLAGS_HIGH]	= { "flags = 1<<31", -EINVAL },
+	[BAD_RESERVED0]		= { "reserved[0] != 0", -EINVAL },
+	[BAD_RESERVED1]		= { "reserved[1] != 0", -EINVAL },
+	[BAD_RESERVED2]		= { "reserved[2] != 0", -EINVAL },
+	[BAD_RESERVED3]		= { "reserved[3] != 0", -EINVAL },
+	[BAD_POLICY]		= { "policy = MAX + 1", -EINVAL },
+	[BAD_POLICY_HUGE]	= { "policy = ~0", -EINVAL },
+	[BAD_MASK_EMPTY]	= { "empty nodemask", -EINVAL },
+	[BAD_MASK_LOCAL]	= { "node 0 in nodemask", -EINVAL },
+	[BAD_MASK_UNKNOWN]	= { "unknown node in nodemask", -ENODEV },
+	[BAD_MASK_HIGH_UNKNOWN]	= { "unknown node 63 in nodemask", -ENODEV },
+	[BAD_PREF_NOT_IN_SET]	= { "preferred not in nodemask", -EINVAL },
+	[BAD_PREF_LOCAL]	= { "preferred = 0 (local)", -EINVAL },
+	[BAD_PREF_OUT_OF_RANGE]	= { "preferred = 64", -EINVAL },
+	[BAD_PREF_WITH_BIND]	= { "preferred_node != 0 with bind", -EINVAL },
+	[BAD_PREF_WITH_INTERLEAVE] = { "preferred_node != 0 with interleave", -EINVAL },
+	[BAD_CHUNK_NOT_POW2]	= { "chunk_size = 3 pages", -EINVAL },
+	[BAD_CHUNK_ODD]		= { "chunk_size = 4097", -EINVAL },
+	[BAD_CHUNK_TOO_SMALL]	= { "chunk_size = 2048", -EINVAL },
+	[BAD_CHUNK_TOO_BIG]	= { "chunk_size = 2 GiB", -EINVAL },
+	[BAD_CHUNK_HUGE]	= { "chunk_size = 1<<63", -EINVAL },
+	[BAD_LEN_ZERO]		= { "length = 0", -EINVAL },
+	[BAD_LEN_UNALIGNED_LOW]	= { "length = 1 MiB - 1", -EINVAL },
+	[BAD_LEN_UNALIGNED_HIGH] = { "length = 1 MiB + 512", -EINVAL },
+	[BAD_LEN_ONE]		= { "length = 1", -EINVAL },
+	[BAD_NAME_NO_NUL]	= { "name without NUL", -EINVAL },
+	[BAD_OUT_FIELDS_GARBAGE] = { "out fields region_id/fd preset (ignored)", 0 },
+};
+
+static void make_bad(struct hbmpool_region_create *rc, enum bad_field b)
+{
+	good_create(rc);
+	switch (b) {
+	case BAD_FLAGS_LOW:		rc->flags = 1; break;
+	case BAD_FLAGS_HIGH:		rc->flags = 1U << 31; break;
+	case BAD_RESERVED0:		rc->reserved[0] = 1; break;
+	case BAD_RESERVED1:		rc->reserved[1] = 1ULL << 40; break;
+	case BAD_RESERVED2:		rc->reserved[2] = 0x80; break;
+	case BAD_RESERVED3:		rc->reserved[3] = 1ULL << 63; break;
+	case BAD_POLICY:		rc->policy = HBMPOOL_POLICY_MAX + 1; break;
+	case BAD_POLICY_HUGE:		rc->policy = ~0U; break;
+	case BAD_MASK_EMPTY:		rc->nodemask = 0; break;
+	case BAD_MASK_LOCAL:		rc->nodemask |= 1ULL << HBMPOOL_LOCAL_NODE; break;
+	case BAD_MASK_UNKNOWN:		rc->nodemask |= 1ULL << N_SPARE; break;
+	case BAD_MASK_HIGH_UNKNOWN:	rc->nodemask = 1ULL << 63; break;
+	case BAD_PREF_NOT_IN_SET:
+		rc->policy = HBMPOOL_POLICY_PREFERRED;
+		rc->preferred_node = N_FAR;
+		break;
+	case BAD_PREF_LOCAL:
+		rc->policy = HBMPOOL_POLICY_PREFERRED;
+		rc->preferred_node = 0;
+		break;
+	case BAD_PREF_OUT_OF_RANGE:
+		rc->policy = HBMPOOL_POLICY_PREFERRED;
+		rc->preferred_node = 64;
+		break;
+	case BAD_PREF_WITH_BIND:	rc->preferred_node = N_NEAR; break;
+	case BAD_PREF_WITH_INTERLEAVE:
+		rc->policy = HBMPOOL_POLICY_INTERLEAVE;
+		rc->preferred_node = N_NEAR;
+		break;
+	case BAD_CHUNK_NOT_POW2:	rc->chunk_size = 3 * HBMT_PAGE; break;
+	case BAD_CHUNK_ODD:		rc->chunk_size = HBMT_PAGE + 1; break;
+	case BAD_CHUNK_TOO_SMALL:	rc->chunk_size = HBMPOOL_CHUNK_MIN / 2; break;
+	case BAD_CHUNK_TOO_BIG:		rc->chunk_size = HBMPOOL_CHUNK_MAX * 2; break;
+	case BAD_CHUNK_HUGE:		rc->chunk_size = 1ULL << 63; break;
+	case BAD_LEN_ZERO:		rc->length = 0; break;
+	case BAD_LEN_UNALIGNED_LOW:	rc->length = HBMT_MIB - 1; break;
+	case BAD_LEN_UNALIGNED_HIGH:	rc->length = HBMT_MIB + 512; break;
+	case BAD_LEN_ONE:		rc->length = 1; break;
+	case BAD_NAME_NO_NUL:		memset(rc->name, 'n', sizeof(rc->name)); break;
+	case BAD_OUT_FIELDS_GARBAGE:
+		rc->region_id = 0xffffffff;
+		rc->fd = 0xffffffff;
+		break;
+	case NR_BAD:
+		break;
+	}
+}
+
+/* Every CREATE field is validated with its documented errno, and a rejected CREATE reserves nothing and creates no region. */
+TEST_F(abi, create_bad_fields)
+{
+	uint64_t free_near = node_free(N_NEAR), free_far = node_free(N_FAR);
+	uint64_t n0 = nregions();
+
+	for (int b = 0; b < NR_BAD; b++) {
+		struct hbmpool_region_create rc;
+		int fd;
+
+		make_bad(&rc, (enum bad_field)b);
+		fd = hbm_region_create(self->env.devfd, &rc);
+		if (bad_expect[b].err == 0) {
+			EXPECT_LE(0, fd) TH_LOG("%s: %s", bad_expect[b].what, strerror(-fd));
+			if (fd >= 0)
+				close(fd);
+			EXPECT_EQ(0, hbmt_wait_global("regions", HBMT_EQ, n0, 5000, NULL));
+		} else {
+			EXPECT_EQ(bad_expect[b].err, fd)
+				TH_LOG("%s: got %d (%s)", bad_expect[b].what, fd,
+				       fd < 0 ? strerror(-fd) : "created");
+			if (fd >= 0)
+				close(fd);
+		}
+		EXPECT_EQ(n0, nregions()) TH_LOG("%s", bad_expect[b].what);
+		EXPECT_EQ(free_near, node_free(N_NEAR)) TH_LOG("%s", bad_expect[b].what);
+		EXPECT_EQ(free_far, node_free(N_FAR)) TH_LOG("%s", bad_expect[b].what);
+	}
+}
+
+/* Names up to 31 bytes are accepted and shown in sysfs and REGION_INFO; chunk sizes MIN and MAX are accepted. */
+TEST_F(abi, create_limits_accepted)
+{
+	struct hbmpool_region_create rc;
+	struct hbmpool_region_info ri;
+	char buf[64];
+	int fd;
+
+	good_create(&rc);
+	memset(rc.name, 'x', sizeof(rc.name) - 1);
+	rc.name[sizeof(rc.name) - 1] = '\0';
+	fd = hbm_region_create(self->env.devfd, &rc);
+	ASSERT_LE(0, fd);
+	self->r[0].fd = fd;
+	ASSERT_EQ(0, hbm_readf_str(buf, sizeof(buf), HBM_SYSFS "/regions/region%u/name", rc.region_id));
+	EXPECT_EQ(31, strlen(buf));
+	ASSERT_EQ(0, hbm_region_info(fd, &ri, NULL, 0));
+	EXPECT_EQ(0, memcmp(ri.name, rc.name, sizeof(rc.name)));
+
+	hbm_create_init(&rc, 16 * HBMT_PAGE, HBMPOOL_CHUNK_MIN, HBMPOOL_POLICY_BIND,
+			1ULL << N_NEAR, 0, "min");
+	fd = hbm_region_create(self->env.devfd, &rc);
+	ASSERT_LE(0, fd) TH_LOG("chunk MIN: %s", strerror(-fd));
+	self->r[1].fd = fd;
+	ASSERT_EQ(0, hbm_region_info(fd, &ri, NULL, 0));
+	EXPECT_EQ(16, ri.nr_chunks);
+
+	/* CHUNK_MAX with a 1-page region: one chunk; capacity per the node. */
+	hbm_create_init(&rc, HBMT_PAGE, HBMPOOL_CHUNK_MAX, HBMPOOL_POLICY_BIND,
+			1ULL << N_NEAR, 0, "max");
+	fd = hbm_region_create(self->env.devfd, &rc);
+	/* A 1 GiB chunk cannot be reserved on a 4 MiB node unless the kernel
+	 * reserves only the region's length; both are legal, but not EINVAL. */
+	EXPECT_TRUE(fd >= 0 || fd == -ENOSPC) TH_LOG("chunk MAX: %s", strerror(-fd));
+	if (fd >= 0)
+		self->r[2].fd = fd;
+}
+
+/* Lengths larger than the pool: 1 TiB is ENOSPC; the largest page-aligned u64 is EINVAL or ENOSPC (never accepted, no overflow); nothing leaks. */
+TEST_F(abi, create_huge_length)
+{
+	uint64_t free_near = node_free(N_NEAR), n0 = nregions();
+	struct hbmpool_region_create rc;
+	int fd;
+
+	good_create(&rc);
+	rc.length = 1ULL << 40;
+	EXPECT_EQ(-ENOSPC, hbm_region_create(self->env.devfd, &rc));
+	rc.length = ~0ULL & ~(HBMT_PAGE - 1);
+	fd = hbm_region_create(self->env.devfd, &rc);
+	EXPECT_TRUE(fd == -EINVAL || fd == -ENOSPC) TH_LOG("got %d", fd);
+	rc.length = ~0ULL & ~(HBMT_PAGE - 1);
+	rc.chunk_size = HBMPOOL_CHUNK_MIN;
+	fd = hbm_region_create(self->env.devfd, &rc);
+	EXPECT_TRUE(fd == -EINVAL || fd == -ENOSPC) TH_LOG("got %d", fd);
+	rc.length = 1ULL << 63;
+	rc.chunk_size = HBMPOOL_CHUNK_MAX;
+	fd = hbm_region_create(self->env.devfd, &rc);
+	EXPECT_TRUE(fd == -EINVAL || fd == -ENOSPC) TH_LOG("got %d", fd);
+	EXPECT_EQ(free_near, node_free(N_NEAR));
+	EXPECT_EQ(n0, nregions());
+}
+
+/* ENOSPC when the set lacks room (bind over everything, interleave with one full node) and no capacity leaks from the partial reservation. */
+TEST_F(abi, enospc_no_leak)
+{
+	const uint64_t both = (1ULL << N_NEAR) | (1ULL << N_FAR);
+	uint64_t cap_near, cap_far, n0 = nregions();
+	struct hbmpool_region_create rc;
+	int fd;
+
+	ASSERT_EQ(0, hbm_node_u64(N_NEAR, "capacity_bytes", &cap_near));
+	ASSERT_EQ(0, hbm_node_u64(N_FAR, "capacity_bytes", &cap_far));
+	ASSERT_EQ(4 * HBMT_MIB, cap_near);
+	ASSERT_EQ(cap_near, node_free(N_NEAR));
+	ASSERT_EQ(cap_far, node_free(N_FAR));
+
+	/* bind: 9 MiB over 8 MiB: reserves 8 MiB on the way, then fails. */
+	hbm_create_init(&rc, 9 * HBMT_MIB, HBMT_MIB, HBMPOOL_POLICY_BIND, both, 0, "bind");
+	EXPECT_EQ(-ENOSPC, hbm_region_create(self->env.devfd, &rc));
+	EXPECT_EQ(cap_near, node_free(N_NEAR));
+	EXPECT_EQ(cap_far, node_free(N_FAR));
+	/* preferred likewise. */
+	hbm_create_init(&rc, 9 * HBMT_MIB, HBMT_MIB, HBMPOOL_POLICY_PREFERRED, both, N_FAR, "pref");
+	EXPECT_EQ(-ENOSPC, hbm_region_create(self->env.devfd, &rc));
+	EXPECT_EQ(cap_near, node_free(N_NEAR));
+	EXPECT_EQ(cap_far, node_free(N_FAR));
+
+	/* Fill 3 MiB of the far node, then interleave 4 MiB over both:
+	 * each node needs 2 MiB, the far one has 1 MiB left -> ENOSPC,
+	 * and nothing stays reserved on the near node. */
+	hbm_create_init(&rc, 3 * HBMT_MIB, HBMT_MIB, HBMPOOL_POLICY_BIND, 1ULL << N_FAR, 0, "fill");
+	fd = hbm_region_create(self->env.devfd, &rc);
+	ASSERT_LE(0, fd);
+	self->r[0].fd = fd;
+	EXPECT_EQ(cap_far - 3 * HBMT_MIB, node_free(N_FAR));
+	hbm_create_init(&rc, 4 * HBMT_MIB, HBMT_MIB, HBMPOOL_POLICY_INTERLEAVE, both, 0, "il");
+	EXPECT_EQ(-ENOSPC, hbm_region_create(self->env.devfd, &rc));
+	EXPECT_EQ(cap_near, node_free(N_NEAR));
+	EXPECT_EQ(cap_far - 3 * HBMT_MIB, node_free(N_FAR));
+	/* Exactly what is left still fits (bind spills to the far node). */
+	hbm_create_init(&rc, 5 * HBMT_MIB, HBMT_MIB, HBMPOOL_POLICY_BIND, both, 0, "rest");
+	fd = hbm_region_create(self->env.devfd, &rc);
+	ASSERT_LE(0, fd) TH_LOG("exact fit: %s", strerror(-fd));
+	self->r[1].fd = fd;
+	EXPECT_EQ(0, node_free(N_NEAR));
+	EXPECT_EQ(0, node_free(N_FAR));
+	hbm_create_init(&rc, HBMT_PAGE, HBMPOOL_CHUNK_MIN, HBMPOOL_POLICY_BIND, both, 0, "full");
+	EXPECT_EQ(-ENOSPC, hbm_region_create(self->env.devfd, &rc));
+	EXPECT_EQ(n0 + 2, nregions());
+
+	close(self->r[0].fd);
+	close(self->r[1].fd);
+	self->r[0].fd = self->r[1].fd = -1;
+	EXPECT_EQ(0, hbmt_wait_node(N_NEAR, "free_bytes", HBMT_EQ, cap_near, 5000, NULL));
+	EXPECT_EQ(0, hbmt_wait_node(N_FAR, "free_bytes", HBMT_EQ, cap_far, 5000, NULL));
+	EXPECT_EQ(n0, nregions());
+}
+
+/* mmap: MAP_PRIVATE is EINVAL; a mapping (or offset + length) beyond the region is EINVAL; a sub-range at an offset maps the same bytes. */
+TEST_F(abi, mmap_rules)
+{
+	struct hbmt_region *r = &self->r[0];
+	const uint64_t len = 64 * HBMT_PAGE;
+	uint8_t *sub;
+	void *m;
+
+	ASSERT_EQ(0, hbmt_region_open(r, self->env.devfd, len, 16 * HBMT_PAGE,
+				      HBMPOOL_POLICY_BIND, 1ULL << N_NEAR, 0, "mmap"));
+	m = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE, r->fd, 0);
+	EXPECT_EQ(MAP_FAILED, m);
+	EXPECT_EQ(EINVAL, errno);
+	m = mmap(NULL, len, PROT_READ, MAP_PRIVATE, r->fd, 0);
+	EXPECT_EQ(MAP_FAILED, m);
+	EXPECT_EQ(EINVAL, errno);
+	/* One page longer than the region. */
+	m = mmap(NULL, len + HBMT_PAGE, PROT_READ | PROT_WRITE, MAP_SHARED, r->fd, 0);
+	EXPECT_EQ(MAP_FAILED, m);
+	EXPECT_EQ(EINVAL, errno);
+	/* In-range length, but offset + length past the end. */
+	m = mmap(NULL, 2 * HBMT_PAGE, PROT_READ | PROT_WRITE, MAP_SHARED, r->fd,
+		 (off_t)(len - HBMT_PAGE));
+	EXPECT_EQ(MAP_FAILED, m);
+	EXPECT_EQ(EINVAL, errno);
+	/* Offset at the end. */
+	m = mmap(NULL, HBMT_PAGE, PROT_READ | PROT_WRITE, MAP_SHARED, r->fd, (off_t)len);
+	EXPECT_EQ(MAP_FAILED, m);
+	EXPECT_EQ(EINVAL, errno);
+
+	/* A window at offset 5 pages sees the same bytes as the full mapping. */
+	sub = mmap(NULL, 8 * HBMT_PAGE, PROT_READ | PROT_WRITE, MAP_SHARED, r->fd,
+		   (off_t)(5 * HBMT_PAGE));
+	ASSERT_NE(MAP_FAILED, sub);
+	hbm_pattern_fill(r->map, len, 0, 0x5eed);
+	EXPECT_EQ(0, hbm_pattern_check(sub, 8 * HBMT_PAGE, 5 * HBMT_PAGE, 0x5eed, NULL));
+	hbm_pattern_fill(sub, 8 * HBMT_PAGE, 5 * HBMT_PAGE, 0xbeef);
+	EXPECT_EQ(0, hbm_pattern_check(r->map + 5 * HBMT_PAGE, 8 * HBMT_PAGE,
+				       5 * HBMT_PAGE, 0xbeef, NULL));
+	EXPECT_EQ(0, hbm_pattern_check(r->map, 5 * HBMT_PAGE, 0, 0x5eed, NULL));
+	munmap(sub, 8 * HBMT_PAGE);
+	/* The last page alone is fine. */
+	m = mmap(NULL, HBMT_PAGE, PROT_READ, MAP_SHARED, r->fd, (off_t)(len - HBMT_PAGE));
+	ASSERT_NE(MAP_FAILED, m);
+	EXPECT_EQ(0, hbm_pattern_check(m, HBMT_PAGE, len - HBMT_PAGE, 0x5eed, NULL));
+	munmap(m, HBMT_PAGE);
+}
+
+/* REGION_INFO echoes the request, fills at most nr_chunks_max entries, validates size/pad/reserved, and its chunks fit their nodes without overlap. */
+TEST_F(abi, region_info)
+{
+	const uint64_t both = (1ULL << N_NEAR) | (1ULL << N_FAR);
+	union {
+		struct hbmpool_region_info i;
+		uint8_t raw[sizeof(struct hbmpool_region_info) + 32];
+	} u;
+	struct hbmpool_chunk_info ch[10];
+	struct hbmpool_region_create rc;
+	int fd;
+
+	ASSERT_EQ(HBMPOOL_REGION_INFO_SIZE_VER0, sizeof(u.i));
+	hbm_create_init(&rc, 8 * 256 * 1024, 256 * 1024, HBMPOOL_POLICY_PREFERRED,
+			both, N_FAR, "info");
+	fd = hbm_region_create(self->env.devfd, &rc);
+	ASSERT_LE(0, fd);
+	self->r[0].fd = fd;
+
+	memset(&u, 0, sizeof(u));
+	memset(ch, 0xa5, sizeof(ch));
+	u.i.size = sizeof(u.i);
+	u.i.chunks_ptr = (uintptr_t)ch;
+	u.i.nr_chunks_max = 3;
+	ASSERT_EQ(0, xioctl(fd, HBMPOOL_IOC_REGION_INFO, &u));
+	EXPECT_EQ(0, u.i.flags);
+	EXPECT_EQ(rc.length, u.i.length);
+	EXPECT_EQ(rc.chunk_size, u.i.chunk_size);
+	EXPECT_EQ(both, u.i.nodemask);
+	EXPECT_EQ(HBMPOOL_POLICY_PREFERRED, u.i.policy);
+	EXPECT_EQ(N_FAR, u.i.preferred_node);
+	EXPECT_STREQ("info", u.i.name);
+	EXPECT_EQ(rc.region_id, u.i.region_id);
+	EXPECT_EQ(8, u.i.nr_chunks);
+	EXPECT_EQ(0, u.i.cached_pages);
+	EXPECT_EQ(0, u.i.dirty_pages);
+	for (int i = 0; i < 4; i++) {
+		EXPECT_EQ(0, u.i.reserved[i]);
+	}
+	for (int i = 0; i < 3; i++) {
+		EXPECT_EQ(N_FAR, ch[i].node);
+		EXPECT_EQ(0, ch[i].pad);
+	}
+	for (size_t i = 3 * sizeof(ch[0]); i < sizeof(ch); i++) {
+		ASSERT_EQ(0xa5, ((uint8_t *)ch)[i]) TH_LOG("wrote past nr_chunks_max at byte %zu", i);
+	}
+
+	/* No pointer: counts only. */
+	memset(&u, 0, sizeof(u));
+	u.i.size = sizeof(u.i);
+	u.i.nr_chunks_max = 10;
+	ASSERT_EQ(0, xioctl(fd, HBMPOOL_IOC_REGION_INFO, &u));
+	EXPECT_EQ(8, u.i.nr_chunks);
+
+	/* Full table: chunks within capacity, no overlap on a node. */
+	ASSERT_EQ(0, hbm_region_info(fd, &u.i, ch, 10));
+	for (int i = 0; i < 8; i++) {
+		uint64_t cap = 0;
+
+		ASSERT_EQ(0, hbm_node_u64(ch[i].node, "capacity_bytes", &cap));
+		EXPECT_LE(ch[i].node_offset + rc.chunk_size, cap);
+		for (int j = 0; j < i; j++)
+			if (ch[j].node == ch[i].node) {
+				EXPECT_TRUE(ch[i].node_offset + rc.chunk_size <= ch[j].node_offset ||
+					    ch[j].node_offset + rc.chunk_size <= ch[i].node_offset)
+					TH_LOG("chunks %d and %d overlap on node %u", j, i, ch[i].node);
+			}
+	}
+
+	/* Bad size, pad and reserved. */
+	memset(&u, 0, sizeof(u));
+	u.i.size = 0;
+	EXPECT_EQ(-EINVAL, xioctl(fd, HBMPOOL_IOC_REGION_INFO, &u));
+	u.i.size = HBMPOOL_REGION_INFO_SIZE_VER0 - 8;
+	EXPECT_EQ(-EINVAL, xioctl(fd, HBMPOOL_IOC_REGION_INFO, &u));
+	memset(&u, 0, sizeof(u));
+	u.i.size = sizeof(u);
+	u.raw[sizeof(u) - 1] = 1;
+	EXPECT_EQ(-E2BIG, xioctl(fd, HBMPOOL_IOC_REGION_INFO, &u));
+	memset(&u, 0, sizeof(u));
+	u.i.size = sizeof(u);
+	ASSERT_EQ(0, xioctl(fd, HBMPOOL_IOC_REGION_INFO, &u));
+	EXPECT_EQ(8, u.i.nr_chunks);
+	for (size_t i = sizeof(u.i); i < sizeof(u); i++) {
+		ASSERT_EQ(0, u.raw[i]);
+	}
+	memset(&u, 0, sizeof(u));
+	u.i.size = sizeof(u.i);
+	u.i.pad = 1;
+	EXPECT_EQ(-EINVAL, xioctl(fd, HBMPOOL_IOC_REGION_INFO, &u));
+	for (int r = 0; r < 4; r++) {
+		memset(&u, 0, sizeof(u));
+		u.i.size = sizeof(u.i);
+		u.i.reserved[r] = 1;
+		EXPECT_EQ(-EINVAL, xioctl(fd, HBMPOOL_IOC_REGION_INFO, &u)) TH_LOG("reserved[%d]", r);
+	}
+	/* A bad chunks pointer is EFAULT, not a crash. */
+	memset(&u, 0, sizeof(u));
+	u.i.size = sizeof(u.i);
+	u.i.chunks_ptr = 16;
+	u.i.nr_chunks_max = 8;
+	EXPECT_EQ(-EFAULT, xioctl(fd, HBMPOOL_IOC_REGION_INFO, &u));
+}
+
+/* REGION_STATS: all zero on a new region, reserved out zero, size and pad validated. */
+TEST_F(abi, region_stats)
+{
+	union {
+		struct hbmpool_stats s;
+		uint8_t raw[sizeof(struct hbmpool_stats) + 32];
+	} u;
+	struct hbmpool_stats zero;
+	int fd;
+
+	ASSERT_EQ(HBMPOOL_STATS_SIZE_VER0, sizeof(u.s));
+	ASSERT_EQ(0, hbmt_region_open(&self->r[0], self->env.devfd, HBMT_MIB, 0,
+				      HBMPOOL_POLICY_BIND, 1ULL << N_NEAR, 0, "stats"));
+	fd = self->r[0].fd;
+	memset(&u, 0xff, sizeof(u));
+	memset(&u.s, 0, sizeof(u.s));	/* in: size, pad zero; out fields preset zero */
+	memset(u.s.lat_hist, 0x5a, sizeof(u.s.lat_hist));
+	u.s.faults = 77;
+	u.s.size = sizeof(u.s);
+	ASSERT_EQ(0, xioctl(fd, HBMPOOL_IOC_REGION_STATS, &u));
+	memset(&zero, 0, sizeof(zero));
+	zero.size = sizeof(zero);
+	EXPECT_EQ(0, memcmp(&zero, &u.s, sizeof(zero))) TH_LOG("new region has non-zero stats");
+	for (size_t i = sizeof(u.s); i < sizeof(u); i++) {
+		ASSERT_EQ(0xff, u.raw[i]) TH_LOG("kernel wrote past size at %zu", i);
+	}
+
+	memset(&u, 0, sizeof(u));
+	u.s.size = 0;
+	EXPECT_EQ(-EINVAL, xioctl(fd, HBMPOOL_IOC_REGION_STATS, &u));
+	u.s.size = HBMPOOL_STATS_SIZE_VER0 - 8;
+	EXPECT_EQ(-EINVAL, xioctl(fd, HBMPOOL_IOC_REGION_STATS, &u));
+	u.s.size = sizeof(u.s);
+	u.s.pad = 1;
+	EXPECT_EQ(-EINVAL, xioctl(fd, HBMPOOL_IOC_REGION_STATS, &u));
+	memset(&u, 0, sizeof(u));
+	u.s.size = sizeof(u);
+	u.raw[sizeof(u.s) + 3] = 1;
+	EXPECT_EQ(-E2BIG, xioctl(fd, HBMPOOL_IOC_REGION_STATS, &u));
+	memset(&u, 0, sizeof(u));
+	u.s.size = sizeof(u);
+	EXPECT_EQ(0, xioctl(fd, HBMPOOL_IOC_REGION_STATS, &u));
+
+	/* One touched page shows up as one fault and one fetch. */
+	self->r[0].map[0] = 1;
+	ASSERT_EQ(0, hbm_region_stats(fd, &u.s));
+	EXPECT_EQ(1, u.s.fetches);
+	EXPECT_LE(1, u.s.faults);
+	EXPECT_EQ(HBMT_PAGE, u.s.bytes_fetched);
+	EXPECT_EQ(1, hbm_hist_total(u.s.lat_hist, HBMPOOL_LAT_BUCKETS));
+}
+
+/* SYNC and PREFETCH validate size, flags, reserved and page alignment; a clean SYNC does nothing. */
+TEST_F(abi, range_ioctls)
+{
+	static const unsigned long cmds[2] = { HBMPOOL_IOC_REGION_SYNC, HBMPOOL_IOC_REGION_PREFETCH };
+	union {
+		struct hbmpool_range r;
+		uint8_t raw[sizeof(struct hbmpool_range) + 16];
+	} u;
+	int fd;
+
+	ASSERT_EQ(HBMPOOL_RANGE_SIZE_VER0, sizeof(u.r));
+	ASSERT_EQ(0, hbmt_region_open(&self->r[0], self->env.devfd, HBMT_MIB, 0,
+				      HBMPOOL_POLICY_BIND, 1ULL << N_NEAR, 0, "range"));
+	fd = self->r[0].fd;
+	for (int c = 0; c < 2; c++) {
+		const char *n = c ? "PREFETCH" : "SYNC";
+
+		memset(&u, 0, sizeof(u));
+		u.r.size = 0;
+		EXPECT_EQ(-EINVAL, xioctl(fd, cmds[c], &u)) TH_LOG("%s size 0", n);
+		u.r.size = HBMPOOL_RANGE_SIZE_VER0 - 8;
+		EXPECT_EQ(-EINVAL, xioctl(fd, cmds[c], &u)) TH_LOG("%s small size", n);
+		memset(&u, 0, sizeof(u));
+		u.r.size = sizeof(u);
+		u.raw[sizeof(u) - 2] = 1;
+		EXPECT_EQ(-E2BIG, xioctl(fd, cmds[c], &u)) TH_LOG("%s tail", n);
+		memset(&u, 0, sizeof(u));
+		u.r.size = sizeof(u.r);
+		u.r.flags = 1;
+		EXPECT_EQ(-EINVAL, xioctl(fd, cmds[c], &u)) TH_LOG("%s flags", n);
+		for (int r = 0; r < 2; r++) {
+			memset(&u, 0, sizeof(u));
+			u.r.size = sizeof(u.r);
+			u.r.reserved[r] = 1;
+			EXPECT_EQ(-EINVAL, xioctl(fd, cmds[c], &u)) TH_LOG("%s reserved[%d]", n, r);
+		}
+		memset(&u, 0, sizeof(u));
+		u.r.size = sizeof(u.r);
+		u.r.offset = 100;
+		EXPECT_EQ(-EINVAL, xioctl(fd, cmds[c], &u)) TH_LOG("%s offset", n);
+		memset(&u, 0, sizeof(u));
+		u.r.size = sizeof(u.r);
+		u.r.length = HBMT_PAGE + 1;
+		EXPECT_EQ(-EINVAL, xioctl(fd, cmds[c], &u)) TH_LOG("%s length", n);
+	}
+	/* Clean region: SYNC of everything succeeds with nothing to do. */
+	memset(&u, 0, sizeof(u));
+	u.r.size = sizeof(u);
+	u.r.pages_done = 99;
+	u.r.pages_failed = 99;
+	ASSERT_EQ(0, xioctl(fd, HBMPOOL_IOC_REGION_SYNC, &u));
+	EXPECT_EQ(0, u.r.pages_done);
+	EXPECT_EQ(0, u.r.pages_failed);
+	for (size_t i = sizeof(u.r); i < sizeof(u); i++) {
+		ASSERT_EQ(0, u.raw[i]);
+	}
+}
+
+/* new_node builds nodes/nodeN with the documented attributes (default link scaleup); node 0 is the local cache node. */
+TEST_F(abi, sysfs_node_attrs)
+{
+	static const char *const links[] = { "scaleup", "scaleout", "scaleacross" };
+	char buf[64];
+	uint64_t v, budget;
+
+	ASSERT_EQ(0, hbm_node_u64(N_NEAR, "id", &v));
+	EXPECT_EQ(N_NEAR, v);
+	ASSERT_EQ(0, hbm_node_str(N_NEAR, "state", buf, sizeof(buf)));
+	EXPECT_STREQ("up", buf);
+	ASSERT_EQ(0, hbm_node_u64(N_NEAR, "distance", &v));
+	EXPECT_EQ(20, v);
+	ASSERT_EQ(0, hbm_node_str(N_NEAR, "link_type", buf, sizeof(buf)));
+	EXPECT_STREQ("scaleup", buf);
+	ASSERT_EQ(0, hbm_node_str(N_NEAR, "transport", buf, sizeof(buf)));
+	EXPECT_STREQ("sim", buf);
+	ASSERT_EQ(0, hbm_node_u64(N_NEAR, "capacity_bytes", &v));
+	EXPECT_EQ(4 * HBMT_MIB, v);
+	ASSERT_EQ(0, hbm_node_u64(N_NEAR, "free_bytes", &v));
+	EXPECT_EQ(4 * HBMT_MIB, v);
+	ASSERT_EQ(0, hbm_node_str(N_FAR, "link_type", buf, sizeof(buf)));
+	EXPECT_STREQ("scaleout", buf);
+	ASSERT_EQ(0, hbm_readf_u64(&v, HBM_SYSFS "/nodes/node%u/stats/fetches", N_NEAR));
+	EXPECT_EQ(0, v);
+
+	for (int i = 0; i < 3; i++) {
+		ASSERT_EQ(0, hbm_node_add(N_SPARE, 1, 11 + i, links[i]));
+		ASSERT_EQ(0, hbm_node_str(N_SPARE, "link_type", buf, sizeof(buf)));
+		EXPECT_STREQ(links[i], buf);
+		ASSERT_EQ(0, hbm_node_u64(N_SPARE, "distance", &v));
+		EXPECT_EQ(11 + i, v);
+		EXPECT_EQ(0, access(HBM_DEBUGFS "/node13/hbm", R_OK)) TH_LOG("debugfs for the node");
+		ASSERT_EQ(0, hbm_node_del(N_SPARE));
+		EXPECT_EQ(0, hbmt_wait_gone(HBM_SYSFS "/nodes/node13", 5000));
+	}
+
+	ASSERT_EQ(0, hbm_node_u64(0, "distance", &v));
+	EXPECT_EQ(HBMPOOL_DISTANCE_LOCAL, v);
+	ASSERT_EQ(0, hbm_node_str(0, "link_type", buf, sizeof(buf)));
+	EXPECT_STREQ("local", buf);
+	ASSERT_EQ(0, hbm_node_str(0, "transport", buf, sizeof(buf)));
+	EXPECT_STREQ("local", buf);
+	ASSERT_EQ(0, hbm_global_u64("cache_budget_pages", &budget));
+	ASSERT_EQ(0, hbm_node_u64(0, "capacity_bytes", &v));
+	EXPECT_EQ(budget * HBMT_PAGE, v);
+}
+
+/* new_node rejects bad lines with EINVAL and an existing id with EEXIST; del_node of an unknown id is ENODEV; nothing is created by a bad line. */
+TEST_F(abi, sysfs_new_del_node_errors)
+{
+	static const char *const bad[] = {
+		"", "\n", "abc\n", "13\n", "13 4\n", "0 4 20\n", "64 4 20\n",
+		"-1 4 20\n", "13 0 20\n", "13 65537 20\n", "13 4 10\n", "13 4 256\n",
+		"13 4 0\n", "13 4 20 fastlink\n", "13 4 20 local\n", "13 4 20 scaleup extra\n",
+		"13 4x 20\n", "13 4 20x\n", "1000000000000 4 20\n",
+	};
+	struct stat st;
+
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		int ret = hbm_write_str(HBM_SYSFS "/new_node", bad[i]);
+
+		if (!bad[i][0] && ret == 0)
+			continue;	/* a zero-length write may never reach the store */
+		EXPECT_EQ(-EINVAL, ret) TH_LOG("new_node '%.*s'", (int)strcspn(bad[i], "\n"), bad[i]);
+		EXPECT_NE(0, stat(HBM_SYSFS "/nodes/node13", &st));
+		if (!ret)
+			hbm_node_del(N_SPARE);
+	}
+	/* Boundaries accepted: capacity 1 and 65536 MiB are only reservations... keep 1. */
+	EXPECT_EQ(0, hbm_write_str(HBM_SYSFS "/new_node", "13 1 255 scaleacross\n"));
+	EXPECT_EQ(-EEXIST, hbm_write_str(HBM_SYSFS "/new_node", "13 1 255 scaleacross\n"));
+	EXPECT_EQ(-EEXIST, hbm_node_add(N_NEAR, 4, 20, NULL));
+	EXPECT_EQ(0, hbm_node_del(N_SPARE));
+	EXPECT_EQ(-ENODEV, hbm_node_del(N_SPARE));
+	EXPECT_EQ(-ENODEV, hbm_node_del(62));
+	EXPECT_NE(0, hbm_write_str(HBM_SYSFS "/del_node", "abc\n"));
+	EXPECT_NE(0, hbm_node_del(0)) TH_LOG("the local node cannot be removed");
+	EXPECT_EQ(0, stat(HBM_SYSFS "/nodes/node0", &st));
+	/* 1 and 63 are valid ids; distance 11 is valid. */
+	EXPECT_EQ(0, hbm_write_str(HBM_SYSFS "/new_node", "13 1 11\n"));
+	EXPECT_EQ(0, hbm_node_del(N_SPARE));
+}
+
+/* cache_budget_pages and fetch_timeout_ms reject out-of-range and junk with EINVAL, keep their value, and accept their bounds. */
+TEST_F(abi, sysfs_knob_ranges)
+{
+	static const char *const bad_budget[] = { "0\n", "15\n", "16777217\n", "abc\n", "-1\n", "99999999999999999999\n" };
+	static const char *const bad_timeout[] = { "0\n", "9\n", "600001\n", "x\n", "-5\n" };
+	uint64_t v;
+
+	ASSERT_EQ(0, hbm_set_global_u64("cache_budget_pages", 300));
+	for (size_t i = 0; i < sizeof(bad_budget) / sizeof(bad_budget[0]); i++) {
+		EXPECT_EQ(-EINVAL, hbm_write_str(HBM_SYSFS "/cache_budget_pages", bad_budget[i]))
+			TH_LOG("budget %s", bad_budget[i]);
+		ASSERT_EQ(0, hbm_global_u64("cache_budget_pages", &v));
+		EXPECT_EQ(300, v);
+	}
+	EXPECT_EQ(0, hbm_set_global_u64("cache_budget_pages", 16));
+	ASSERT_EQ(0, hbm_global_u64("cache_budget_pages", &v));
+	EXPECT_EQ(16, v);
+	EXPECT_EQ(0, hbm_set_global_u64("cache_budget_pages", 16777216));
+	ASSERT_EQ(0, hbm_global_u64("cache_budget_pages", &v));
+	EXPECT_EQ(16777216, v);
+
+	ASSERT_EQ(0, hbm_set_global_u64("fetch_timeout_ms", 1234));
+	for (size_t i = 0; i < sizeof(bad_timeout) / sizeof(bad_timeout[0]); i++) {
+		EXPECT_EQ(-EINVAL, hbm_write_str(HBM_SYSFS "/fetch_timeout_ms", bad_timeout[i]))
+			TH_LOG("timeout %s", bad_timeout[i]);
+		ASSERT_EQ(0, hbm_global_u64("fetch_timeout_ms", &v));
+		EXPECT_EQ(1234, v);
+	}
+	EXPECT_EQ(0, hbm_set_global_u64("fetch_timeout_ms", 10));
+	EXPECT_EQ(0, hbm_set_global_u64("fetch_timeout_ms", 600000));
+	ASSERT_EQ(0, hbm_global_u64("fetch_timeout_ms", &v));
+	EXPECT_EQ(600000, v);
+}
+
+/* debugfs knobs exist for a simulated node and reject out-of-range values (latency_us > 1000000). */
+TEST_F(abi, debugfs_knobs)
+{
+	static const char *const knobs[] = {
+		"latency_us", "bandwidth_mbps", "fail_fetch", "fail_writeback",
+		"hang_fetch", "link_down", "hbm",
+	};
+	char path[256], buf[8];
+	uint64_t v;
+
+	if (hbmt_debugfs_missing())
+		SKIP(return, "%s", hbmt_debugfs_missing());
+	for (size_t i = 0; i < sizeof(knobs) / sizeof(knobs[0]); i++) {
+		snprintf(path, sizeof(path), HBM_DEBUGFS "/node%u/%s", N_NEAR, knobs[i]);
+		EXPECT_EQ(0, access(path, R_OK)) TH_LOG("%s", path);
+	}
+	snprintf(path, sizeof(path), HBM_DEBUGFS "/node%u/latency_us", N_NEAR);
+	EXPECT_NE(0, hbm_write_u64(path, 1000001));
+	EXPECT_EQ(0, hbm_write_u64(path, 1000000));
+	ASSERT_EQ(0, hbm_read_u64(path, &v));
+	EXPECT_EQ(1000000, v);
+	EXPECT_EQ(0, hbm_write_u64(path, 0));
+	/* link_down shows in the node's state. */
+	ASSERT_EQ(0, hbm_node_knob(N_NEAR, "link_down", 1));
+	ASSERT_EQ(0, hbm_node_str(N_NEAR, "state", path, sizeof(path)));
+	EXPECT_STREQ("down", path);
+	ASSERT_EQ(0, hbm_node_knob(N_NEAR, "link_down", 0));
+	ASSERT_EQ(0, hbm_node_str(N_NEAR, "state", path, sizeof(path)));
+	EXPECT_STREQ("up", path);
+	/* Unwritten HBM reads as zeros. */
+	ASSERT_EQ(8, hbm_hbm_pread(N_NEAR, buf, 8, HBMT_MIB));
+	for (int i = 0; i < 8; i++) {
+		EXPECT_EQ(0, buf[i]);
+	}
+}
+
+HBMT_MAIN
