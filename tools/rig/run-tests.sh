@@ -1,0 +1,179 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# Run the hbmpool selftests in one rig VM and judge the run.
+#
+# usage: run-tests.sh [-t SECS] [TEST...]
+#   TEST: a line of the test list, or its executable's name (default: all)
+#   -t SECS: timeout per test (default $RIG_TEST_TIMEOUT or 300)
+#
+# The test list is selftests/hbmpool/tests.list if it exists: one test per
+# line, an executable relative to selftests/hbmpool/ and optional arguments;
+# blank lines and '#' comments are ignored.  Without it: every executable
+# selftests/hbmpool/*_test and *.sh, in name order.
+#
+# In the VM (guest-tests.sh): insmod kmod/hbmpool.ko $HBMPOOL_PARAMS, each
+# test under timeout(1) printing TAP to the console, rmmod, dmesg.
+# Output in $RIG_BUILD/out-tests/ (see vm.sh): tests/NN.log, tests/NN.rc,
+# results.tap, dmesg.txt, console.log.
+#
+# The run fails (exit 1) if a test case fails, a test binary exits non-zero,
+# crashes or times out, insmod or rmmod fails, the VM crashes or times out,
+# or the guest kernel log shows a bug (klog-check.sh, with the allow list
+# selftests/hbmpool/kernel-log.allow if it exists).  Test cases are counted
+# from each binary's kselftest "# Totals:" line, else from its own TAP
+# ok / not ok lines, else as one case from its exit status (4 = skip).
+# The last line is "N passed, N failed[, N skipped]".
+#
+# Environment: HBMPOOL_PARAMS, HBMPOOL_KO (default kmod/hbmpool.ko),
+# RIG_SELFTESTS (default selftests/hbmpool), RIG_TEST_TIMEOUT,
+# RIG_TIMEOUT (whole VM, default 1500), KVER, RIG_BUILD.
+set -euo pipefail
+# shellcheck source-path=SCRIPTDIR source=lib.sh
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+
+per_test=${RIG_TEST_TIMEOUT:-300}
+while [ $# -gt 0 ]; do
+	case "$1" in
+	-t) per_test=$2; shift 2 ;;
+	-h|--help) sed -n '3,32p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+	--) shift; break ;;
+	-*) echo "usage: $0 [-t SECS] [TEST...]" >&2; exit 2 ;;
+	*) break ;;
+	esac
+done
+
+ko=$(realpath -m "${HBMPOOL_KO:-$REPO/kmod/hbmpool.ko}")
+tdir=$(realpath -m "${RIG_SELFTESTS:-$REPO/selftests/hbmpool}")
+allow=$tdir/kernel-log.allow
+[ -r "$ko" ] || rig_die "$ko not built (make module)"
+[ -d "$tdir" ] || rig_die "no test directory $tdir"
+
+all=()
+if [ -r "$tdir/tests.list" ]; then
+	while read -r line; do
+		line=${line%%#*}
+		read -r -a w <<<"$line"
+		[ ${#w[@]} -gt 0 ] && all+=("${w[*]}")
+	done <"$tdir/tests.list"
+else
+	for f in "$tdir"/*_test "$tdir"/*.sh; do
+		[ -f "$f" ] && [ -x "$f" ] && all+=("$(basename "$f")")
+	done
+fi
+tests=()
+if [ $# -eq 0 ]; then
+	tests=("${all[@]+"${all[@]}"}")
+else
+	for want in "$@"; do
+		found=0
+		for t in "${all[@]+"${all[@]}"}"; do
+			exe=${t%% *}
+			if [ "$t" = "$want" ] || [ "$exe" = "$want" ] || [ "$(basename "$exe")" = "$want" ]; then
+				tests+=("$t")
+				found=1
+			fi
+		done
+		[ $found = 1 ] || rig_die "no test '$want' in the list (${all[*]+"${all[*]}"})"
+	done
+fi
+for t in "${tests[@]+"${tests[@]}"}"; do
+	exe=${t%% *}
+	[ -x "$tdir/$exe" ] || rig_die "test $tdir/$exe is missing or not executable (make selftests)"
+done
+[ ${#tests[@]} -gt 0 ] || rig_log "warning: no tests found in $tdir"
+
+id=tests
+out=$RIG_BUILD/out-$id
+vmrc=0
+"$RIG_DIR/vm.sh" -i "$id" -t "${RIG_TIMEOUT:-1500}" -b "$(dirname "$ko")" -b "$tdir" \
+	-e "HBMPOOL_KO=$ko" -e "HBMPOOL_PARAMS=${HBMPOOL_PARAMS:-}" \
+	-e "RIG_TESTDIR=$tdir" -e "RIG_TEST_TIMEOUT=$per_test" \
+	-e "RIG_TESTS=$(printf '%s\n' "${tests[@]+"${tests[@]}"}")" \
+	-- "$RIG_DIR/guest-tests.sh" || vmrc=$?
+
+echo
+echo "==== hbmpool selftests: results (details in $out) ===="
+passed=0
+failed=0
+skipped=0
+fail() { printf 'FAIL  %s\n' "$*"; failed=$((failed + 1)); }
+
+case $vmrc in
+124) fail "rig: the VM timed out" ;;
+125) fail "rig: the VM crashed (kernel panic?) - see console.log" ;;
+126) fail "rig: the VM could not run the tests" ;;
+esac
+if [ ! -s "$out/insmod.rc" ]; then
+	fail "rig: insmod did not run"
+elif [ "$(cat "$out/insmod.rc")" != 0 ]; then
+	fail "rig: insmod $ko ${HBMPOOL_PARAMS:-} failed"
+fi
+
+n=0
+for t in "${tests[@]+"${tests[@]}"}"; do
+	n=$((n + 1))
+	log=$out/tests/$(printf '%02d' $n).log
+	rcf=$out/tests/$(printf '%02d' $n).rc
+	if [ ! -s "$rcf" ]; then
+		fail "$t: did not finish (VM died?)"
+		continue
+	fi
+	rc=$(cat "$rcf")
+	p=0 f=0 s=0
+	totals=$(tr -d '\r' <"$log" | grep -E '^# Totals: ' | tail -n 1 || true)
+	if [ -n "$totals" ]; then
+		# kselftest harness: pass:N fail:N xfail:N xpass:N skip:N error:N
+		v() { local x; x=$(sed -n "s/.* $1:\([0-9]*\).*/\1/p" <<<"$totals"); echo "${x:-0}"; }
+		p=$(( $(v pass) + $(v xfail) ))
+		f=$(( $(v fail) + $(v xpass) + $(v error) ))
+		s=$(v skip)
+	else
+		s=$(tr -d '\r' <"$log" | grep -ciE '^ok [0-9]+.*# *skip' || true)
+		p=$(tr -d '\r' <"$log" | grep -cE '^ok [0-9]+' || true)
+		p=$((p - s))
+		f=$(tr -d '\r' <"$log" | grep -cE '^not ok [0-9]+' || true)
+		if [ $((p + f + s)) = 0 ]; then
+			case $rc in 0) p=1 ;; 4) s=1 ;; esac
+		fi
+	fi
+	why=""
+	case $rc in
+	0|4) ;;
+	124|137) why="timed out after ${per_test}s" ;;
+	*) if [ "$rc" -gt 128 ]; then why="killed by signal $((rc - 128))"; else why="exit status $rc"; fi ;;
+	esac
+	# A binary that failed counts as at least one failed case.
+	[ -n "$why" ] && [ "$f" = 0 ] && f=1
+	passed=$((passed + p))
+	skipped=$((skipped + s))
+	failed=$((failed + f))
+	if [ -n "$why" ] || [ "$f" -gt 0 ]; then
+		printf 'FAIL  %s: %s%d passed, %d failed, %d skipped\n' "$t" "${why:+$why; }" "$p" "$f" "$s"
+	else
+		printf 'ok    %s: %d passed, %d skipped\n' "$t" "$p" "$s"
+	fi
+done
+
+if [ -s "$out/insmod.rc" ] && [ "$(cat "$out/insmod.rc")" = 0 ] && [ $vmrc -lt 124 ]; then
+	if [ ! -s "$out/rmmod.rc" ]; then
+		printf 'note  rig: module not loaded at the end, rmmod skipped\n'
+	elif [ "$(cat "$out/rmmod.rc")" != 0 ]; then
+		fail "rig: rmmod failed (module still in use?)"
+	fi
+fi
+logs=()
+for f in "$out/dmesg.txt" "$out/console.log"; do
+	[ -s "$f" ] && logs+=("$f")
+done
+if [ ${#logs[@]} = 0 ]; then
+	fail "rig: no kernel log"
+elif ! badlines=$("$RIG_DIR/klog-check.sh" -a "$allow" "${logs[@]}"); then
+	fail "rig: guest kernel log shows a bug:"
+	printf '%s\n' "$badlines" | head -n 40 | sed 's/^/      /'
+fi
+
+summary="$passed passed, $failed failed"
+[ $skipped -gt 0 ] && summary="$summary, $skipped skipped"
+echo "$summary"
+[ $failed = 0 ]
