@@ -92,7 +92,7 @@ void hbmpool_lru_add(struct page *page)
  */
 bool hbmpool_remove_page(struct hbmpool_region *r, struct page *page)
 {
-	VM_BUG_ON_PAGE(!PageLocked(page), page);
+	VM_WARN_ON_ONCE_PAGE(!PageLocked(page), page);
 
 	if (xa_cmpxchg(&r->pages, page->index, page, NULL, 0) != page)
 		return false;
@@ -167,6 +167,7 @@ int hbmpool_writeback_page(struct hbmpool_region *r, struct page *page)
 	}
 out:
 	clear_bit_unlock(HBM_PG_WRITEBACK, &page->private);
+	/* order the clear before wake_up_bit()'s waitqueue check */
 	smp_mb__after_atomic();
 	wake_up_bit(&page->private, HBM_PG_WRITEBACK);
 	put_page(bounce);

@@ -55,6 +55,7 @@ int hbmpool_xfer_page(struct hbmpool_node *node, bool write, u64 offset,
 {
 	struct hbmpool_xfer *x;
 	u64 start = ktime_get_ns();
+	unsigned long timeout;
 	long left;
 	int err;
 
@@ -81,8 +82,8 @@ int hbmpool_xfer_page(struct hbmpool_node *node, bool write, u64 offset,
 		kref_put(&x->ref, hbmpool_xfer_release);
 		goto out;
 	}
-	left = wait_for_completion_killable_timeout(&x->done,
-			msecs_to_jiffies(READ_ONCE(hbmpool_fetch_timeout_ms)));
+	timeout = msecs_to_jiffies(READ_ONCE(hbmpool_fetch_timeout_ms));
+	left = wait_for_completion_killable_timeout(&x->done, timeout);
 	if (left > 0)
 		err = x->status;
 	else if (!left)
@@ -153,8 +154,7 @@ int hbmpool_fill(struct hbmpool_region *r, pgoff_t index, bool fault,
 	page = alloc_page(GFP_HIGHUSER | __GFP_NOWARN);
 	if (!page)
 		return -ENOMEM;
-	/* Nobody sees the page before the xarray store: non-atomic is fine. */
-	__SetPageLocked(page);
+	lock_page(page);		/* new: never contended */
 	page->index = index;
 	page->mapping = hbmpool_mapping(r);
 	set_page_private(page, BIT(HBM_PG_REFERENCED));
@@ -163,7 +163,7 @@ int hbmpool_fill(struct hbmpool_region *r, pgoff_t index, bool fault,
 	if (old) {
 		page->mapping = NULL;
 		set_page_private(page, 0);
-		__ClearPageLocked(page);
+		unlock_page(page);
 		put_page(page);
 		return xa_is_err(old) ? xa_err(old) : -EEXIST;
 	}

@@ -238,8 +238,8 @@ static ssize_t dirty_pages_show(struct kobject *kobj, struct hbmpool_attr *a,
 	return sysfs_emit(buf, "%ld\n", hbmpool_cache_nr_dirty());
 }
 
-static ssize_t regions_show(struct kobject *kobj, struct hbmpool_attr *a,
-			    char *buf)
+static ssize_t nr_regions_show(struct kobject *kobj, struct hbmpool_attr *a,
+			       char *buf)
 {
 	unsigned long n;
 
@@ -256,7 +256,7 @@ static struct hbmpool_attr root_attrs[] = {
 			fetch_timeout_ms_store),
 	HBMPOOL_ATTR_RO(cached_pages, cached_pages_show),
 	HBMPOOL_ATTR_RO(dirty_pages, dirty_pages_show),
-	HBMPOOL_ATTR_RO(regions, regions_show),
+	HBMPOOL_ATTR_RO(nr_regions, nr_regions_show),
 	HBMPOOL_ATTR_WO(new_node, hbmpool_new_node_store),
 	HBMPOOL_ATTR_WO(del_node, hbmpool_del_node_store),
 };

@@ -23,7 +23,7 @@ static DEFINE_MUTEX(hbmpool_nodes_lock);
 static struct hbmpool_node *hbmpool_nodes[HBMPOOL_MAX_NODES];
 
 /* The HBM of every node is handed out from this fake base, so that 0 is never valid. */
-#define HBMPOOL_POOL_BASE	(1UL << 40)
+#define HBMPOOL_POOL_BASE	BIT_ULL(40)
 #define HBMPOOL_CAPACITY_MAX_MIB	65536U
 
 static const char * const hbmpool_link_names[] = {
@@ -198,8 +198,6 @@ static int hbmpool_node_publish(struct hbmpool_node *node)
 ssize_t hbmpool_new_node_store(struct kobject *kobj, struct hbmpool_attr *a,
 			       const char *buf, size_t len)
 {
-	static const char usage[] =
-		"new_node: expected \"ID CAPACITY_MIB DISTANCE [LINK]\", ID 1..63, CAPACITY_MIB 1..65536, DISTANCE 11..255, LINK scaleup|scaleout|scaleacross\n";
 	char link_name[16] = "scaleup";
 	u32 id, cap, dist;
 	struct hbmpool_node *node;
@@ -215,35 +213,33 @@ ssize_t hbmpool_new_node_store(struct kobject *kobj, struct hbmpool_attr *a,
 	if (link <= HBMPOOL_LINK_LOCAL)
 		goto err_usage;
 
-	node = hbmpool_node_alloc(id, dist, link, (u64)cap << 20);
-	if (!node)
-		return -ENOMEM;
-	err = hbmpool_sim_attach(node);
-	if (err) {
-		hbmpool_node_put(node);
-		return err;
-	}
-
 	mutex_lock(&hbmpool_nodes_lock);
 	if (hbmpool_nodes[id]) {
 		mutex_unlock(&hbmpool_nodes_lock);
 		pr_err("new_node: node %u exists\n", id);
-		node->ops->shutdown(node);
-		hbmpool_node_put(node);
 		return -EEXIST;
 	}
-	err = hbmpool_node_publish(node);
-	mutex_unlock(&hbmpool_nodes_lock);
+	err = -ENOMEM;
+	node = hbmpool_node_alloc(id, dist, link, (u64)cap << 20);
+	if (!node)
+		goto out_unlock;
+	err = hbmpool_sim_attach(node);
 	if (err) {
-		/* publish dropped the reference, and with it the transport */
-		return err;
+		hbmpool_node_put(node);
+		goto out_unlock;
 	}
+	/* on failure, publish dropped the reference and with it the transport */
+	err = hbmpool_node_publish(node);
+out_unlock:
+	mutex_unlock(&hbmpool_nodes_lock);
+	if (err)
+		return err;
 	pr_info("node %u: %u MiB, distance %u, %s link, sim transport\n",
 		id, cap, dist, hbmpool_link_names[link]);
 	return len;
 
 err_usage:
-	pr_err("%s", usage);
+	pr_err("new_node: expected \"ID CAPACITY_MIB DISTANCE [LINK]\": ID 1..63, CAPACITY_MIB 1..65536, DISTANCE 11..255, LINK scaleup|scaleout|scaleacross\n");
 	return -EINVAL;
 }
 

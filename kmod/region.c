@@ -21,7 +21,7 @@
 #include "hbmpool.h"
 
 #define HBMPOOL_FS_MAGIC	0x48424d50	/* "HBMP" */
-#define HBMPOOL_MAX_CHUNKS	(1U << 20)
+#define HBMPOOL_MAX_CHUNKS	BIT(20)
 
 /* hbmpool_regions_lock protects hbmpool_regions and hbmpool_nr_regions. */
 DEFINE_MUTEX(hbmpool_regions_lock);

@@ -26,6 +26,14 @@
 #define SIM_LATENCY_MAX_US	1000000U
 #define SIM_BANDWIDTH_MAX_MBPS	1000000U
 
+struct hbmpool_sim;
+
+/* debugfs hands the inode's data to get/set: one per knob and node. */
+struct sim_knob_file {
+	struct hbmpool_sim *sim;
+	const struct sim_knob *knob;
+};
+
 struct hbmpool_sim {
 	struct hbmpool_node *node;
 	/* HBM page index -> struct page; the xa_lock orders discard and readers */
@@ -37,6 +45,7 @@ struct hbmpool_sim {
 	bool shut;
 	u64 bw_next_ns;			/* when the link is free again */
 	struct dentry *dir;
+	struct sim_knob_file knobs[5];	/* debugfs data of sim_knobs[] */
 	/* knobs, read with READ_ONCE on the data path */
 	u32 latency_us;
 	u32 bandwidth_mbps;
@@ -231,29 +240,46 @@ static const struct hbmpool_transport_ops sim_ops = {
 
 /* ---- debugfs knobs ---- */
 
-#define SIM_KNOB(_name, _max)					\
-static int sim_##_name##_get(void *data, u64 *val)			\
-{									\
-	*val = READ_ONCE(((struct hbmpool_sim *)data)->_name);		\
-	return 0;							\
-}									\
-static int sim_##_name##_set(void *data, u64 val)			\
-{									\
-	if (val > (_max)) {						\
-		pr_err(#_name ": expected 0..%u\n", (_max));		\
-		return -EINVAL;						\
-	}								\
-	WRITE_ONCE(((struct hbmpool_sim *)data)->_name, val);		\
-	return 0;							\
-}									\
-DEFINE_DEBUGFS_ATTRIBUTE(sim_##_name##_fops, sim_##_name##_get,	\
-			 sim_##_name##_set, "%llu\n")
+/* A knob: one u32 of the node's state with its range, shown in debugfs. */
+struct sim_knob {
+	const char *name;
+	size_t offset;			/* in struct hbmpool_sim */
+	u32 max;
+};
 
-SIM_KNOB(latency_us, SIM_LATENCY_MAX_US);
-SIM_KNOB(bandwidth_mbps, SIM_BANDWIDTH_MAX_MBPS);
-SIM_KNOB(fail_fetch, 1);
-SIM_KNOB(fail_writeback, 1);
-SIM_KNOB(link_down, 1);
+static const struct sim_knob sim_knobs[] = {
+	{ "latency_us", offsetof(struct hbmpool_sim, latency_us), SIM_LATENCY_MAX_US },
+	{ "bandwidth_mbps", offsetof(struct hbmpool_sim, bandwidth_mbps),
+	  SIM_BANDWIDTH_MAX_MBPS },
+	{ "fail_fetch", offsetof(struct hbmpool_sim, fail_fetch), 1 },
+	{ "fail_writeback", offsetof(struct hbmpool_sim, fail_writeback), 1 },
+	{ "link_down", offsetof(struct hbmpool_sim, link_down), 1 },
+};
+
+static u32 *sim_knob_ptr(struct sim_knob_file *f)
+{
+	return (u32 *)((char *)f->sim + f->knob->offset);
+}
+
+static int sim_knob_get(void *data, u64 *val)
+{
+	*val = READ_ONCE(*sim_knob_ptr(data));
+	return 0;
+}
+
+static int sim_knob_set(void *data, u64 val)
+{
+	struct sim_knob_file *f = data;
+
+	if (val > f->knob->max) {
+		pr_err("node %u: %s: expected 0..%u\n", f->sim->node->id,
+		       f->knob->name, f->knob->max);
+		return -EINVAL;
+	}
+	WRITE_ONCE(*sim_knob_ptr(f), val);
+	return 0;
+}
+DEFINE_DEBUGFS_ATTRIBUTE(sim_knob_fops, sim_knob_get, sim_knob_set, "%llu\n");
 
 static int sim_hang_fetch_get(void *data, u64 *val)
 {
@@ -329,6 +355,7 @@ int hbmpool_sim_attach(struct hbmpool_node *node)
 {
 	struct hbmpool_sim *sim;
 	char name[16];
+	int i;
 
 	sim = kzalloc(sizeof(*sim), GFP_KERNEL);
 	if (!sim)
@@ -345,18 +372,14 @@ int hbmpool_sim_attach(struct hbmpool_node *node)
 
 	snprintf(name, sizeof(name), "node%u", node->id);
 	sim->dir = debugfs_create_dir(name, hbmpool_debugfs_root);
-	debugfs_create_file_unsafe("latency_us", 0644, sim->dir, sim,
-				   &sim_latency_us_fops);
-	debugfs_create_file_unsafe("bandwidth_mbps", 0644, sim->dir, sim,
-				   &sim_bandwidth_mbps_fops);
-	debugfs_create_file_unsafe("fail_fetch", 0644, sim->dir, sim,
-				   &sim_fail_fetch_fops);
-	debugfs_create_file_unsafe("fail_writeback", 0644, sim->dir, sim,
-				   &sim_fail_writeback_fops);
+	for (i = 0; i < ARRAY_SIZE(sim_knobs); i++) {
+		sim->knobs[i].sim = sim;
+		sim->knobs[i].knob = &sim_knobs[i];
+		debugfs_create_file_unsafe(sim_knobs[i].name, 0644, sim->dir,
+					   &sim->knobs[i], &sim_knob_fops);
+	}
 	debugfs_create_file_unsafe("hang_fetch", 0644, sim->dir, sim,
 				   &sim_hang_fetch_fops);
-	debugfs_create_file_unsafe("link_down", 0644, sim->dir, sim,
-				   &sim_link_down_fops);
 	debugfs_create_file("hbm", 0444, sim->dir, sim, &sim_hbm_fops);
 
 	node->priv = sim;

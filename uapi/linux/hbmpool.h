@@ -19,6 +19,7 @@
 #ifndef _UAPI_LINUX_HBMPOOL_H
 #define _UAPI_LINUX_HBMPOOL_H
 
+#include <linux/const.h>
 #include <linux/types.h>
 #include <linux/ioctl.h>
 
@@ -35,24 +36,24 @@
 #define HBMPOOL_DISTANCE_MAX	255
 
 /* Region placement policies (struct hbmpool_region_create.policy). */
-#define HBMPOOL_POLICY_BIND		0	/* chunks on nodes of the set, nearest first */
-#define HBMPOOL_POLICY_INTERLEAVE	1	/* chunk i on the i-th node of the set, round robin */
+#define HBMPOOL_POLICY_BIND		0	/* nodes of the set, nearest first */
+#define HBMPOOL_POLICY_INTERLEAVE	1	/* chunk i on node i mod n of the set */
 #define HBMPOOL_POLICY_PREFERRED	2	/* preferred node, then the rest by distance */
 #define HBMPOOL_POLICY_MAX		HBMPOOL_POLICY_PREFERRED
 
 #define HBMPOOL_CHUNK_DEFAULT	(2ULL << 20)	/* 2 MiB */
 #define HBMPOOL_CHUNK_MIN	4096ULL		/* PAGE_SIZE on x86-64 */
-#define HBMPOOL_CHUNK_MAX	(1ULL << 30)	/* 1 GiB */
+#define HBMPOOL_CHUNK_MAX	(1024ULL * 1024 * 1024)	/* 1 GiB */
 
 /* Feature bits reported by HBMPOOL_IOC_GET_FEATURES. */
-#define HBMPOOL_FEAT_POLICY_BIND	(1ULL << 0)
-#define HBMPOOL_FEAT_POLICY_INTERLEAVE	(1ULL << 1)
-#define HBMPOOL_FEAT_POLICY_PREFERRED	(1ULL << 2)
-#define HBMPOOL_FEAT_REGION_INFO	(1ULL << 3)
-#define HBMPOOL_FEAT_REGION_STATS	(1ULL << 4)
-#define HBMPOOL_FEAT_REGION_SYNC	(1ULL << 5)
-#define HBMPOOL_FEAT_REGION_PREFETCH	(1ULL << 6)
-#define HBMPOOL_FEAT_SIM_FABRIC		(1ULL << 7)
+#define HBMPOOL_FEAT_POLICY_BIND	_BITULL(0)
+#define HBMPOOL_FEAT_POLICY_INTERLEAVE	_BITULL(1)
+#define HBMPOOL_FEAT_POLICY_PREFERRED	_BITULL(2)
+#define HBMPOOL_FEAT_REGION_INFO	_BITULL(3)
+#define HBMPOOL_FEAT_REGION_STATS	_BITULL(4)
+#define HBMPOOL_FEAT_REGION_SYNC	_BITULL(5)
+#define HBMPOOL_FEAT_REGION_PREFETCH	_BITULL(6)
+#define HBMPOOL_FEAT_SIM_FABRIC		_BITULL(7)
 
 /* HBMPOOL_IOC_GET_FEATURES, on /dev/hbmpool. All members are output. */
 struct hbmpool_features {
@@ -63,6 +64,7 @@ struct hbmpool_features {
 	__u32 page_size;	/* out: fetch granule in bytes */
 	__u64 reserved[4];	/* in: zero */
 };
+
 #define HBMPOOL_FEATURES_SIZE_VER0	56
 
 /*
@@ -78,7 +80,7 @@ struct hbmpool_region_create {
 	__u32 size;		/* in: sizeof(struct hbmpool_region_create) */
 	__u32 flags;		/* in: none defined, zero */
 	__u64 length;		/* in: bytes, > 0, multiple of the page size */
-	__u64 chunk_size;	/* in: 0 for HBMPOOL_CHUNK_DEFAULT, else a power of two in [CHUNK_MIN, CHUNK_MAX] */
+	__u64 chunk_size;	/* in: 0 (default) or a power of two in [CHUNK_MIN, CHUNK_MAX] */
 	__u64 nodemask;		/* in: bit n = node n; remote nodes only; non-empty */
 	__u32 policy;		/* in: HBMPOOL_POLICY_* */
 	__u32 preferred_node;	/* in: PREFERRED only (must be in nodemask); else zero */
@@ -87,6 +89,7 @@ struct hbmpool_region_create {
 	__u32 fd;		/* out: the region's file descriptor (also the return value) */
 	__u64 reserved[4];	/* in: zero */
 };
+
 #define HBMPOOL_REGION_CREATE_SIZE_VER0	112
 
 /* One entry of the placement table returned by HBMPOOL_IOC_REGION_INFO. */
@@ -118,6 +121,7 @@ struct hbmpool_region_info {
 	__u64 dirty_pages;	/* out: of which dirty */
 	__u64 reserved[4];	/* in: zero */
 };
+
 #define HBMPOOL_REGION_INFO_SIZE_VER0	144
 
 /* Fetch latency histogram: bucket i counts latencies in [2^i, 2^(i+1)) ns. */
@@ -138,6 +142,7 @@ struct hbmpool_stats {
 	__u64 lat_hist[HBMPOOL_LAT_BUCKETS];	/* fetch latency, log2 ns buckets */
 	__u64 reserved[4];	/* out: zero */
 };
+
 #define HBMPOOL_STATS_SIZE_VER0		360
 
 /*
@@ -159,6 +164,7 @@ struct hbmpool_range {
 	__u64 pages_failed;	/* out: pages that failed */
 	__u64 reserved[2];	/* in: zero */
 };
+
 #define HBMPOOL_RANGE_SIZE_VER0		56
 
 #define HBMPOOL_IOC_MAGIC		0xB7
