@@ -394,6 +394,12 @@ static const struct file_operations hbmpool_region_fops = {
 
 /* ---- creation ---- */
 
+/* DIV_ROUND_UP() that cannot overflow for any length */
+static u64 hbmpool_nr_chunks(u64 length, u64 chunk_size)
+{
+	return div64_u64(length, chunk_size) + !!(length & (chunk_size - 1));
+}
+
 static int hbmpool_check_create(struct hbmpool_region_create *req)
 {
 	const char *why = NULL;
@@ -422,8 +428,8 @@ static int hbmpool_check_create(struct hbmpool_region_create *req)
 		why = "preferred_node is for the preferred policy only";
 	else if (!memchr(req->name, 0, sizeof(req->name)))
 		why = "name is not NUL-terminated";
-	else if (DIV_ROUND_UP_ULL(req->length,
-				  req->chunk_size ?: HBMPOOL_CHUNK_DEFAULT) >
+	else if (hbmpool_nr_chunks(req->length,
+				   req->chunk_size ?: HBMPOOL_CHUNK_DEFAULT) >
 		 HBMPOOL_MAX_CHUNKS)
 		why = "more than 2^20 chunks: use a larger chunk size";
 	if (!why)
@@ -467,7 +473,7 @@ long hbmpool_ioc_region_create(void __user *argp)
 	r->preferred = req.preferred_node;
 	memcpy(r->name, req.name, sizeof(r->name));
 	r->nr_pages = r->length >> PAGE_SHIFT;
-	r->nr_chunks = DIV_ROUND_UP_ULL(r->length, r->chunk_size);
+	r->nr_chunks = hbmpool_nr_chunks(r->length, r->chunk_size);
 
 	err = hbmpool_counters_init(&r->stats);
 	if (err)
