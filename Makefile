@@ -1,0 +1,142 @@
+# SPDX-License-Identifier: GPL-2.0
+#
+# hbmpool: build, lint and test.  See README.md.
+#
+#   make deps       install the Debian packages (root; fast when all present)
+#   make            = make all: module, tools, selftests
+#   make lint       checkpatch --strict, sparse + W=1, shellcheck
+#   make check      deps, all, lint, host unit tests, selftests in a VM
+#   make demo       deps, all, then tools/hbmdemo in a VM on 4 simulated nodes
+#   make clean
+#
+# KDIR (kernel headers) defaults to /lib/modules/$(uname -r)/build if it
+# exists, else the newest /usr/src/linux-headers-*-amd64; override with
+# make KDIR=...  The rig boots /boot/vmlinuz-$(KVER), KVER = KDIR's release.
+
+SHELL := /bin/bash
+.SHELLFLAGS := -eo pipefail -c
+.DEFAULT_GOAL := all
+
+RIG := $(CURDIR)/tools/rig
+ifeq ($(origin KDIR),undefined)
+KDIR := $(shell $(RIG)/kernel.sh kdir)
+endif
+ifeq ($(origin KVER),undefined)
+KVER := $(shell $(RIG)/kernel.sh kver $(KDIR))
+endif
+export KVER
+
+BUILD         := $(CURDIR)/build
+LINUX_SRC_TAR ?= /usr/src/linux-source-6.1.tar.xz
+LINUX_SRC     := $(BUILD)/linux-src
+KSFT_INC      := $(LINUX_SRC)/tools/testing/selftests
+CHECKPATCH    := $(LINUX_SRC)/scripts/checkpatch.pl
+KSFT_FILES    := tools/testing/selftests/kselftest_harness.h \
+		 tools/testing/selftests/kselftest.h \
+		 scripts/checkpatch.pl scripts/spelling.txt \
+		 scripts/const_structs.checkpatch
+
+KMOD_SRCS      = $(filter-out %.mod.c,$(wildcard kmod/*.[ch]))
+UAPI_HDRS      = $(wildcard uapi/linux/*.h)
+SHELL_SCRIPTS  = $(shell find . -path ./build -prune -o -path ./.git -prune -o \
+		   -name '*.sh' -type f -print) .ci/run
+
+.PHONY: all deps kinfo ksft module tools selftests lint lint-checkpatch \
+	lint-sparse lint-shell unit rig-tests check demo clean help
+
+all: module tools selftests
+
+help:
+	@sed -n '3,15p' Makefile | sed 's/^# \{0,1\}//'
+
+deps:
+	@$(RIG)/deps.sh
+
+kinfo:
+	@if [ -z "$(KDIR)" ] || [ ! -d "$(KDIR)" ]; then \
+		echo "no kernel headers (KDIR='$(KDIR)'): run 'make deps'" >&2; exit 1; fi
+	@echo "  KDIR    $(KDIR)"
+	@echo "  KVER    $(KVER)"
+
+# A few files of Debian's kernel source, never copied into the repo.
+ksft: $(LINUX_SRC)/.stamp
+$(LINUX_SRC)/.stamp:
+	@test -r $(LINUX_SRC_TAR) || { echo "$(LINUX_SRC_TAR) missing: make deps" >&2; exit 1; }
+	@echo "  EXTRACT $(KSFT_FILES) from $(LINUX_SRC_TAR)"
+	@mkdir -p $(LINUX_SRC)
+	@tar -xJf $(LINUX_SRC_TAR) -C $(LINUX_SRC) --strip-components=1 \
+		--wildcards $(addprefix '*/',$(KSFT_FILES))
+	@for f in $(KSFT_FILES); do test -f $(LINUX_SRC)/$$f || \
+		{ echo "ksft: $$f not found in $(LINUX_SRC_TAR)" >&2; exit 1; }; done
+	@touch $@
+
+module: kinfo
+	@if [ ! -f Kbuild ] || [ ! -f kmod/Kbuild ]; then \
+		echo "module: Kbuild or kmod/Kbuild missing: skipped"; exit 0; fi; \
+	$(MAKE) -C $(KDIR) M=$(CURDIR) modules
+
+tools:
+	@if [ -f tools/Makefile ]; then $(MAKE) -C tools; \
+	else echo "tools: no tools/Makefile yet: skipped"; fi
+
+selftests: ksft
+	@if [ -f selftests/Makefile ]; then \
+		$(MAKE) -C selftests KSFT_INC=$(KSFT_INC); \
+	else echo "selftests: no selftests/Makefile yet: skipped"; fi
+
+# Userspace is linted by its normal build (-Wall -Wextra -Werror): lint
+# depends on tools and selftests.
+lint: lint-checkpatch lint-sparse lint-shell tools selftests
+
+lint-checkpatch: ksft
+	@echo "  CHECKPATCH --strict $(KMOD_SRCS) $(UAPI_HDRS)"
+	@[ -n "$(strip $(KMOD_SRCS) $(UAPI_HDRS))" ] || { echo "  (nothing to check)"; exit 0; }; \
+	out=$$(perl $(CHECKPATCH) --strict --no-tree --show-types --color=never \
+		-f $(KMOD_SRCS) $(UAPI_HDRS) 2>&1) || true; \
+	if grep -qE '^(ERROR|WARNING|CHECK):' <<<"$$out"; then \
+		echo "$$out"; echo "lint: checkpatch found problems" >&2; exit 1; fi
+
+# sparse (C=2: every file) and W=1 on a full module build; any warning that
+# names one of our files fails.  Full log in build/lint-sparse.log.
+lint-sparse: kinfo
+	@if [ ! -f kmod/Kbuild ]; then echo "lint-sparse: no kmod/Kbuild: skipped"; exit 0; fi; \
+	echo "  SPARSE  C=2 W=1 -> build/lint-sparse.log"; \
+	mkdir -p $(BUILD); \
+	rc=0; $(MAKE) -C $(KDIR) M=$(CURDIR) C=2 W=1 modules >$(BUILD)/lint-sparse.log 2>&1 || rc=$$?; \
+	bad=$$(grep -E '(warning|error):' $(BUILD)/lint-sparse.log | grep -E '(^|/)(kmod|uapi)/' || true); \
+	if [ $$rc != 0 ] || [ -n "$$bad" ]; then \
+		if [ -n "$$bad" ]; then echo "$$bad"; else tail -n 30 $(BUILD)/lint-sparse.log; fi; \
+		echo "lint: sparse / W=1 build failed (build/lint-sparse.log)" >&2; exit 1; fi
+
+lint-shell:
+	@echo "  SHELLCHECK $(words $(SHELL_SCRIPTS)) scripts"
+	@shellcheck -x $(SHELL_SCRIPTS)
+
+# Host-side unit tests of the selftests, if they provide them.
+unit: ksft
+	@if [ -f selftests/Makefile ] && grep -q '^unit:' selftests/Makefile; then \
+		$(MAKE) -C selftests KSFT_INC=$(KSFT_INC) unit; \
+	else echo "unit: no 'unit' target in selftests/Makefile: skipped"; fi
+
+rig-tests:
+	$(RIG)/run-tests.sh
+
+# Sub-makes, so that KDIR and KVER are found after deps installed them.
+check:
+	@$(MAKE) --no-print-directory deps
+	@$(MAKE) --no-print-directory all
+	@$(MAKE) --no-print-directory lint
+	@$(MAKE) --no-print-directory unit
+	@$(MAKE) --no-print-directory rig-tests
+
+demo:
+	@$(MAKE) --no-print-directory deps
+	@$(MAKE) --no-print-directory all
+	$(RIG)/vm.sh -i demo -a loglevel=4 -e "HBMDEMO_ARGS=$(DEMO_ARGS)" -- $(RIG)/demo.sh
+
+clean:
+	@if [ -n "$(KDIR)" ] && [ -d "$(KDIR)" ] && [ -f Kbuild ]; then \
+		$(MAKE) -C $(KDIR) M=$(CURDIR) clean; fi
+	@if [ -f tools/Makefile ]; then $(MAKE) -C tools clean; fi
+	@if [ -f selftests/Makefile ]; then $(MAKE) -C selftests clean; fi
+	rm -rf $(BUILD)
