@@ -1,0 +1,302 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * hbmpool cache: a region 8x the cache budget is written and read in several
+ * orders with exact data, the budget holds, and the counters are consistent
+ * with each other, with sysfs (region and per-node) and with what the test
+ * did.  Also budget shrinking and PREFETCH.
+ *
+ * Nodes 31..32 belong to this binary.
+ */
+#include <stdio.h>
+
+#include "kselftest_harness.h"
+#include "hbmtest.h"
+
+#define N_A	31	/* 4 MiB, distance 20 */
+#define N_B	32	/* 4 MiB, distance 30 */
+#define BOTH	((1ULL << N_A) | (1ULL << N_B))
+#define BUDGET	64ULL			/* pages */
+#define NPAGES	(8 * BUDGET)		/* 8x the budget: 2 MiB */
+#define LEN	(NPAGES * HBMT_PAGE)
+#define CHUNK	(64 * 1024ULL)
+
+enum order { SEQ, REV, RANDOM };
+
+FIXTURE(cache)
+{
+	struct hbmt_env env;
+	struct hbmt_region r;
+	uint32_t perm[NPAGES];
+};
+
+FIXTURE_VARIANT(cache)
+{
+	enum order write_order;
+	enum order read_order;
+};
+
+/* Written front to back, read front to back, then back to front. */
+FIXTURE_VARIANT_ADD(cache, sequential)
+{
+	.write_order = SEQ, .read_order = SEQ,
+};
+
+/* Written back to front, read back to front, then front to back. */
+FIXTURE_VARIANT_ADD(cache, reverse)
+{
+	.write_order = REV, .read_order = REV,
+};
+
+/* Written and read in (different) random permutations. */
+FIXTURE_VARIANT_ADD(cache, random)
+{
+	.write_order = RANDOM, .read_order = RANDOM,
+};
+
+FIXTURE_SETUP(cache)
+{
+	hbmt_env_setup(_metadata, &self->env, BUDGET, 5000);
+	hbmt_env_node(_metadata, &self->env, N_A, 4, 20, NULL);
+	hbmt_env_node(_metadata, &self->env, N_B, 4, 30, NULL);
+}
+
+FIXTURE_TEARDOWN(cache)
+{
+	hbmt_region_close(&self->r);
+	hbmt_env_teardown(_metadata, &self->env);
+}
+
+static uint64_t page_at(FIXTURE_DATA(cache) *self, enum order o, uint64_t i)
+{
+	switch (o) {
+	case SEQ: return i;
+	case REV: return NPAGES - 1 - i;
+	case RANDOM: return self->perm[i];
+	}
+	return i;
+}
+
+static void set_order(FIXTURE_DATA(cache) *self, enum order o, uint64_t seed)
+{
+	if (o == RANDOM)
+		hbm_permutation(self->perm, NPAGES, seed);
+}
+
+static uint64_t global_cached(void)
+{
+	uint64_t v = UINT64_MAX;
+
+	hbm_global_u64("cached_pages", &v);
+	return v;
+}
+
+/* The counter identities every stats snapshot must satisfy (no failures injected). */
+static void check_identities(struct __test_metadata *_metadata,
+			     const struct hbmpool_stats *st, const char *what)
+{
+	EXPECT_EQ(st->fetches * HBMT_PAGE, st->bytes_fetched) TH_LOG("%s", what);
+	EXPECT_EQ(st->writebacks * HBMT_PAGE, st->bytes_written_back) TH_LOG("%s", what);
+	EXPECT_EQ(st->fetches, hbm_hist_total(st->lat_hist, HBMPOOL_LAT_BUCKETS))
+		TH_LOG("%s: sum(lat_hist) != fetches", what);
+	EXPECT_LE(st->evictions, st->fetches) TH_LOG("%s: evicted more than fetched", what);
+	EXPECT_EQ(0, st->errors) TH_LOG("%s", what);
+	EXPECT_EQ(0, st->timeouts) TH_LOG("%s", what);
+	for (int i = 0; i < 4; i++) {
+		EXPECT_EQ(0, st->reserved[i]);
+	}
+}
+
+/* 8x-budget region, written then read twice in the variant's orders: exact data, the budget holds throughout, counters consistent and equal to sysfs, HBM exact after SYNC. */
+TEST_F_TIMEOUT(cache, thrash_8x_budget, 120)
+{
+	const uint64_t seed = 0xcafe0000ULL ^ (uint64_t)variant->write_order;
+	struct hbmpool_stats st, sysst, na, nb;
+	struct hbmpool_region_info ri;
+	struct hbmpool_range rg;
+	uint64_t max_cached = 0, v, bad = 0;
+	char dir[256];
+	int ret;
+
+	ret = hbmt_region_open(&self->r, self->env.devfd, LEN, CHUNK,
+			       HBMPOOL_POLICY_INTERLEAVE, BOTH, 0, "thrash");
+	ASSERT_EQ(0, ret) TH_LOG("create: %s", strerror(-ret));
+
+	/* Write pass: every page filled completely. */
+	set_order(self, variant->write_order, 1);
+	for (uint64_t i = 0; i < NPAGES; i++) {
+		uint64_t p = page_at(self, variant->write_order, i);
+
+		hbm_pattern_fill(self->r.map + p * HBMT_PAGE, HBMT_PAGE, p * HBMT_PAGE, seed);
+		if (!(i % 16)) {
+			v = global_cached();
+			if (v > max_cached)
+				max_cached = v;
+		}
+	}
+	/* Two read passes: the variant's order, then another one. */
+	for (int pass = 0; pass < 2; pass++) {
+		enum order o = pass ? (variant->read_order == SEQ ? REV : SEQ) : variant->read_order;
+
+		set_order(self, o, 2 + (uint64_t)pass);
+		for (uint64_t i = 0; i < NPAGES; i++) {
+			uint64_t p = page_at(self, o, i);
+			size_t nbad = hbm_pattern_check(self->r.map + p * HBMT_PAGE, HBMT_PAGE,
+							p * HBMT_PAGE, seed, &bad);
+
+			ASSERT_EQ(0, nbad) TH_LOG("pass %d page %llu: %zu bad bytes, first at %llu",
+						  pass, (unsigned long long)p, nbad,
+						  (unsigned long long)bad);
+			if (!(i % 16)) {
+				v = global_cached();
+				if (v > max_cached)
+					max_cached = v;
+			}
+		}
+	}
+	EXPECT_LE(max_cached, BUDGET) TH_LOG("cache exceeded its budget without write-back failures");
+
+	/* Settled: the cache is within budget. */
+	EXPECT_EQ(0, hbmt_wait_global("cached_pages", HBMT_LE, BUDGET, 5000, &v)) TH_LOG("cached %llu", (unsigned long long)v);
+	ASSERT_EQ(0, hbmt_stats_settled(self->r.fd, &st));
+	ASSERT_EQ(0, hbm_region_info(self->r.fd, &ri, NULL, 0));
+	EXPECT_LE(ri.cached_pages, BUDGET);
+	EXPECT_LE(ri.dirty_pages, ri.cached_pages);
+
+	check_identities(_metadata, &st, "region");
+	EXPECT_LT(0, st.evictions);
+	EXPECT_LT(0, st.writebacks);
+	/* Lower bounds from what the test did: every page was fetched once for
+	 * the write pass; at most BUDGET of them survived into each read pass;
+	 * at least NPAGES - BUDGET dirty pages had to be written back to make
+	 * room; each fetch came from a fault (no prefetch here). */
+	EXPECT_LE(3 * NPAGES - 2 * BUDGET, st.fetches);
+	EXPECT_LE(NPAGES - BUDGET, st.writebacks);
+	EXPECT_LE(3 * NPAGES - 3 * BUDGET, st.evictions);
+	EXPECT_LE(st.fetches, st.faults);
+	EXPECT_LE(st.fetches - st.evictions, BUDGET) TH_LOG("fetched - evicted = pages still cached");
+	EXPECT_EQ(st.fetches - st.evictions, ri.cached_pages);
+
+	/* sysfs regions/regionN/stats says the same. */
+	snprintf(dir, sizeof(dir), HBM_SYSFS "/regions/region%u/stats", self->r.id);
+	ASSERT_EQ(0, hbm_read_stats_dir(dir, &sysst));
+	sysst.size = st.size;
+	EXPECT_EQ(0, memcmp(&st, &sysst, sizeof(st))) TH_LOG("ioctl and sysfs stats differ");
+	for (int i = 0; i < HBM_NR_COUNTERS; i++) {
+		EXPECT_EQ(*hbm_counter(&st, i), *hbm_counter(&sysst, i)) TH_LOG("%s", hbm_counter_names[i]);
+	}
+	ASSERT_EQ(0, hbm_readf_u64(&v, HBM_SYSFS "/regions/region%u/cached_pages", self->r.id));
+	EXPECT_EQ(ri.cached_pages, v);
+
+	/* The nodes are this test's alone: their counters add up to the region's. */
+	snprintf(dir, sizeof(dir), HBM_SYSFS "/nodes/node%u/stats", N_A);
+	ASSERT_EQ(0, hbm_read_stats_dir(dir, &na));
+	snprintf(dir, sizeof(dir), HBM_SYSFS "/nodes/node%u/stats", N_B);
+	ASSERT_EQ(0, hbm_read_stats_dir(dir, &nb));
+	for (int i = 1; i < HBM_NR_COUNTERS; i++) {	/* faults may be counted per region only */
+		EXPECT_EQ(*hbm_counter(&st, i), *hbm_counter(&na, i) + *hbm_counter(&nb, i))
+			TH_LOG("node stats %s", hbm_counter_names[i]);
+	}
+	/* Interleave: both nodes did half of the work, roughly. */
+	EXPECT_LT(0, na.fetches);
+	EXPECT_LT(0, nb.fetches);
+
+	/* SYNC the rest; HBM then holds the pattern everywhere. */
+	ASSERT_EQ(0, hbm_region_sync(self->r.fd, 0, 0, &rg));
+	EXPECT_EQ(ri.dirty_pages, rg.pages_done);
+	{
+		struct hbmpool_chunk_info ch[LEN / CHUNK];
+		static uint8_t buf[CHUNK];
+
+		ASSERT_EQ(0, hbm_region_info(self->r.fd, &ri, ch, LEN / CHUNK));
+		EXPECT_EQ(0, ri.dirty_pages);
+		for (uint64_t c = 0; c < LEN / CHUNK; c++) {
+			ASSERT_EQ((ssize_t)CHUNK, hbm_hbm_pread(ch[c].node, buf, CHUNK, ch[c].node_offset));
+			EXPECT_EQ(0, hbm_pattern_check(buf, CHUNK, c * CHUNK, seed, NULL))
+				TH_LOG("HBM chunk %llu", (unsigned long long)c);
+		}
+	}
+	ASSERT_EQ(0, hbmt_stats_settled(self->r.fd, &st));
+	check_identities(_metadata, &st, "after sync");
+}
+
+/* The same nodes and budget, for the tests that do not depend on an order. */
+FIXTURE(cache_misc)
+{
+	struct hbmt_env env;
+	struct hbmt_region r;
+};
+
+FIXTURE_SETUP(cache_misc)
+{
+	hbmt_env_setup(_metadata, &self->env, BUDGET, 5000);
+	hbmt_env_node(_metadata, &self->env, N_A, 4, 20, NULL);
+	hbmt_env_node(_metadata, &self->env, N_B, 4, 30, NULL);
+}
+
+FIXTURE_TEARDOWN(cache_misc)
+{
+	hbmt_region_close(&self->r);
+	hbmt_env_teardown(_metadata, &self->env);
+}
+
+/* Lowering the budget below what is cached makes the cache shrink to the new budget, and the data stays intact. */
+TEST_F_TIMEOUT(cache_misc, budget_shrink, 60)
+{
+	const uint64_t seed = 77;
+	uint64_t v;
+	int ret;
+
+	ASSERT_EQ(0, hbm_set_global_u64("cache_budget_pages", 4 * BUDGET));
+	ret = hbmt_region_open(&self->r, self->env.devfd, 3 * BUDGET * HBMT_PAGE, CHUNK,
+			       HBMPOOL_POLICY_BIND, BOTH, 0, "shrink");
+	ASSERT_EQ(0, ret);
+	hbm_pattern_fill(self->r.map, self->r.len, 0, seed);
+	ASSERT_EQ(0, hbm_global_u64("cached_pages", &v));
+	EXPECT_EQ(3 * BUDGET, v);
+	ASSERT_EQ(0, hbm_set_global_u64("cache_budget_pages", BUDGET));
+	EXPECT_EQ(0, hbmt_wait_global("cached_pages", HBMT_LE, BUDGET, 10000, &v))
+		TH_LOG("still %llu cached after the budget went down to %llu",
+		       (unsigned long long)v, (unsigned long long)BUDGET);
+	EXPECT_EQ(0, hbm_pattern_check(self->r.map, self->r.len, 0, seed, NULL));
+	/* Node 0 reports the budget as capacity. */
+	ASSERT_EQ(0, hbm_node_u64(0, "capacity_bytes", &v));
+	EXPECT_EQ(BUDGET * HBMT_PAGE, v);
+}
+
+/* PREFETCH fills the cache without faults or mappings; touching prefetched pages fetches nothing more; PREFETCH stops at the budget. */
+TEST_F(cache_misc, prefetch)
+{
+	const uint64_t n = BUDGET / 2;
+	struct hbmpool_stats st;
+	struct hbmpool_range rg;
+	uint64_t v;
+	int ret;
+
+	ret = hbmt_region_open(&self->r, self->env.devfd, NPAGES * HBMT_PAGE, CHUNK,
+			       HBMPOOL_POLICY_BIND, BOTH, 0, "prefetch");
+	ASSERT_EQ(0, ret);
+	ASSERT_EQ(0, hbm_region_prefetch(self->r.fd, 0, n * HBMT_PAGE, &rg));
+	EXPECT_EQ(n, rg.pages_done);
+	EXPECT_EQ(0, rg.pages_failed);
+	ASSERT_EQ(0, hbm_region_stats(self->r.fd, &st));
+	EXPECT_EQ(n, st.fetches);
+	EXPECT_EQ(0, st.faults);
+	for (uint64_t p = 0; p < n; p++) {
+		EXPECT_EQ(0, self->r.map[p * HBMT_PAGE]);
+	}
+	ASSERT_EQ(0, hbm_region_stats(self->r.fd, &st));
+	EXPECT_EQ(n, st.fetches) TH_LOG("prefetched pages were fetched again");
+	EXPECT_LE(n, st.faults);
+	/* Already cached: nothing to do. */
+	ASSERT_EQ(0, hbm_region_prefetch(self->r.fd, 0, n * HBMT_PAGE, &rg));
+	EXPECT_EQ(0, rg.pages_done);
+
+	/* The whole region is 8x the budget: prefetch stops at the budget. */
+	ASSERT_EQ(0, hbm_region_prefetch(self->r.fd, 0, 0, &rg));
+	EXPECT_EQ(0, rg.pages_failed);
+	EXPECT_LE(rg.pages_done, BUDGET - n);
+	ASSERT_EQ(0, hbm_global_u64("cached_pages", &v));
+	EXPECT_LE(v, BUDGET);
+}
+
+HBMT_MAIN
