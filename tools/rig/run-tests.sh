@@ -3,9 +3,10 @@
 #
 # Run the hbmpool selftests in one rig VM and judge the run.
 #
-# usage: run-tests.sh [-t SECS] [TEST...]
+# usage: run-tests.sh [-t SECS] [-i ID] [TEST...]
 #   TEST: a line of the test list, or its executable's name (default: all)
 #   -t SECS: timeout per test (default $RIG_TEST_TIMEOUT or 300)
+#   -i ID: VM id (default tests): output in $RIG_BUILD/out-ID/
 #
 # The test list is selftests/hbmpool/tests.list if it exists: one test per
 # line, an executable relative to selftests/hbmpool/ and optional arguments;
@@ -14,7 +15,7 @@
 #
 # In the VM (guest-tests.sh): insmod kmod/hbmpool.ko $HBMPOOL_PARAMS, each
 # test under timeout(1) printing TAP to the console, rmmod, dmesg.
-# Output in $RIG_BUILD/out-tests/ (see vm.sh): tests/NN.log, tests/NN.rc,
+# Output in $RIG_BUILD/out-ID/ (see vm.sh): tests/NN.log, tests/NN.rc,
 # results.tap, dmesg.txt, console.log.
 #
 # The run fails (exit 1) if a test case fails, a test binary exits non-zero,
@@ -33,12 +34,14 @@ set -euo pipefail
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 per_test=${RIG_TEST_TIMEOUT:-300}
+id=tests
 while [ $# -gt 0 ]; do
 	case "$1" in
 	-t) per_test=$2; shift 2 ;;
-	-h|--help) sed -n '3,32p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+	-i) id=$2; shift 2 ;;
+	-h|--help) sed -n '3,33p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
 	--) shift; break ;;
-	-*) echo "usage: $0 [-t SECS] [TEST...]" >&2; exit 2 ;;
+	-*) echo "usage: $0 [-t SECS] [-i ID] [TEST...]" >&2; exit 2 ;;
 	*) break ;;
 	esac
 done
@@ -83,7 +86,6 @@ for t in "${tests[@]+"${tests[@]}"}"; do
 done
 [ ${#tests[@]} -gt 0 ] || rig_log "warning: no tests found in $tdir"
 
-id=tests
 out=$RIG_BUILD/out-$id
 vmrc=0
 "$RIG_DIR/vm.sh" -i "$id" -t "${RIG_TIMEOUT:-1500}" -b "$(dirname "$ko")" -b "$tdir" \
@@ -91,6 +93,11 @@ vmrc=0
 	-e "RIG_TESTDIR=$tdir" -e "RIG_TEST_TIMEOUT=$per_test" \
 	-e "RIG_TESTS=$(printf '%s\n' "${tests[@]+"${tests[@]}"}")" \
 	-- "$RIG_DIR/guest-tests.sh" || vmrc=$?
+if [ ! -e "$out/console.log" ]; then
+	echo "rig: the VM did not start"
+	echo "0 passed, 1 failed"
+	exit 1
+fi
 
 echo
 echo "==== hbmpool selftests: results (details in $out) ===="
