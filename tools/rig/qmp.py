@@ -87,7 +87,8 @@ def main(argv):
             return 2
         k, v = kv.split("=", 1)
         args[k] = parse_value(v)
-    path = sock_path(argv[1])
+    # vm.sh makes qmp.sock a symlink when the real path would be too long.
+    path = os.path.realpath(sock_path(argv[1]))
     try:
         reply = QMP(path).execute(argv[2], args)
     except (OSError, ConnectionError, ValueError) as e:

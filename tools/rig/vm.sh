@@ -93,6 +93,15 @@ if [ -s "$out/qemu.pid" ] && kill -0 "$(cat "$out/qemu.pid")" 2>/dev/null; then
 fi
 find "$out" -mindepth 1 -delete
 
+# A unix socket path is limited to 107 bytes: if out/ is too deep, the socket
+# lives in /tmp and out/qmp.sock is a symlink to it (qmp.py follows it).
+qmp=$out/qmp.sock
+if [ ${#qmp} -gt 100 ]; then
+	qmp=/tmp/hbmpool-rig-$(printf '%s' "$out" | cksum | cut -d' ' -f1).sock
+	rm -f "$qmp"
+	ln -s "$qmp" "$out/qmp.sock"
+fi
+
 cmdline="console=ttyS0 loglevel=5 panic=-1 oops=panic rig.vm=$id rig.repo=$REPO rig.outpath=$out"
 if [ -n "$script" ]; then
 	cmdline="$cmdline rig.cmd=$script"
@@ -154,7 +163,7 @@ qemu=(qemu-system-x86_64 -name "rig-$id" -accel tcg -m "$mem" -smp "$smp"
 	-nodefaults -display none -vga none -no-reboot
 	-kernel "/boot/vmlinuz-$KVER" -initrd "$initrd" -append "$cmdline"
 	"${console[@]}" -serial chardev:con0
-	-qmp "unix:$out/qmp.sock,server=on,wait=off" -pidfile "$out/qemu.pid"
+	-qmp "unix:$qmp,server=on,wait=off" -pidfile "$out/qemu.pid"
 	-virtfs local,path=/,mount_tag=hostroot,security_model=none,readonly=on,multidevs=remap
 	-virtfs "local,path=$out,mount_tag=rigout,security_model=none,multidevs=remap"
 	-device isa-debug-exit,iobase=0xf4,iosize=0x04
@@ -171,6 +180,7 @@ else
 	timeout --foreground -k 10 "$timeout" "${qemu[@]}" </dev/null || rc=$?
 fi
 rm -f "$out/qemu.pid"
+[ "$qmp" = "$out/qmp.sock" ] || rm -f "$qmp"
 elapsed=$((SECONDS - start))
 
 status=""
