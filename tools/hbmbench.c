@@ -1,0 +1,372 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * hbmbench: 4 KiB fault throughput and latency of hbmpool through the
+ * simulated fabric (added latency 0, bandwidth unlimited), next to two
+ * baselines over the same bytes:
+ *   pread   the node's debugfs "hbm" file (opened once) read 4 KiB at a
+ *           time: a kernel copy out of the very HBM pages the faults fetch
+ *           from;
+ *   memcpy  a user-space memcpy of the warm (already cached and mapped)
+ *           region, 4 KiB at a time.
+ * Fault phases time each first touch (clock_gettime around a read of the
+ * page's first byte) on a cold region; the cache budget is raised so that
+ * nothing is evicted, except in the optional --evict phase (budget = 1/8 of
+ * the region).  Knobs changed are restored at exit.  Numbers only: nothing
+ * here asserts on timing.
+ *
+ * usage: hbmbench [--size SIZE] [--node N | --nodes LIST] [--iterations N] [--evict]
+ * Output: a table, then machine-readable "key=value" lines
+ * (ratio.seq_fault_vs_memcpy=0.xx, ...); ratios are fault throughput over
+ * baseline throughput.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "hbmlib.h"
+#include "hbmsys.h"
+
+#define PAGE 4096ULL
+
+enum phase { SEQ_FAULT, RAND_FAULT, EVICT_FAULT, PREAD_HBM, MEMCPY_WARM, NPHASE };
+
+static const char *const phase_name[NPHASE] = {
+	"seq_fault", "rand_fault", "seq_fault_evict", "pread_hbm", "memcpy_warm",
+};
+
+struct result {
+	uint64_t *lat;		/* per-page ns, all iterations */
+	uint64_t n;
+	uint64_t total_ns;	/* sum of the timed loops */
+	uint64_t bytes;
+	int ran;
+};
+
+static struct result res[NPHASE];
+static uint64_t old_budget;
+static int budget_saved;
+static uint64_t nodemask;
+static uint64_t old_latency[64], old_bw[64];
+static int knobs_saved[64];
+
+static void restore(void)
+{
+	if (budget_saved)
+		hbm_set_global_u64("cache_budget_pages", old_budget);
+	for (int i = 1; i < 64; i++) {
+		if (!knobs_saved[i])
+			continue;
+		hbm_node_knob((unsigned int)i, "latency_us", old_latency[i]);
+		hbm_node_knob((unsigned int)i, "bandwidth_mbps", old_bw[i]);
+	}
+}
+
+/* debugfs nodeN/hbm, opened once so the baseline times only the copy. */
+static int hbm_fd[64];
+
+static ssize_t hbm_read_page(unsigned int node, void *buf, uint64_t off)
+{
+	if (node >= 64)
+		return -EINVAL;
+	if (!hbm_fd[node]) {
+		char path[128];
+
+		snprintf(path, sizeof(path), HBM_DEBUGFS "/node%u/hbm", node);
+		hbm_fd[node] = open(path, O_RDONLY | O_CLOEXEC);
+		if (hbm_fd[node] < 0)
+			return -errno;
+	}
+	return pread(hbm_fd[node], buf, PAGE, (off_t)off);
+}
+
+static void record(enum phase ph, uint64_t ns)
+{
+	res[ph].lat[res[ph].n++] = ns;
+}
+
+static int region_new(int dev, uint64_t size, struct hbmpool_region_create *rc, uint8_t **m)
+{
+	int fd;
+
+	hbm_create_init(rc, size, 0, HBMPOOL_POLICY_INTERLEAVE, nodemask, 0, "hbmbench");
+	/* 2 MiB chunks unless the region is small: spread over every node. */
+	rc->chunk_size = 2ULL << 20;
+	while (rc->chunk_size > PAGE && size / rc->chunk_size < 4 * (uint64_t)__builtin_popcountll(nodemask))
+		rc->chunk_size /= 2;
+	fd = hbm_region_create(dev, rc);
+	if (fd < 0)
+		return fd;
+	*m = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	if (*m == MAP_FAILED) {
+		int e = -errno;
+
+		close(fd);
+		return e;
+	}
+	return fd;
+}
+
+static void fault_pass(enum phase ph, uint8_t *m, uint64_t npages, const uint32_t *order)
+{
+	uint64_t start = hbm_now_ns();
+
+	for (uint64_t i = 0; i < npages; i++) {
+		uint64_t p = order ? order[i] : i;
+		uint64_t t0 = hbm_now_ns();
+
+		(void)*(volatile uint8_t *)(m + p * PAGE);
+		record(ph, hbm_now_ns() - t0);
+	}
+	res[ph].total_ns += hbm_now_ns() - start;
+	res[ph].bytes += npages * PAGE;
+	res[ph].ran = 1;
+}
+
+static void print_row(enum phase ph)
+{
+	struct result *r = &res[ph];
+	double secs = (double)r->total_ns / 1e9;
+
+	if (!r->ran || !r->n)
+		return;
+	hbm_sort_u64(r->lat, r->n);
+	printf("%-16s %10.0f %10.1f %10llu %10llu %10llu\n", phase_name[ph],
+	       (double)r->n / secs, (double)r->bytes / secs / 1e6,
+	       (unsigned long long)hbm_percentile_sorted(r->lat, r->n, 50),
+	       (unsigned long long)hbm_percentile_sorted(r->lat, r->n, 99),
+	       (unsigned long long)hbm_percentile_sorted(r->lat, r->n, 99.9));
+}
+
+static double mbps(enum phase ph)
+{
+	return res[ph].total_ns ? (double)res[ph].bytes / ((double)res[ph].total_ns / 1e9) / 1e6 : 0;
+}
+
+static void usage(FILE *f, const char *argv0)
+{
+	fprintf(f, "usage: %s [--size SIZE] [--node N | --nodes LIST] [--iterations N] [--evict]\n"
+		"  --size SIZE       bytes per region (default 8M; k/M/G suffixes)\n"
+		"  --node N          use remote node N\n"
+		"  --nodes LIST      use nodes, e.g. 1,3-5 (default: every remote node up)\n"
+		"  --iterations N    repeat each phase N times (default 3)\n"
+		"  --evict           add a sequential fault phase with budget = size/8\n", argv0);
+}
+
+int main(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "size", required_argument, NULL, 's' },
+		{ "node", required_argument, NULL, 'n' },
+		{ "nodes", required_argument, NULL, 'N' },
+		{ "iterations", required_argument, NULL, 'i' },
+		{ "evict", no_argument, NULL, 'e' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	uint64_t size = 8ULL << 20, iters = 3, npages, v;
+	struct hbm_node nodes[HBMPOOL_MAX_NODES];
+	struct hbmpool_region_create rc;
+	int c, n, dev, evict = 0, have_debugfs;
+	uint32_t *perm;
+	uint8_t *buf;
+
+	while ((c = getopt_long(argc, argv, "s:n:N:i:eh", opts, NULL)) != -1) {
+		switch (c) {
+		case 's':
+			if (hbm_parse_size(optarg, &size) || !size || size % PAGE) {
+				fprintf(stderr, "bad --size '%s' (a non-zero multiple of 4 KiB)\n", optarg);
+				return 2;
+			}
+			break;
+		case 'n':
+			if (hbm_parse_u64(optarg, &v) || v < 1 || v > 63) {
+				fprintf(stderr, "bad --node '%s' (1..63)\n", optarg);
+				return 2;
+			}
+			nodemask = 1ULL << v;
+			break;
+		case 'N':
+			if (hbm_parse_nodelist(optarg, 1, 63, &nodemask)) {
+				fprintf(stderr, "bad --nodes '%s' (e.g. 1,3-5)\n", optarg);
+				return 2;
+			}
+			break;
+		case 'i':
+			if (hbm_parse_u64(optarg, &iters) || !iters || iters > 1000) {
+				fprintf(stderr, "bad --iterations '%s' (1..1000)\n", optarg);
+				return 2;
+			}
+			break;
+		case 'e':
+			evict = 1;
+			break;
+		case 'h':
+			usage(stdout, argv[0]);
+			return 0;
+		default:
+			usage(stderr, argv[0]);
+			return 2;
+		}
+	}
+	npages = size / PAGE;
+
+	n = hbm_list_nodes(nodes, HBMPOOL_MAX_NODES);
+	if (n < 0) {
+		fprintf(stderr, "hbmbench: %s/nodes: %s (is hbmpool.ko loaded?)\n", HBM_SYSFS, strerror(-n));
+		return 1;
+	}
+	if (!nodemask) {
+		for (int i = 0; i < n; i++)
+			if (nodes[i].id && !strcmp(nodes[i].state, "up"))
+				nodemask |= 1ULL << nodes[i].id;
+		if (!nodemask) {
+			fprintf(stderr, "hbmbench: no remote node is up (echo '1 64 20' > %s/new_node)\n", HBM_SYSFS);
+			return 1;
+		}
+	}
+	dev = hbm_dev_open();
+	if (dev < 0) {
+		fprintf(stderr, "hbmbench: open %s: %s\n", HBM_DEV, strerror(-dev));
+		return 1;
+	}
+	for (int ph = 0; ph < NPHASE; ph++) {
+		res[ph].lat = calloc(npages * iters, sizeof(uint64_t));
+		if (!res[ph].lat)
+			return 1;
+	}
+	perm = calloc(npages, sizeof(*perm));
+	buf = aligned_alloc(PAGE, PAGE);
+	if (!perm || !buf)
+		return 1;
+
+	/* Zero added latency, no bandwidth cap; a budget with room for everything. */
+	atexit(restore);
+	have_debugfs = !access(HBM_DEBUGFS, F_OK);
+	for (int i = 1; i < 64 && have_debugfs; i++) {
+		char path[128];
+
+		if (!(nodemask & (1ULL << i)))
+			continue;
+		snprintf(path, sizeof(path), HBM_DEBUGFS "/node%d/latency_us", i);
+		if (hbm_read_u64(path, &old_latency[i]))
+			continue;
+		snprintf(path, sizeof(path), HBM_DEBUGFS "/node%d/bandwidth_mbps", i);
+		hbm_read_u64(path, &old_bw[i]);
+		knobs_saved[i] = 1;
+		hbm_node_knob((unsigned int)i, "latency_us", 0);
+		hbm_node_knob((unsigned int)i, "bandwidth_mbps", 0);
+	}
+	if (hbm_global_u64("cache_budget_pages", &old_budget) == 0)
+		budget_saved = 1;
+	if (hbm_set_global_u64("cache_budget_pages", 2 * npages + 64)) {
+		fprintf(stderr, "hbmbench: cannot raise cache_budget_pages to %llu\n",
+			(unsigned long long)(2 * npages + 64));
+		return 1;
+	}
+
+	for (uint64_t it = 0; it < iters; it++) {
+		struct hbmpool_chunk_info *ch;
+		struct hbmpool_region_info ri;
+		uint8_t *m, *m2;
+		int fd, fd2;
+		uint64_t start;
+
+		/* Sequential cold faults. */
+		fd = region_new(dev, size, &rc, &m);
+		if (fd < 0) {
+			fprintf(stderr, "hbmbench: create %llu bytes: %s\n", (unsigned long long)size, strerror(-fd));
+			return 1;
+		}
+		fault_pass(SEQ_FAULT, m, npages, NULL);
+
+		/* Random cold faults on a second region. */
+		fd2 = region_new(dev, size, &rc, &m2);
+		if (fd2 < 0) {
+			fprintf(stderr, "hbmbench: create: %s\n", strerror(-fd2));
+			return 1;
+		}
+		hbm_permutation(perm, npages, it + 1);
+		fault_pass(RAND_FAULT, m2, npages, perm);
+		munmap(m2, size);
+		close(fd2);
+
+		/* Baseline a: pread of the same HBM bytes, 4 KiB at a time. */
+		ch = calloc(size / rc.chunk_size + 1, sizeof(*ch));
+		if (have_debugfs && ch && !hbm_region_info(fd, &ri, ch, (uint32_t)(size / rc.chunk_size + 1))) {
+			start = hbm_now_ns();
+			for (uint64_t p = 0; p < npages; p++) {
+				uint64_t off = p * PAGE, k = off / ri.chunk_size;
+				uint64_t t0 = hbm_now_ns();
+
+				if (hbm_read_page(ch[k].node, buf,
+						  ch[k].node_offset + off % ri.chunk_size) != (ssize_t)PAGE) {
+					fprintf(stderr, "hbmbench: pread of node%u/hbm failed\n", ch[k].node);
+					return 1;
+				}
+				record(PREAD_HBM, hbm_now_ns() - t0);
+			}
+			res[PREAD_HBM].total_ns += hbm_now_ns() - start;
+			res[PREAD_HBM].bytes += size;
+			res[PREAD_HBM].ran = 1;
+		}
+		free(ch);
+
+		/* Baseline b: memcpy of the warm mapped region. */
+		start = hbm_now_ns();
+		for (uint64_t p = 0; p < npages; p++) {
+			uint64_t t0 = hbm_now_ns();
+
+			memcpy(buf, m + p * PAGE, PAGE);
+			__asm__ volatile("" : : "r"(buf) : "memory");
+			record(MEMCPY_WARM, hbm_now_ns() - t0);
+		}
+		res[MEMCPY_WARM].total_ns += hbm_now_ns() - start;
+		res[MEMCPY_WARM].bytes += size;
+		res[MEMCPY_WARM].ran = 1;
+		munmap(m, size);
+		close(fd);
+
+		/* Optional: sequential faults with eviction (budget = size/8). */
+		if (evict) {
+			uint64_t b = npages / 8 < 16 ? 16 : npages / 8;
+
+			hbm_set_global_u64("cache_budget_pages", b);
+			fd = region_new(dev, size, &rc, &m);
+			if (fd < 0) {
+				fprintf(stderr, "hbmbench: create: %s\n", strerror(-fd));
+				return 1;
+			}
+			fault_pass(EVICT_FAULT, m, npages, NULL);
+			munmap(m, size);
+			close(fd);
+			hbm_set_global_u64("cache_budget_pages", 2 * npages + 64);
+		}
+	}
+
+	printf("hbmbench: %llu x %llu KiB region(s), nodes mask 0x%llx, %llu iteration(s), 4 KiB pages\n",
+	       (unsigned long long)(evict ? 3 : 2), (unsigned long long)(size >> 10),
+	       (unsigned long long)nodemask, (unsigned long long)iters);
+	printf("%-16s %10s %10s %10s %10s %10s\n", "phase", "pages/s", "MB/s", "p50_ns", "p99_ns", "p99.9_ns");
+	for (int ph = 0; ph < NPHASE; ph++)
+		print_row((enum phase)ph);
+	printf("\n");
+	for (int ph = 0; ph < NPHASE; ph++) {
+		if (res[ph].ran)
+			printf("mbps.%s=%.1f\n", phase_name[ph], mbps((enum phase)ph));
+	}
+	if (res[PREAD_HBM].ran) {
+		printf("ratio.seq_fault_vs_pread=%.3f\n", mbps(SEQ_FAULT) / mbps(PREAD_HBM));
+		printf("ratio.rand_fault_vs_pread=%.3f\n", mbps(RAND_FAULT) / mbps(PREAD_HBM));
+	}
+	printf("ratio.seq_fault_vs_memcpy=%.3f\n", mbps(SEQ_FAULT) / mbps(MEMCPY_WARM));
+	printf("ratio.rand_fault_vs_memcpy=%.3f\n", mbps(RAND_FAULT) / mbps(MEMCPY_WARM));
+	if (res[EVICT_FAULT].ran)
+		printf("ratio.evict_fault_vs_seq_fault=%.3f\n", mbps(EVICT_FAULT) / mbps(SEQ_FAULT));
+	close(dev);
+	return 0;
+}
