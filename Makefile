@@ -18,10 +18,12 @@ SHELL := /bin/bash
 .DEFAULT_GOAL := all
 
 RIG := $(CURDIR)/tools/rig
-ifeq ($(origin KDIR),undefined)
+# Empty counts as unset: on a fresh machine the top-level 'make check' finds
+# no headers before 'make deps' ran, and its sub-makes must look again.
+ifeq ($(strip $(KDIR)),)
 KDIR := $(shell $(RIG)/kernel.sh kdir)
 endif
-ifeq ($(origin KVER),undefined)
+ifeq ($(strip $(KVER)),)
 KVER := $(shell $(RIG)/kernel.sh kver $(KDIR))
 endif
 export KVER
