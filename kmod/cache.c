@@ -135,7 +135,11 @@ int hbmpool_writeback_page(struct hbmpool_region *r, struct page *page)
 	bounce = alloc_page(GFP_KERNEL | __GFP_NOWARN);
 	if (!bounce)
 		return -ENOMEM;
-	wait_on_bit_lock(&page->private, HBM_PG_WRITEBACK, TASK_UNINTERRUPTIBLE);
+	/* A write-back of this page in flight must land first. */
+	if (wait_on_bit_lock(&page->private, HBM_PG_WRITEBACK, TASK_KILLABLE)) {
+		put_page(bounce);
+		return -EINTR;
+	}
 
 	lock_page(page);
 	if (page->mapping != hbmpool_mapping(r) ||
@@ -152,7 +156,7 @@ int hbmpool_writeback_page(struct hbmpool_region *r, struct page *page)
 	unlock_page(page);
 
 	err = hbmpool_xfer_page(node, true, hbmpool_node_offset(r, page->index),
-				bounce, &lat);
+				bounce, page, &lat);
 	if (err) {
 		hbmpool_redirty(r, page);
 		hbmpool_count3(&r->stats, node, HBMPOOL_STAT_ERRORS, 1);
@@ -165,11 +169,14 @@ int hbmpool_writeback_page(struct hbmpool_region *r, struct page *page)
 		hbmpool_count3(&r->stats, node, HBMPOOL_STAT_BYTES_WRITTEN_BACK,
 			       PAGE_SIZE);
 	}
+	if (err == -ETIMEDOUT || err == -EINTR)
+		goto out_bounce;	/* the transfer owns the bit now */
 out:
 	clear_bit_unlock(HBM_PG_WRITEBACK, &page->private);
 	/* order the clear before wake_up_bit()'s waitqueue check */
 	smp_mb__after_atomic();
 	wake_up_bit(&page->private, HBM_PG_WRITEBACK);
+out_bounce:
 	put_page(bounce);
 	return err;
 }
@@ -356,7 +363,7 @@ static unsigned long hbmpool_shrink_scan(struct shrinker *s,
 		 * unmapped and locked, so no fault can map it meanwhile.
 		 */
 		r = hbmpool_page_region(page);
-		if (!page_mapped(page) &&
+		if (!page_mapped(page) && !page_maybe_dma_pinned(page) &&
 		    !test_bit(HBM_PG_DIRTY, &page->private) &&
 		    !test_bit(HBM_PG_WRITEBACK, &page->private) &&
 		    xa_cmpxchg(&r->pages, page->index, page, NULL, 0) == page) {

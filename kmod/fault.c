@@ -34,6 +34,15 @@ static void hbmpool_xfer_release(struct kref *ref)
 	struct hbmpool_xfer *x = container_of(ref, struct hbmpool_xfer, ref);
 
 	put_page(x->page);
+	if (x->wb_owner) {
+		struct page *owner = x->wb_owner;
+
+		clear_bit_unlock(HBM_PG_WRITEBACK, &owner->private);
+		/* order the clear before wake_up_bit()'s waitqueue check */
+		smp_mb__after_atomic();
+		wake_up_bit(&owner->private, HBM_PG_WRITEBACK);
+		put_page(owner);
+	}
 	hbmpool_node_put(x->node);
 	kmem_cache_free(hbmpool_xfer_cache, x);
 }
@@ -49,9 +58,14 @@ void hbmpool_xfer_complete(struct hbmpool_xfer *x, int status)
  * Moves one page between @page and @node's HBM at @offset and waits, at
  * most fetch_timeout_ms, killable.  May sleep; never call with mmap_lock
  * held unless the fault cannot be retried.
+ *
+ * @wb_owner: for a write-back, the cache page whose HBM_PG_WRITEBACK bit
+ * the caller holds.  If the wait ends before the transfer (-ETIMEDOUT,
+ * -EINTR), the bit passes to the transfer, which clears it on completion;
+ * the caller must then leave it alone.
  */
 int hbmpool_xfer_page(struct hbmpool_node *node, bool write, u64 offset,
-		      struct page *page, u64 *lat_ns)
+		      struct page *page, struct page *wb_owner, u64 *lat_ns)
 {
 	struct hbmpool_xfer *x;
 	u64 start = ktime_get_ns();
@@ -71,6 +85,7 @@ int hbmpool_xfer_page(struct hbmpool_node *node, bool write, u64 offset,
 	x->offset = offset;
 	x->page = page;
 	get_page(page);
+	x->wb_owner = NULL;
 
 	if (READ_ONCE(node->removed)) {
 		err = -ENODEV;
@@ -84,12 +99,16 @@ int hbmpool_xfer_page(struct hbmpool_node *node, bool write, u64 offset,
 	}
 	timeout = msecs_to_jiffies(READ_ONCE(hbmpool_fetch_timeout_ms));
 	left = wait_for_completion_killable_timeout(&x->done, timeout);
-	if (left > 0)
+	if (left > 0) {
 		err = x->status;
-	else if (!left)
-		err = -ETIMEDOUT;
-	else
-		err = -EINTR;
+	} else {
+		err = left ? -EINTR : -ETIMEDOUT;
+		if (wb_owner) {
+			/* released by the last put, ours or the transport's */
+			get_page(wb_owner);
+			x->wb_owner = wb_owner;
+		}
+	}
 out:
 	*lat_ns = ktime_get_ns() - start;
 	kref_put(&x->ref, hbmpool_xfer_release);
@@ -170,7 +189,7 @@ int hbmpool_fill(struct hbmpool_region *r, pgoff_t index, bool fault,
 	hbmpool_cache_charge(r, 1);
 
 	err = hbmpool_xfer_page(node, false, hbmpool_node_offset(r, index),
-				page, &lat);
+				page, NULL, &lat);
 	if (!err) {
 		set_bit(HBM_PG_UPTODATE, &page->private);
 		hbmpool_lru_add(page);

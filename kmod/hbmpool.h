@@ -119,6 +119,12 @@ struct hbmpool_xfer {
 	struct hbmpool_node *node;
 	u64 offset;		/* byte offset in the node's HBM */
 	struct page *page;	/* referenced */
+	/*
+	 * A write-back the waiter gave up on keeps its cache page's
+	 * HBM_PG_WRITEBACK bit lock until the transport completes it, so
+	 * that no later write-back of the page can overtake it.
+	 */
+	struct page *wb_owner;	/* referenced, or NULL */
 	struct list_head list;	/* transport private */
 	struct work_struct work;	/* transport private */
 };
@@ -128,6 +134,7 @@ void hbmpool_xfer_complete(struct hbmpool_xfer *x, int status);
 #define HBMPOOL_TRANSPORT_API	1
 
 struct hbmpool_transport_ops {
+	unsigned int api;	/* HBMPOOL_TRANSPORT_API the transport was written for */
 	const char *name;
 	/* 0: accepted, the transport completes it; < 0: refused, not queued. */
 	int (*submit)(struct hbmpool_node *node, struct hbmpool_xfer *x);
@@ -207,6 +214,7 @@ struct hbmpool_region {
 	char name[HBMPOOL_NAME_LEN];
 	pgoff_t nr_pages;
 	u32 nr_chunks;
+	bool placed;			/* chunks hold reservations */
 	struct hbmpool_chunk *chunks;	/* set at creation, then read-only */
 	struct inode *inode;		/* referenced; its mapping is page->mapping */
 	/*
@@ -268,7 +276,7 @@ extern unsigned int hbmpool_fetch_timeout_ms;
 int hbmpool_fault_init(void);
 void hbmpool_fault_exit(void);
 int hbmpool_xfer_page(struct hbmpool_node *node, bool write, u64 offset,
-		      struct page *page, u64 *lat_ns);
+		      struct page *page, struct page *wb_owner, u64 *lat_ns);
 int hbmpool_fill(struct hbmpool_region *r, pgoff_t index, bool fault,
 		 bool may_writeback);
 struct page *hbmpool_lookup(struct hbmpool_region *r, pgoff_t index, int *err);
@@ -277,6 +285,10 @@ struct page *hbmpool_lookup(struct hbmpool_region *r, pgoff_t index, int *err);
 
 /* page->private bits of a cache page */
 enum {
+	/*
+	 * HBM_PG_WRITEBACK outlives hbmpool_writeback_page() when its waiter
+	 * timed out: the transfer clears it on completion.
+	 */
 	HBM_PG_UPTODATE,	/* holds the home's data; set under the page lock */
 	HBM_PG_DIRTY,		/* newer than the home; set/cleared under the page lock */
 	HBM_PG_WRITEBACK,	/* a write-back is in flight: a bit lock */

@@ -367,7 +367,7 @@ static struct miscdevice hbmpool_miscdev = {
 	.minor = MISC_DYNAMIC_MINOR,
 	.name = HBMPOOL_DEV_NAME,
 	.fops = &hbmpool_ctl_fops,
-	.mode = 0666,
+	.mode = 0660,	/* a udev rule grants a group; capacity is a shared resource */
 };
 
 /* ---- module ---- */

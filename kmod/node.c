@@ -186,6 +186,12 @@ static int hbmpool_node_publish(struct hbmpool_node *node)
 	int err;
 
 	lockdep_assert_held(&hbmpool_nodes_lock);
+	if (node->ops && node->ops->api != HBMPOOL_TRANSPORT_API) {
+		pr_err("node %u: transport %s speaks API %u, not %u\n", node->id,
+		       node->ops->name, node->ops->api, HBMPOOL_TRANSPORT_API);
+		kobject_put(&node->kobj);
+		return -EINVAL;
+	}
 	err = kobject_add(&node->kobj, hbmpool_nodes_kobj, "node%u", node->id);
 	if (err) {
 		kobject_put(&node->kobj);
@@ -259,7 +265,7 @@ static void hbmpool_node_remove(struct hbmpool_node *node)
 	kobject_del(&node->kobj);
 
 	mutex_lock(&hbmpool_regions_lock);
-	regions = kcalloc(hbmpool_nr_regions, sizeof(*regions), GFP_KERNEL);
+	regions = kvcalloc(hbmpool_nr_regions, sizeof(*regions), GFP_KERNEL);
 	if (regions) {
 		list_for_each_entry(r, &hbmpool_regions, list)
 			if (kobject_get_unless_zero(&r->kobj))
@@ -274,7 +280,7 @@ static void hbmpool_node_remove(struct hbmpool_node *node)
 		hbmpool_region_node_removed(regions[i], node);
 		hbmpool_region_put(regions[i]);
 	}
-	kfree(regions);
+	kvfree(regions);
 	pr_info("node %u removed\n", node->id);
 	hbmpool_node_put(node);
 }

@@ -147,7 +147,7 @@ static void hbmpool_region_release(struct kobject *kobj)
 		mutex_unlock(&hbmpool_regions_lock);
 	}
 	hbmpool_region_drop_all(r);
-	if (r->chunks && r->chunks[0].node)
+	if (r->placed)
 		hbmpool_unplace(r);
 	if (r->inode)
 		iput(r->inode);
@@ -266,6 +266,7 @@ static long hbmpool_ioc_sync(struct hbmpool_region *r, void __user *argp,
 	}
 	if (err && err != -EIO)
 		return err;
+	rg.size = sizeof(rg);
 	return hbmpool_copy_out(argp, &rg, sizeof(rg), usize) ?: err;
 }
 
@@ -295,6 +296,7 @@ static long hbmpool_ioc_info(struct hbmpool_region *r, void __user *argp)
 			return -EFAULT;
 	}
 
+	info.size = sizeof(info);
 	info.flags = 0;
 	info.length = r->length;
 	info.chunk_size = r->chunk_size;
@@ -490,6 +492,7 @@ long hbmpool_ioc_region_create(void __user *argp)
 	r->id = id;
 
 	err = hbmpool_place(r);
+	r->placed = !err;
 	if (err) {
 		pr_info_ratelimited("region create by %s[%d]: %s\n",
 				    current->comm, task_pid_nr(current),
@@ -531,6 +534,7 @@ long hbmpool_ioc_region_create(void __user *argp)
 	hbmpool_nr_regions++;
 	mutex_unlock(&hbmpool_regions_lock);
 
+	req.size = sizeof(req);
 	req.region_id = r->id;
 	req.fd = fd;
 	err = hbmpool_copy_out(argp, &req, sizeof(req), usize);

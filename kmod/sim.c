@@ -230,6 +230,7 @@ static void sim_release(struct hbmpool_node *node)
 }
 
 static const struct hbmpool_transport_ops sim_ops = {
+	.api = HBMPOOL_TRANSPORT_API,
 	.name = "sim",
 	.submit = sim_submit,
 	.link_up = sim_link_up,

@@ -7,10 +7,14 @@
  * Conventions for every ioctl structure:
  *  - The first member is "size": the caller sets it to sizeof() of the
  *    structure it was compiled against.  The kernel accepts any size from the
- *    first published version (HBMPOOL_*_SIZE_VER0) upwards; bytes it does not
- *    know must be zero (else -E2BIG), a missing tail is treated as zero.
+ *    first published version (HBMPOOL_*_SIZE_VER0) up to the page size
+ *    (smaller: -EINVAL; larger: -E2BIG); bytes it does not know must be zero
+ *    (else -E2BIG), a missing tail is treated as zero.
  *    Output is written up to min(size, kernel's sizeof()).
- *  - Every "reserved" or padding member must be zero (else -EINVAL).
+ *  - Every "reserved" or padding member, and every output member marked
+ *    "in: zero", must be zero on input (else -EINVAL).
+ *  - On output, "size" holds sizeof() of the kernel's structure, so that a
+ *    caller learns which members the kernel knows.
  *  - Unknown flag bits give -EINVAL; unknown ioctl numbers give -ENOTTY.
  *  - The ioctl number is matched on type and number; its size bits are not
  *    used, the "size" member is.
@@ -72,8 +76,9 @@ struct hbmpool_features {
  * capacity on the nodes its policy chooses and returns a new file descriptor
  * (O_RDWR | O_CLOEXEC) to mmap with MAP_SHARED.
  *
- * Errors: EINVAL (bad size, flags, reserved, policy, length, chunk size, node
- * set, name not NUL-terminated), ENODEV (a node in the set does not exist),
+ * Errors: EINVAL (bad flags, reserved, policy, length, chunk size, node set,
+ * name not NUL-terminated, more than 2^20 chunks), E2BIG/EINVAL (size, see
+ * above), ENODEV (a node in the set does not exist),
  * ENOSPC (the nodes lack the capacity), EMFILE/ENFILE, ENOMEM.
  */
 struct hbmpool_region_create {
@@ -105,7 +110,7 @@ struct hbmpool_chunk_info {
  */
 struct hbmpool_region_info {
 	__u32 size;		/* in */
-	__u32 flags;		/* out: zero */
+	__u32 flags;		/* in: zero; out: zero */
 	__u64 length;		/* out */
 	__u64 chunk_size;	/* out */
 	__u64 nodemask;		/* out */
@@ -140,7 +145,7 @@ struct hbmpool_stats {
 	__u64 errors;		/* failed fetches and write-backs (timeouts included) */
 	__u64 timeouts;		/* fetches and write-backs that outlasted the timeout */
 	__u64 lat_hist[HBMPOOL_LAT_BUCKETS];	/* fetch latency, log2 ns buckets */
-	__u64 reserved[4];	/* out: zero */
+	__u64 reserved[4];	/* in: zero; out: zero */
 };
 
 #define HBMPOOL_STATS_SIZE_VER0		360
@@ -160,8 +165,8 @@ struct hbmpool_range {
 	__u32 flags;		/* in: zero */
 	__u64 offset;		/* in */
 	__u64 length;		/* in */
-	__u64 pages_done;	/* out: pages written back / fetched */
-	__u64 pages_failed;	/* out: pages that failed */
+	__u64 pages_done;	/* in: zero; out: pages written back / fetched */
+	__u64 pages_failed;	/* in: zero; out: pages that failed */
 	__u64 reserved[2];	/* in: zero */
 };
 
