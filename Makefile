@@ -135,6 +135,8 @@ demo:
 	@$(MAKE) --no-print-directory deps
 	@$(MAKE) --no-print-directory all
 	$(RIG)/vm.sh -i demo -a loglevel=4 -e "HBMDEMO_ARGS=$(DEMO_ARGS)" -- $(RIG)/demo.sh
+	@$(RIG)/klog-check.sh $(BUILD)/rig/out-demo/dmesg.txt || \
+		{ echo "demo: the guest kernel log shows a bug (build/rig/out-demo/dmesg.txt)" >&2; exit 1; }
 
 clean:
 	@if [ -n "$(KDIR)" ] && [ -d "$(KDIR)" ] && [ -f Kbuild ]; then \
