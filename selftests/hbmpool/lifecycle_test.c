@@ -188,6 +188,8 @@ TEST_F(life, many_live_regions)
 	static struct hbmt_region rs[256];
 	uint64_t v;
 
+	/* Well above 256 pages: the evictor starts at 15/16 of the budget. */
+	ASSERT_EQ(0, hbm_set_global_u64("cache_budget_pages", 1024));
 	for (int i = 0; i < 256; i++) {
 		ASSERT_EQ(0, hbmt_region_open(&rs[i], self->env.devfd, HBMT_PAGE, HBMT_PAGE,
 					      HBMPOOL_POLICY_BIND, 1ULL << N_A, 0, "many"));
