@@ -35,7 +35,9 @@ static struct {
 	struct list_head lru;		/* up-to-date pages, CLOCK order */
 	atomic_long_t nr_cached;	/* pages charged, fetches in flight included */
 	atomic_long_t nr_dirty;
-	struct work_struct evict_work;
+	/* keeps the cache under the low watermark; retries with back-off */
+	struct delayed_work evict_work;
+	unsigned long evict_backoff;	/* jiffies; only the work touches it */
 	struct shrinker shrinker;
 } hbmpool_cache;
 
@@ -68,7 +70,7 @@ void hbmpool_cache_charge(struct hbmpool_region *r, long nr)
 	atomic_long_add(nr, &r->nr_cached);
 	if (atomic_long_add_return(nr, &hbmpool_cache.nr_cached) >
 	    hbmpool_low_wm() && nr > 0)
-		queue_work(system_unbound_wq, &hbmpool_cache.evict_work);
+		mod_delayed_work(system_unbound_wq, &hbmpool_cache.evict_work, 0);
 }
 
 void hbmpool_cache_dirty(struct hbmpool_region *r, long nr)
@@ -278,6 +280,14 @@ void hbmpool_make_room(bool may_writeback)
 		hbmpool_count(&hbmpool_global_stats, HBMPOOL_STAT_OVER_BUDGET, 1);
 }
 
+#define HBMPOOL_EVICT_BACKOFF_MIN	(HZ / 10)
+#define HBMPOOL_EVICT_BACKOFF_MAX	(5 * HZ)
+
+/*
+ * Evicts down to the low watermark.  When it cannot (pages that fail to be
+ * written back, pinned pages), it tries again later, backing off, so that
+ * the cache returns under its budget once the cause goes away.
+ */
 static void hbmpool_evict_work(struct work_struct *work)
 {
 	long over;
@@ -286,12 +296,21 @@ static void hbmpool_evict_work(struct work_struct *work)
 		       hbmpool_low_wm()) > 0) {
 		if (!hbmpool_evict(min(over, 64L), true))
 			break;
+		hbmpool_cache.evict_backoff = HBMPOOL_EVICT_BACKOFF_MIN;
 	}
+	if (over <= 0) {
+		hbmpool_cache.evict_backoff = HBMPOOL_EVICT_BACKOFF_MIN;
+		return;
+	}
+	queue_delayed_work(system_unbound_wq, &hbmpool_cache.evict_work,
+			   hbmpool_cache.evict_backoff);
+	hbmpool_cache.evict_backoff = min(2 * hbmpool_cache.evict_backoff,
+					  (unsigned long)HBMPOOL_EVICT_BACKOFF_MAX);
 }
 
 void hbmpool_cache_budget_changed(void)
 {
-	queue_work(system_unbound_wq, &hbmpool_cache.evict_work);
+	mod_delayed_work(system_unbound_wq, &hbmpool_cache.evict_work, 0);
 }
 
 /*
@@ -392,7 +411,8 @@ int hbmpool_cache_init(void)
 {
 	spin_lock_init(&hbmpool_cache.lock);
 	INIT_LIST_HEAD(&hbmpool_cache.lru);
-	INIT_WORK(&hbmpool_cache.evict_work, hbmpool_evict_work);
+	INIT_DELAYED_WORK(&hbmpool_cache.evict_work, hbmpool_evict_work);
+	hbmpool_cache.evict_backoff = HBMPOOL_EVICT_BACKOFF_MIN;
 	hbmpool_cache.shrinker.count_objects = hbmpool_shrink_count;
 	hbmpool_cache.shrinker.scan_objects = hbmpool_shrink_scan;
 	hbmpool_cache.shrinker.seeks = DEFAULT_SEEKS;
@@ -403,6 +423,6 @@ int hbmpool_cache_init(void)
 void hbmpool_cache_exit(void)
 {
 	unregister_shrinker(&hbmpool_cache.shrinker);
-	cancel_work_sync(&hbmpool_cache.evict_work);
+	cancel_delayed_work_sync(&hbmpool_cache.evict_work);
 	WARN_ON(atomic_long_read(&hbmpool_cache.nr_cached));
 }

@@ -246,6 +246,8 @@ static long hbmpool_ioc_sync(struct hbmpool_region *r, void __user *argp,
 	if (!prefetch) {
 		err = hbmpool_region_sync(r, first, end, &rg.pages_done,
 					  &rg.pages_failed);
+		/* clean pages may now be evictable */
+		hbmpool_cache_budget_changed();
 	} else {
 		for (i = first; i < end; i++) {
 			int ret;
