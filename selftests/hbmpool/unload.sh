@@ -35,6 +35,7 @@ check() { # check DESCRIPTION COMMAND...
 }
 cleanup() {
 	[ -n "$hpid" ] && kill "$hpid" 2>/dev/null && wait "$hpid" 2>/dev/null
+	# shellcheck disable=SC2086 # HBMPOOL_PARAMS is a list of module parameters
 	[ -d $sys ] || insmod "$ko" ${HBMPOOL_PARAMS:-} 2>/dev/null
 	[ -d $sys/nodes/node$node ] && echo $node >$sys/del_node 2>/dev/null
 	rm -f "$tmp"
@@ -44,7 +45,9 @@ cleanup() {
 [ -d $sys ] || skip_all "hbmpool.ko is not loaded"
 [ -r "$ko" ] || skip_all "module file $ko not found (set HBMPOOL_KO)"
 [ -x "$holder" ] || skip_all "$holder not built"
-command -v rmmod >/dev/null && command -v insmod >/dev/null || skip_all "no rmmod/insmod"
+if ! command -v rmmod >/dev/null || ! command -v insmod >/dev/null; then
+	skip_all "no rmmod/insmod"
+fi
 tmp=$(mktemp)
 trap cleanup EXIT
 echo "1..14"
@@ -58,7 +61,7 @@ start_holder() {
 		kill -0 $hpid 2>/dev/null || break
 		sleep 0.1
 	done
-	cat "$tmp" | sed 's/^/# holder: /'
+	sed 's/^/# holder: /' "$tmp"
 	return 1
 }
 stop_holder() {
