@@ -7,6 +7,7 @@
 #   make lint       checkpatch --strict, sparse + W=1, shellcheck
 #   make check      deps, all, lint, host unit tests, selftests in a VM
 #   make demo       deps, all, then tools/hbmdemo in a VM on 4 simulated nodes
+#   make bench      deps, all, then tools/hbmbench in a VM (BENCH_ARGS=...)
 #   make clean
 #
 # KDIR (kernel headers) defaults to /lib/modules/$(uname -r)/build if it
@@ -44,7 +45,7 @@ SHELL_SCRIPTS  = $(shell find . -path ./build -prune -o -path ./.git -prune -o \
 		   -name '*.sh' -type f -print) .ci/run
 
 .PHONY: all deps kinfo ksft module tools selftests lint lint-checkpatch \
-	lint-sparse lint-shell unit rig-tests check demo clean help
+	lint-sparse lint-shell unit rig-tests check demo bench clean help
 
 all: module tools selftests
 
@@ -137,6 +138,14 @@ demo:
 	$(RIG)/vm.sh -i demo -a loglevel=4 -e "HBMDEMO_ARGS=$(DEMO_ARGS)" -- $(RIG)/demo.sh
 	@$(RIG)/klog-check.sh $(BUILD)/rig/out-demo/dmesg.txt || \
 		{ echo "demo: the guest kernel log shows a bug (build/rig/out-demo/dmesg.txt)" >&2; exit 1; }
+
+# hbmbench in a VM; its figures go to Documentation/performance.rst by hand.
+bench:
+	@$(MAKE) --no-print-directory deps
+	@$(MAKE) --no-print-directory all
+	$(RIG)/vm.sh -i bench -a loglevel=4 -e "HBMBENCH_ARGS=$(BENCH_ARGS)" -- $(RIG)/bench.sh
+	@$(RIG)/klog-check.sh $(BUILD)/rig/out-bench/dmesg.txt || \
+		{ echo "bench: the guest kernel log shows a bug (build/rig/out-bench/dmesg.txt)" >&2; exit 1; }
 
 clean:
 	@if [ -n "$(KDIR)" ] && [ -d "$(KDIR)" ] && [ -f Kbuild ]; then \

@@ -299,4 +299,28 @@ TEST_F(cache_misc, prefetch)
 	EXPECT_LE(v, BUDGET);
 }
 
+/* The shrinker gives clean, unmapped cache pages back under memory pressure (drop_caches runs every shrinker) and leaves mapped and dirty ones alone; the data stays exact. */
+TEST_F(cache_misc, shrinker)
+{
+	const uint64_t n = BUDGET / 2, seed = 5;
+	uint64_t before, after, freed0, freed1;
+	struct hbmpool_range rg;
+
+	ASSERT_EQ(0, hbmt_region_open(&self->r, self->env.devfd, NPAGES * HBMT_PAGE, CHUNK,
+				      HBMPOOL_POLICY_BIND, BOTH, 0, "shrink"));
+	/* 8 dirty, mapped pages at the start; n clean, unmapped ones after them */
+	hbm_pattern_fill(self->r.map, 8 * HBMT_PAGE, 0, seed);
+	ASSERT_EQ(0, hbm_region_prefetch(self->r.fd, 8 * HBMT_PAGE, n * HBMT_PAGE, &rg));
+	ASSERT_EQ(n, rg.pages_done);
+	ASSERT_EQ(0, hbm_global_u64("stats/shrinker_freed", &freed0));
+	ASSERT_EQ(0, hbm_global_u64("cached_pages", &before));
+	ASSERT_EQ(0, hbm_write_str("/proc/sys/vm/drop_caches", "2"));
+	ASSERT_EQ(0, hbm_global_u64("stats/shrinker_freed", &freed1));
+	ASSERT_EQ(0, hbm_global_u64("cached_pages", &after));
+	EXPECT_LT(freed0, freed1);
+	EXPECT_LT(after, before);
+	EXPECT_LE(before - after, n) TH_LOG("the shrinker took a mapped or dirty page");
+	EXPECT_EQ(0, hbm_pattern_check(self->r.map, 8 * HBMT_PAGE, 0, seed, NULL));
+}
+
 HBMT_MAIN

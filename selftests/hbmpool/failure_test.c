@@ -186,6 +186,55 @@ TEST_F(fail, hang_fetch_cancelled)
 	EXPECT_EQ(0, v);
 }
 
+struct parked_arg {
+	uint8_t *addr;
+	int result;
+	volatile int started;
+	volatile int done;
+};
+
+static void *parked_toucher(void *p)
+{
+	struct parked_arg *a = p;
+	uint64_t v;
+
+	a->started = 1;
+	a->result = hbmt_probe_read(a->addr, &v, NULL);
+	__atomic_store_n(&a->done, 1, __ATOMIC_SEQ_CST);
+	return NULL;
+}
+
+/* A fault waiting on the link does not hold mmap_lock: while one thread is parked on a hung fetch (20 s timeout), another maps, protects and unmaps memory (mmap_lock for writing) and finishes first; the parked thread ends only when the hang is cleared. */
+TEST_F(fail, fault_wait_drops_mmap_lock)
+{
+	struct parked_arg a = { 0 };
+	pthread_t t;
+	int i;
+
+	ASSERT_EQ(0, hbm_set_global_u64("fetch_timeout_ms", 20000));
+	ASSERT_EQ(0, hbmt_region_open(&self->r, self->env.devfd, 16 * HBMT_PAGE, CHUNK,
+				      HBMPOOL_POLICY_BIND, 1ULL << N_A, 0, "mmaplock"));
+	ASSERT_EQ(0, hbm_node_knob(N_A, "hang_fetch", 1));
+	a.addr = pg(self, 7);
+	ASSERT_EQ(0, pthread_create(&t, NULL, parked_toucher, &a));
+	while (!a.started)
+		hbmt_sleep_ms(10);
+	hbmt_sleep_ms(300);
+	for (i = 0; i < 16; i++) {
+		void *m = mmap(NULL, 1 << 20, PROT_READ | PROT_WRITE,
+			       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+		ASSERT_NE(MAP_FAILED, m);
+		ASSERT_EQ(0, mprotect(m, 4096, PROT_READ));
+		ASSERT_EQ(0, munmap(m, 1 << 20));
+	}
+	EXPECT_EQ(0, __atomic_load_n(&a.done, __ATOMIC_SEQ_CST))
+		TH_LOG("the parked fault ended before mmap() got mmap_lock: it held the lock while waiting");
+	ASSERT_EQ(0, hbm_node_knob(N_A, "hang_fetch", 0));
+	pthread_join(t, NULL);
+	EXPECT_EQ(SIGBUS, a.result);
+}
+
 /* link_down=1: node state "down", its uncached pages SIGBUS at once (not a timeout) while the other node's pages work; link_down=0 restores it. */
 TEST_F(fail, link_down)
 {
