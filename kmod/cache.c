@@ -280,6 +280,16 @@ void hbmpool_make_room(bool may_writeback)
 		hbmpool_count(&hbmpool_global_stats, HBMPOOL_STAT_OVER_BUDGET, 1);
 }
 
+/*
+ * For the fault fast path, under mmap_lock: true if there is room, or a
+ * clean page could be evicted to make it; nothing here writes back.
+ */
+bool hbmpool_make_room_nowait(void)
+{
+	return atomic_long_read(&hbmpool_cache.nr_cached) < hbmpool_high_wm() ||
+	       hbmpool_evict(1, false);
+}
+
 #define HBMPOOL_EVICT_BACKOFF_MIN	(HZ / 10)
 #define HBMPOOL_EVICT_BACKOFF_MAX	(5 * HZ)
 

@@ -154,25 +154,17 @@ out:
 }
 
 /*
- * Fetches page @index of @r into the cache.  -EEXIST: someone else has it
- * or is fetching it.  A failure of a fault-driven fetch (@fault) leaves an
- * error marker for the retried fault.
+ * Publishes a new, locked cache page for @index of @r, not yet up to date.
+ * ERR_PTR(-EEXIST): someone else has the index (a page or an error marker).
  */
-int hbmpool_fill(struct hbmpool_region *r, pgoff_t index, bool fault,
-		 bool may_writeback)
+static struct page *hbmpool_page_new(struct hbmpool_region *r, pgoff_t index)
 {
-	struct hbmpool_chunk *chunk = hbmpool_chunk_of(r, index);
-	struct hbmpool_node *node = chunk->node;
 	struct page *page;
 	void *old;
-	u64 lat;
-	int err;
-
-	hbmpool_make_room(may_writeback);
 
 	page = alloc_page(GFP_HIGHUSER | __GFP_NOWARN);
 	if (!page)
-		return -ENOMEM;
+		return ERR_PTR(-ENOMEM);
 	lock_page(page);		/* new: never contended */
 	page->index = index;
 	page->mapping = hbmpool_mapping(r);
@@ -184,20 +176,59 @@ int hbmpool_fill(struct hbmpool_region *r, pgoff_t index, bool fault,
 		set_page_private(page, 0);
 		unlock_page(page);
 		put_page(page);
-		return xa_is_err(old) ? xa_err(old) : -EEXIST;
+		return ERR_PTR(xa_is_err(old) ? xa_err(old) : -EEXIST);
 	}
 	hbmpool_cache_charge(r, 1);
+	return page;
+}
+
+/* The fetch into a new page succeeded; the caller unlocks it. */
+static void hbmpool_page_fetched(struct hbmpool_region *r,
+				 struct hbmpool_node *node, struct page *page,
+				 u64 lat)
+{
+	set_bit(HBM_PG_UPTODATE, &page->private);
+	hbmpool_lru_add(page);
+	hbmpool_count3(&r->stats, node, HBMPOOL_STAT_FETCHES, 1);
+	hbmpool_count3(&r->stats, node, HBMPOOL_STAT_BYTES_FETCHED, PAGE_SIZE);
+	hbmpool_count_latency(&r->stats, node, lat);
+}
+
+/* The fetch into a new page failed: unpublish it, leaving @marker in its slot. */
+static void hbmpool_page_abandon(struct hbmpool_region *r, struct page *page,
+				 void *marker)
+{
+	xa_cmpxchg(&r->pages, page->index, page, marker, GFP_KERNEL);
+	page->mapping = NULL;
+	set_page_private(page, 0);
+	hbmpool_cache_charge(r, -1);
+	unlock_page(page);	/* waiters see mapping == NULL and look again */
+	put_page(page);
+}
+
+/*
+ * Fetches page @index of @r into the cache.  -EEXIST: someone else has it
+ * or is fetching it.  A failure of a fault-driven fetch (@fault) leaves an
+ * error marker for the retried fault.
+ */
+int hbmpool_fill(struct hbmpool_region *r, pgoff_t index, bool fault,
+		 bool may_writeback)
+{
+	struct hbmpool_node *node = hbmpool_chunk_of(r, index)->node;
+	struct page *page;
+	u64 lat;
+	int err;
+
+	hbmpool_make_room(may_writeback);
+	page = hbmpool_page_new(r, index);
+	if (IS_ERR(page))
+		return PTR_ERR(page);
 
 	err = hbmpool_xfer_page(node, false, hbmpool_node_offset(r, index),
 				page, NULL, &lat);
 	if (!err) {
-		set_bit(HBM_PG_UPTODATE, &page->private);
-		hbmpool_lru_add(page);
+		hbmpool_page_fetched(r, node, page, lat);
 		unlock_page(page);
-		hbmpool_count3(&r->stats, node, HBMPOOL_STAT_FETCHES, 1);
-		hbmpool_count3(&r->stats, node, HBMPOOL_STAT_BYTES_FETCHED,
-			       PAGE_SIZE);
-		hbmpool_count_latency(&r->stats, node, lat);
 		return 0;
 	}
 
@@ -208,14 +239,40 @@ int hbmpool_fill(struct hbmpool_region *r, pgoff_t index, bool fault,
 		pr_warn_ratelimited("region %u page %lu: fetch from node %u failed: %d\n",
 				    r->id, index, node->id, err);
 	}
-	old = (fault && err != -EINTR) ? xa_mk_value(-err) : NULL;
-	xa_cmpxchg(&r->pages, index, page, old, GFP_KERNEL);
-	page->mapping = NULL;
-	set_page_private(page, 0);
-	hbmpool_cache_charge(r, -1);
-	unlock_page(page);	/* waiters see mapping == NULL and look again */
-	put_page(page);
+	hbmpool_page_abandon(r, page,
+			     fault && err != -EINTR ? xa_mk_value(-err) : NULL);
 	return err;
+}
+
+/*
+ * The fast path, for a transport that can move a page with a CPU copy and
+ * no wait (a load/store fabric; the sim with no added latency): fetches
+ * under mmap_lock, as a fault on local memory copies under it, and returns
+ * the new page locked with a reference for the PTE.  NULL: take the slow
+ * path (the transport would wait, or failed, or the cache needs a
+ * write-back to make room), which reports errors.
+ */
+static struct page *hbmpool_fill_nowait(struct hbmpool_region *r,
+					pgoff_t index)
+{
+	struct hbmpool_node *node = hbmpool_chunk_of(r, index)->node;
+	struct page *page;
+	u64 start;
+
+	if (!node->ops->copy_nowait || READ_ONCE(node->removed) ||
+	    !hbmpool_make_room_nowait())
+		return NULL;
+	page = hbmpool_page_new(r, index);
+	if (IS_ERR(page))
+		return NULL;
+	start = ktime_get_ns();
+	if (node->ops->copy_nowait(node, hbmpool_node_offset(r, index), page)) {
+		hbmpool_page_abandon(r, page, NULL);
+		return NULL;
+	}
+	hbmpool_page_fetched(r, node, page, ktime_get_ns() - start);
+	get_page(page);
+	return page;
 }
 
 /* ---- vm operations ---- */
@@ -241,6 +298,11 @@ repeat:
 		return VM_FAULT_SIGBUS;
 
 	if (!page) {
+		page = hbmpool_fill_nowait(r, index);
+		if (page) {
+			vmf->page = page;	/* locked, referenced for the PTE */
+			return VM_FAULT_LOCKED;
+		}
 		if (vmf->flags & FAULT_FLAG_RETRY_NOWAIT)
 			return VM_FAULT_RETRY;
 		if (!can_retry) {

@@ -138,6 +138,13 @@ struct hbmpool_transport_ops {
 	const char *name;
 	/* 0: accepted, the transport completes it; < 0: refused, not queued. */
 	int (*submit)(struct hbmpool_node *node, struct hbmpool_xfer *x);
+	/*
+	 * Optional: copy the page at @offset into @page now, with the CPU,
+	 * neither sleeping nor waiting for anything (called under mmap_lock).
+	 * Non-zero: not possible now; the caller falls back to ->submit().
+	 */
+	int (*copy_nowait)(struct hbmpool_node *node, u64 offset,
+			   struct page *page);
 	bool (*link_up)(struct hbmpool_node *node);
 	/* Chunk freed: the HBM behind [offset, offset + len) may be dropped. */
 	void (*discard)(struct hbmpool_node *node, u64 offset, u64 len);
@@ -311,6 +318,7 @@ void hbmpool_cache_charge(struct hbmpool_region *r, long nr);
 void hbmpool_cache_dirty(struct hbmpool_region *r, long nr);
 void hbmpool_lru_add(struct page *page);
 void hbmpool_make_room(bool may_writeback);
+bool hbmpool_make_room_nowait(void);
 void hbmpool_cache_budget_changed(void);
 int hbmpool_writeback_page(struct hbmpool_region *r, struct page *page);
 bool hbmpool_remove_page(struct hbmpool_region *r, struct page *page);

@@ -45,7 +45,7 @@ struct hbmpool_sim {
 	bool shut;
 	u64 bw_next_ns;			/* when the link is free again */
 	struct dentry *dir;
-	struct sim_knob_file knobs[5];	/* debugfs data of sim_knobs[] */
+	struct sim_knob_file knobs[6];	/* debugfs data of sim_knobs[] */
 	/* knobs, read with READ_ONCE on the data path */
 	u32 latency_us;
 	u32 bandwidth_mbps;
@@ -53,6 +53,7 @@ struct hbmpool_sim {
 	u32 fail_writeback;
 	u32 hang_fetch;
 	u32 link_down;
+	u32 nowait_copy;		/* offer the fault fast path (default 1) */
 };
 
 static struct dentry *hbmpool_debugfs_root;
@@ -165,6 +166,28 @@ static int sim_submit(struct hbmpool_node *node, struct hbmpool_xfer *x)
 	return 0;
 }
 
+/* Without added latency, bandwidth cap or fault knobs, a fetch is a memcpy. */
+static int sim_copy_nowait(struct hbmpool_node *node, u64 offset,
+			   struct page *page)
+{
+	struct hbmpool_sim *sim = to_sim(node);
+	struct page *p;
+
+	if (!READ_ONCE(sim->nowait_copy) || READ_ONCE(sim->link_down) ||
+	    READ_ONCE(sim->fail_fetch) || READ_ONCE(sim->hang_fetch) ||
+	    READ_ONCE(sim->latency_us) || READ_ONCE(sim->bandwidth_mbps) ||
+	    READ_ONCE(sim->shut))
+		return -EAGAIN;
+	p = sim_hbm_get(sim, offset >> PAGE_SHIFT);
+	if (p) {
+		copy_highpage(page, p);
+		put_page(p);
+	} else {
+		clear_highpage(page);
+	}
+	return 0;
+}
+
 static bool sim_link_up(struct hbmpool_node *node)
 {
 	return !READ_ONCE(to_sim(node)->link_down);
@@ -233,6 +256,7 @@ static const struct hbmpool_transport_ops sim_ops = {
 	.api = HBMPOOL_TRANSPORT_API,
 	.name = "sim",
 	.submit = sim_submit,
+	.copy_nowait = sim_copy_nowait,
 	.link_up = sim_link_up,
 	.discard = sim_discard,
 	.shutdown = sim_shutdown,
@@ -255,6 +279,7 @@ static const struct sim_knob sim_knobs[] = {
 	{ "fail_fetch", offsetof(struct hbmpool_sim, fail_fetch), 1 },
 	{ "fail_writeback", offsetof(struct hbmpool_sim, fail_writeback), 1 },
 	{ "link_down", offsetof(struct hbmpool_sim, link_down), 1 },
+	{ "nowait_copy", offsetof(struct hbmpool_sim, nowait_copy), 1 },
 };
 
 static u32 *sim_knob_ptr(struct sim_knob_file *f)
@@ -361,7 +386,9 @@ int hbmpool_sim_attach(struct hbmpool_node *node)
 	sim = kzalloc(sizeof(*sim), GFP_KERNEL);
 	if (!sim)
 		return -ENOMEM;
+	BUILD_BUG_ON(ARRAY_SIZE(sim_knobs) != ARRAY_SIZE(sim->knobs));
 	sim->node = node;
+	sim->nowait_copy = 1;
 	xa_init(&sim->hbm);
 	spin_lock_init(&sim->lock);
 	INIT_LIST_HEAD(&sim->hung);

@@ -33,10 +33,13 @@
 
 #define PAGE 4096ULL
 
-enum phase { SEQ_FAULT, RAND_FAULT, EVICT_FAULT, PREAD_HBM, MEMCPY_WARM, NPHASE };
+enum phase {
+	SEQ_FAULT, SEQ_FAULT_RETRY, RAND_FAULT, EVICT_FAULT, PREAD_HBM, MEMCPY_WARM, NPHASE
+};
 
 static const char *const phase_name[NPHASE] = {
-	"seq_fault", "rand_fault", "seq_fault_evict", "pread_hbm", "memcpy_warm",
+	"seq_fault", "seq_fault_retry", "rand_fault", "seq_fault_evict", "pread_hbm",
+	"memcpy_warm",
 };
 
 struct result {
@@ -51,7 +54,7 @@ static struct result res[NPHASE];
 static uint64_t old_budget;
 static int budget_saved;
 static uint64_t nodemask;
-static uint64_t old_latency[64], old_bw[64];
+static uint64_t old_latency[64], old_bw[64], old_nowait[64];
 static int knobs_saved[64];
 
 static void restore(void)
@@ -63,7 +66,17 @@ static void restore(void)
 			continue;
 		hbm_node_knob((unsigned int)i, "latency_us", old_latency[i]);
 		hbm_node_knob((unsigned int)i, "bandwidth_mbps", old_bw[i]);
+		hbm_node_knob((unsigned int)i, "nowait_copy", old_nowait[i]);
 	}
+}
+
+/* The fault fast path (a CPU copy under mmap_lock) on or off on every bench node. */
+static int set_nowait(int on)
+{
+	for (int i = 1; i < 64; i++)
+		if (knobs_saved[i] && hbm_node_knob((unsigned int)i, "nowait_copy", (uint64_t)on))
+			return -1;
+	return 0;
 }
 
 /* debugfs nodeN/hbm, opened once so the baseline times only the copy. */
@@ -257,6 +270,9 @@ int main(int argc, char **argv)
 			continue;
 		snprintf(path, sizeof(path), HBM_DEBUGFS "/node%d/bandwidth_mbps", i);
 		hbm_read_u64(path, &old_bw[i]);
+		snprintf(path, sizeof(path), HBM_DEBUGFS "/node%d/nowait_copy", i);
+		if (hbm_read_u64(path, &old_nowait[i]))
+			old_nowait[i] = 1;
 		knobs_saved[i] = 1;
 		hbm_node_knob((unsigned int)i, "latency_us", 0);
 		hbm_node_knob((unsigned int)i, "bandwidth_mbps", 0);
@@ -283,6 +299,19 @@ int main(int argc, char **argv)
 			return 1;
 		}
 		fault_pass(SEQ_FAULT, m, npages, NULL);
+
+		/* The same with the fast path off: every miss drops mmap_lock and retries. */
+		if (have_debugfs && !set_nowait(0)) {
+			fd2 = region_new(dev, size, &rc, &m2);
+			if (fd2 < 0) {
+				fprintf(stderr, "hbmbench: create: %s\n", strerror(-fd2));
+				return 1;
+			}
+			fault_pass(SEQ_FAULT_RETRY, m2, npages, NULL);
+			munmap(m2, size);
+			close(fd2);
+			set_nowait(1);
+		}
 
 		/* Random cold faults on a second region. */
 		fd2 = region_new(dev, size, &rc, &m2);
@@ -349,7 +378,7 @@ int main(int argc, char **argv)
 	}
 
 	printf("hbmbench: %llu x %llu KiB region(s), nodes mask 0x%llx, %llu iteration(s), 4 KiB pages\n",
-	       (unsigned long long)(evict ? 3 : 2), (unsigned long long)(size >> 10),
+	       (unsigned long long)(2 + !!evict + res[SEQ_FAULT_RETRY].ran), (unsigned long long)(size >> 10),
 	       (unsigned long long)nodemask, (unsigned long long)iters);
 	printf("%-16s %10s %10s %10s %10s %10s\n", "phase", "pages/s", "MB/s", "p50_ns", "p99_ns", "p99.9_ns");
 	for (int ph = 0; ph < NPHASE; ph++)
@@ -365,6 +394,9 @@ int main(int argc, char **argv)
 	}
 	printf("ratio.seq_fault_vs_memcpy=%.3f\n", mbps(SEQ_FAULT) / mbps(MEMCPY_WARM));
 	printf("ratio.rand_fault_vs_memcpy=%.3f\n", mbps(RAND_FAULT) / mbps(MEMCPY_WARM));
+	if (res[SEQ_FAULT_RETRY].ran)
+		printf("ratio.seq_fault_vs_seq_fault_retry=%.3f\n",
+		       mbps(SEQ_FAULT) / mbps(SEQ_FAULT_RETRY));
 	if (res[EVICT_FAULT].ran)
 		printf("ratio.evict_fault_vs_seq_fault=%.3f\n", mbps(EVICT_FAULT) / mbps(SEQ_FAULT));
 	close(dev);

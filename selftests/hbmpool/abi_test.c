@@ -932,7 +932,7 @@ TEST_F(abi, debugfs_knobs)
 {
 	static const char *const knobs[] = {
 		"latency_us", "bandwidth_mbps", "fail_fetch", "fail_writeback",
-		"hang_fetch", "link_down", "hbm",
+		"hang_fetch", "link_down", "nowait_copy", "hbm",
 	};
 	char path[256], buf[8];
 	uint64_t v;

@@ -132,6 +132,11 @@ static inline void hbmt_env_node(struct __test_metadata *_metadata,
 	ASSERT_EQ(0, ret) TH_LOG("new_node %u %u %u: %s", id, cap_mib, distance,
 				 strerror(-ret));
 	e->nodes[e->nnodes++] = id;
+#ifdef HBMT_SLOW_PATH
+	/* see ../Makefile: this build exercises the retry path */
+	ret = hbm_node_knob(id, "nowait_copy", 0);
+	ASSERT_EQ(0, ret) TH_LOG("node %u: nowait_copy=0: %s", id, strerror(-ret));
+#endif
 }
 
 /* Mirror of setup; the caller has closed every region already. */
