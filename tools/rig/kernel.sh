@@ -8,6 +8,7 @@
 #                          if it exists, else the newest /usr/src/linux-headers-*-amd64
 #   kernel.sh kver [KDIR]  print the kernel release of KDIR (e.g. 6.1.0-56-amd64);
 #                          the rig boots /boot/vmlinuz-KVER with /lib/modules/KVER
+#   kernel.sh imgver IMAGE print the release of an x86 bzImage (for RIG_KERNEL)
 set -euo pipefail
 
 kdir() {
@@ -41,11 +42,24 @@ kver() {
 	printf '%s\n' "$v"
 }
 
+# The x86 boot protocol: the 16-bit word at 0x20e is the offset, minus 0x200,
+# of a NUL-terminated "RELEASE (builder) #N ..." string.
+imgver() {
+	local img=$1 off
+	off=$(od -An -tu2 -j 526 -N 2 "$img" | tr -d ' ')
+	[ -n "$off" ] || return 0
+	dd if="$img" bs=1 skip=$((off + 512)) count=256 2>/dev/null |
+		tr '\0' '\n' | head -n 1 | cut -d' ' -f1
+}
+
 case "${1:-}" in
 kdir) kdir ;;
+imgver)
+	[ $# -ge 2 ] || { echo "usage: $0 imgver IMAGE" >&2; exit 2; }
+	imgver "$2" ;;
 kver)
 	if [ $# -ge 2 ]; then kver "$2"; else kver "$(kdir)"; fi ;;
 *)
-	echo "usage: $0 kdir | kver [KDIR]" >&2
+	echo "usage: $0 kdir | kver [KDIR] | imgver IMAGE" >&2
 	exit 2 ;;
 esac

@@ -10,6 +10,7 @@
 #
 # Output: $RIG_BUILD/initramfs-$KVER.cpio.gz, rebuilt when init.sh, this script
 # or busybox is newer.  Safe to run from several VMs at once (flock).
+# With RIG_KERNEL (lib.sh) the kernel has those drivers built in: no modules.
 set -euo pipefail
 # shellcheck source-path=SCRIPTDIR source=lib.sh
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
@@ -31,8 +32,9 @@ busybox=$(command -v busybox || true)
 uptodate() {
 	[ -s "$out" ] || return 1
 	local f
-	for f in "$RIG_DIR/init.sh" "$RIG_DIR/mkinitramfs.sh" "$busybox" \
-		"/lib/modules/$KVER/modules.dep"; do
+	local deps=("$RIG_DIR/init.sh" "$RIG_DIR/mkinitramfs.sh" "$busybox")
+	[ -n "${RIG_KERNEL:-}" ] || deps+=("/lib/modules/$KVER/modules.dep")
+	for f in "${deps[@]}"; do
 		[ "$out" -nt "$f" ] || return 1
 	done
 }
@@ -84,8 +86,10 @@ add_mod() {
 }
 : >"$stage/lib/modules/rig/base"
 : >"$stage/lib/modules/rig/net"
-for m in $BASE_MODS $FS_MODS; do add_mod "$m" base; done
-for m in $NET_MODS; do add_mod "$m" net; done
+if [ -z "${RIG_KERNEL:-}" ]; then	# RIG_KERNEL: all built in, lists stay empty
+	for m in $BASE_MODS $FS_MODS; do add_mod "$m" base; done
+	for m in $NET_MODS; do add_mod "$m" net; done
+fi
 
 (cd "$stage" && find . -print0 | LC_ALL=C sort -z |
 	cpio --null -o -H newc --quiet --owner=0:0) | gzip -1 >"$out.tmp"

@@ -3,7 +3,8 @@
 #
 # Boot one rig VM under QEMU (TCG; KVM is never used) and run a command in it.
 #
-# The guest runs Debian's kernel /boot/vmlinuz-$KVER with the rig initramfs
+# The guest runs Debian's kernel /boot/vmlinuz-$KVER (or $RIG_KERNEL, a
+# bzImage with virtio and 9p built in, e.g. debug-kernel.sh's) with the rig initramfs
 # (init.sh): the host root is visible read-only at the same paths, so the repo
 # and every host binary are where they are on the host; /tmp and /run are the
 # guest's own tmpfs; /out is the writable host directory $RIG_BUILD/out-ID/,
@@ -41,7 +42,8 @@ usage: $0 [options] [--] [command [args...]]
  -Q, --qemu ARG        extra QEMU argument (repeatable)
  -q, --quiet           console only to console.log, not to stdout
  -h, --help
-Environment: KVER (kernel release to boot), RIG_BUILD (default build/rig).
+Environment: KVER (kernel release to boot), RIG_BUILD (default build/rig),
+RIG_KERNEL (a bzImage to boot instead, drivers built in: see lib.sh).
 USAGE
 }
 
@@ -161,7 +163,7 @@ fi
 
 qemu=(qemu-system-x86_64 -name "rig-$id" -accel tcg -m "$mem" -smp "$smp"
 	-nodefaults -display none -vga none -no-reboot
-	-kernel "/boot/vmlinuz-$KVER" -initrd "$initrd" -append "$cmdline"
+	-kernel "$RIG_KIMAGE" -initrd "$initrd" -append "$cmdline"
 	"${console[@]}" -serial chardev:con0
 	-qmp "unix:$qmp,server=on,wait=off" -pidfile "$out/qemu.pid"
 	-virtfs local,path=/,mount_tag=hostroot,security_model=none,readonly=on,multidevs=remap
