@@ -22,6 +22,7 @@
 #   rig.net=1          load failover, net_failover, virtio_net
 #   rig.ip=ADDR/PFX    configure eth0 with this address
 #   rig.9pcache=MODE   cache mode of the host root mount (default loose)
+#   rig.kmemleak=1     after the command, a kmemleak scan into /out (below)
 #
 # Verdict: /out/exit-status holds the status; the console gets
 # "RIG-EXIT-STATUS=N"; the isa-debug-exit port gets min(N,127).
@@ -160,4 +161,25 @@ chroot $NR /usr/bin/env -i HOME=/tmp TERM=linux PATH=$GUEST_PATH \
 	RIG_VM="$VM" RIG_OUT=/out RIG_REPO="$REPO" \
 	/bin/sh -c 'cd "$RIG_REPO" || exit 126
 		if [ -x "$0" ]; then exec "$0"; else exec /bin/sh "$0"; fi' "$CMD" </dev/null
-finish $?
+st=$?
+
+# --- rig.kmemleak=1 (debug kernels): scan for leaks once the command is done
+# (after its rmmod).  Two scans, the first after kmemleak's 5 s minimum object
+# age; the report goes to /out/kmemleak.txt, "ok" or why not to
+# /out/kmemleak.status.  run-tests.sh (RIG_KMEMLEAK=1) judges it.
+if [ "$(param rig.kmemleak 0)" = 1 ] && [ $OUT_OK = 1 ]; then
+	kml=$NR/sys/kernel/debug/kmemleak
+	if [ ! -e $kml ]; then
+		echo "no $kml (kernel without CONFIG_DEBUG_KMEMLEAK?)" >$NR/out/kmemleak.status
+	else
+		echo "rig-init: kmemleak scan"
+		sleep 6
+		if echo scan >$kml && sleep 6 && echo scan >$kml; then
+			cat $kml >$NR/out/kmemleak.txt && echo ok >$NR/out/kmemleak.status
+		else
+			echo "writing 'scan' to $kml failed (kmemleak disabled? see dmesg)" \
+				>$NR/out/kmemleak.status
+		fi
+	fi
+fi
+finish $st

@@ -29,6 +29,11 @@
 # Environment: HBMPOOL_PARAMS, HBMPOOL_KO (default kmod/hbmpool.ko),
 # RIG_SELFTESTS (default selftests/hbmpool), RIG_TEST_TIMEOUT,
 # RIG_TIMEOUT (whole VM, default 1500), KVER, RIG_BUILD.
+# Debug kernels: RIG_KERNEL (lib.sh) boots a bzImage of our own; RIG_KMEMLEAK=1
+# scans for leaks after the tests and the rmmod (init.sh) and fails the run if
+# a leaked object's backtrace is in hbmpool: a "[hbmpool]" frame, or a bare
+# module-area address (the module is gone by then; every other driver of such
+# a kernel is built in).  Reports in kmemleak.txt, kmemleak-hbmpool.txt.
 set -euo pipefail
 # shellcheck source-path=SCRIPTDIR source=lib.sh
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
@@ -39,7 +44,7 @@ while [ $# -gt 0 ]; do
 	case "$1" in
 	-t) per_test=$2; shift 2 ;;
 	-i) id=$2; shift 2 ;;
-	-h|--help) sed -n '3,33p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+	-h|--help) sed -n '3,38p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
 	--) shift; break ;;
 	-*) echo "usage: $0 [-t SECS] [-i ID] [TEST...]" >&2; exit 2 ;;
 	*) break ;;
@@ -87,8 +92,11 @@ done
 [ ${#tests[@]} -gt 0 ] || rig_log "warning: no tests found in $tdir"
 
 out=$RIG_BUILD/out-$id
+kml_args=()	# RIG_KMEMLEAK=1: see the kmemleak section below
+[ "${RIG_KMEMLEAK:-0}" = 1 ] && kml_args=(-a rig.kmemleak=1)
 vmrc=0
 "$RIG_DIR/vm.sh" -i "$id" -t "${RIG_TIMEOUT:-1500}" -b "$(dirname "$ko")" -b "$tdir" \
+	"${kml_args[@]+"${kml_args[@]}"}" \
 	-e "HBMPOOL_KO=$ko" -e "HBMPOOL_PARAMS=${HBMPOOL_PARAMS:-}" \
 	-e "RIG_TESTDIR=$tdir" -e "RIG_TEST_TIMEOUT=$per_test" \
 	-e "RIG_TESTS=$(printf '%s\n' "${tests[@]+"${tests[@]}"}")" \
@@ -178,6 +186,31 @@ if [ ${#logs[@]} = 0 ]; then
 elif ! badlines=$("$RIG_DIR/klog-check.sh" -a "$allow" "${logs[@]}"); then
 	fail "rig: guest kernel log shows a bug:"
 	printf '%s\n' "$badlines" | head -n 40 | sed 's/^/      /'
+fi
+
+# --- RIG_KMEMLEAK=1: leaks attributable to the module ---
+if [ "${RIG_KMEMLEAK:-0}" = 1 ] && [ $vmrc -lt 124 ]; then
+	if [ ! -s "$out/kmemleak.status" ]; then
+		fail "rig: no kmemleak scan ran"
+	elif [ "$(cat "$out/kmemleak.status")" != ok ]; then
+		fail "rig: kmemleak scan: $(cat "$out/kmemleak.status")"
+	else
+		awk '
+		function flush() { if (rec != "" && hit) { printf "%s", rec; n++ } rec = ""; hit = 0 }
+		/^unreferenced object / { flush() }
+		{ rec = rec $0 "\n" }
+		/\[hbmpool\]/ || /^ *\[<[0-9a-f]+>\] 0xffffffff[c-f][0-9a-f]*$/ { hit = 1 }
+		END { flush(); exit n > 0 }
+		' "$out/kmemleak.txt" >"$out/kmemleak-hbmpool.txt" && rc=0 || rc=$?
+		total=$(grep -c '^unreferenced object ' "$out/kmemleak.txt" || true)
+		leaks=$(grep -c '^unreferenced object ' "$out/kmemleak-hbmpool.txt" || true)
+		if [ "$rc" != 0 ]; then
+			fail "rig: kmemleak: $leaks leaked object(s) from hbmpool (of $total):"
+			head -n 40 "$out/kmemleak-hbmpool.txt" | sed 's/^/      /'
+		else
+			printf 'ok    rig: kmemleak: no leak from hbmpool (%d other suspect(s) in kmemleak.txt)\n' "$total"
+		fi
+	fi
 fi
 
 summary="$passed passed, $failed failed"
