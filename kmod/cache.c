@@ -55,6 +55,12 @@ static unsigned long hbmpool_low_wm(void)
 	return b - b / 16;
 }
 
+/* Below the low watermark: a page added now wakes no evictor. */
+bool hbmpool_cache_has_room(void)
+{
+	return atomic_long_read(&hbmpool_cache.nr_cached) < hbmpool_low_wm();
+}
+
 long hbmpool_cache_nr_cached(void)
 {
 	return atomic_long_read(&hbmpool_cache.nr_cached);
@@ -79,6 +85,14 @@ void hbmpool_cache_dirty(struct hbmpool_region *r, long nr)
 	atomic_long_add(nr, &hbmpool_cache.nr_dirty);
 }
 
+/* Takes @page off the CLOCK list if it is on it. */
+static void __hbmpool_lru_del(struct page *page)
+{
+	lockdep_assert_held(&hbmpool_cache.lock);
+	if (test_and_clear_bit(HBM_PG_LRU, &page->private))
+		list_del_init(&page->lru);
+}
+
 void hbmpool_lru_add(struct page *page)
 {
 	spin_lock(&hbmpool_cache.lock);
@@ -99,8 +113,7 @@ bool hbmpool_remove_page(struct hbmpool_region *r, struct page *page)
 	if (xa_cmpxchg(&r->pages, page->index, page, NULL, 0) != page)
 		return false;
 	spin_lock(&hbmpool_cache.lock);
-	if (test_and_clear_bit(HBM_PG_LRU, &page->private))
-		list_del_init(&page->lru);
+	__hbmpool_lru_del(page);
 	spin_unlock(&hbmpool_cache.lock);
 	if (test_bit(HBM_PG_DIRTY, &page->private))
 		hbmpool_cache_dirty(r, -1);
@@ -396,8 +409,7 @@ static unsigned long hbmpool_shrink_scan(struct shrinker *s,
 		    !test_bit(HBM_PG_DIRTY, &page->private) &&
 		    !test_bit(HBM_PG_WRITEBACK, &page->private) &&
 		    xa_cmpxchg(&r->pages, page->index, page, NULL, 0) == page) {
-			clear_bit(HBM_PG_LRU, &page->private);
-			list_del_init(&page->lru);
+			__hbmpool_lru_del(page);
 			/* r stays alive only while we hold the lock */
 			hbmpool_count3(&r->stats, hbmpool_chunk_of(r, page->index)->node,
 				       HBMPOOL_STAT_EVICTIONS, 1);

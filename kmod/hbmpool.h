@@ -313,6 +313,7 @@ static inline struct hbmpool_region *hbmpool_page_region(struct page *page)
 int hbmpool_cache_init(void);
 void hbmpool_cache_exit(void);
 long hbmpool_cache_nr_cached(void);
+bool hbmpool_cache_has_room(void);
 long hbmpool_cache_nr_dirty(void);
 void hbmpool_cache_charge(struct hbmpool_region *r, long nr);
 void hbmpool_cache_dirty(struct hbmpool_region *r, long nr);

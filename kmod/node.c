@@ -38,6 +38,12 @@ static struct hbmpool_node *to_node(struct kobject *kobj)
 	return container_of(kobj, struct hbmpool_node, kobj);
 }
 
+static struct hbmpool_node *__hbmpool_node_lookup(u32 id)
+{
+	lockdep_assert_held(&hbmpool_nodes_lock);
+	return id < HBMPOOL_MAX_NODES ? hbmpool_nodes[id] : NULL;
+}
+
 static bool hbmpool_node_is_local(const struct hbmpool_node *node)
 {
 	return node->id == HBMPOOL_LOCAL_NODE;
@@ -220,7 +226,7 @@ ssize_t hbmpool_new_node_store(struct kobject *kobj, struct hbmpool_attr *a,
 		goto err_usage;
 
 	mutex_lock(&hbmpool_nodes_lock);
-	if (hbmpool_nodes[id]) {
+	if (__hbmpool_node_lookup(id)) {
 		mutex_unlock(&hbmpool_nodes_lock);
 		pr_err("new_node: node %u exists\n", id);
 		return -EEXIST;
@@ -301,7 +307,7 @@ ssize_t hbmpool_del_node_store(struct kobject *kobj, struct hbmpool_attr *a,
 		return -EINVAL;
 	}
 	mutex_lock(&hbmpool_nodes_lock);
-	node = hbmpool_nodes[id];
+	node = __hbmpool_node_lookup(id);
 	hbmpool_nodes[id] = NULL;
 	mutex_unlock(&hbmpool_nodes_lock);
 	if (!node) {
@@ -377,12 +383,12 @@ int hbmpool_place(struct hbmpool_region *r)
 	for (j = 1; j < HBMPOOL_MAX_NODES; j++) {
 		if (!(r->nodemask & BIT_ULL(j)))
 			continue;
-		if (!hbmpool_nodes[j]) {
+		set[nr] = __hbmpool_node_lookup(j);
+		if (!set[nr]) {
 			err = -ENODEV;
 			goto out_unlock;
 		}
-		set[nr++] = hbmpool_nodes[j];
-		avail += gen_pool_avail(hbmpool_nodes[j]->pool);
+		avail += gen_pool_avail(set[nr++]->pool);
 	}
 	if (r->length > avail) {
 		err = -ENOSPC;
@@ -401,7 +407,8 @@ int hbmpool_place(struct hbmpool_region *r)
 			ok = hbmpool_chunk_alloc(set[i % nr], len, c);
 			break;
 		case HBMPOOL_POLICY_PREFERRED:
-			ok = hbmpool_chunk_alloc(hbmpool_nodes[r->preferred], len, c);
+			ok = hbmpool_chunk_alloc(__hbmpool_node_lookup(r->preferred),
+						 len, c);
 			fallthrough;
 		case HBMPOOL_POLICY_BIND:
 			for (j = 0; !ok && j < nr; j++)

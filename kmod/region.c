@@ -110,6 +110,22 @@ static const struct attribute_group *region_groups[] = {
 	NULL,
 };
 
+/* ---- the list of live regions ---- */
+
+static void __hbmpool_region_list(struct hbmpool_region *r)
+{
+	lockdep_assert_held(&hbmpool_regions_lock);
+	list_add_tail(&r->list, &hbmpool_regions);
+	hbmpool_nr_regions++;
+}
+
+static void __hbmpool_region_unlist(struct hbmpool_region *r)
+{
+	lockdep_assert_held(&hbmpool_regions_lock);
+	list_del(&r->list);
+	hbmpool_nr_regions--;
+}
+
 /* ---- teardown ---- */
 
 /* No file, no mapping and no other reference is left: nobody can read the pages. */
@@ -142,8 +158,7 @@ static void hbmpool_region_release(struct kobject *kobj)
 
 	if (!list_empty(&r->list)) {
 		mutex_lock(&hbmpool_regions_lock);
-		list_del(&r->list);
-		hbmpool_nr_regions--;
+		__hbmpool_region_unlist(r);
 		mutex_unlock(&hbmpool_regions_lock);
 	}
 	hbmpool_region_drop_all(r);
@@ -252,8 +267,8 @@ static long hbmpool_ioc_sync(struct hbmpool_region *r, void __user *argp,
 		for (i = first; i < end; i++) {
 			int ret;
 
-			if (hbmpool_cache_nr_cached() >= READ_ONCE(hbmpool_cache_budget))
-				break;
+			if (!hbmpool_cache_has_room())
+				break;	/* a hint never makes room by evicting */
 			if (xa_load(&r->pages, i))
 				continue;
 			ret = hbmpool_fill(r, i, false, true);
@@ -532,8 +547,7 @@ long hbmpool_ioc_region_create(void __user *argp)
 	file->private_data = r;		/* the file holds the creation reference */
 
 	mutex_lock(&hbmpool_regions_lock);
-	list_add_tail(&r->list, &hbmpool_regions);
-	hbmpool_nr_regions++;
+	__hbmpool_region_list(r);
 	mutex_unlock(&hbmpool_regions_lock);
 
 	req.size = sizeof(req);

@@ -157,7 +157,8 @@ struct hbmpool_stats {
  * SYNC writes back every dirty cached page of the range and waits; -EIO if
  * any could not be written back (those pages stay dirty and cached: no data
  * is dropped).  PREFETCH fetches pages of the range that are not cached into
- * the cache, without mapping them, and stops at the cache budget; it is a
+ * the cache, without mapping them, and stops when the cache reaches 15/16
+ * of its budget, so that it never causes an eviction; it is a
  * hint: failures are counted, not returned.
  */
 struct hbmpool_range {
