@@ -143,6 +143,7 @@ static void hbmpool_redirty(struct hbmpool_region *r, struct page *page)
 int hbmpool_writeback_page(struct hbmpool_region *r, struct page *page)
 {
 	struct hbmpool_node *node = hbmpool_chunk_of(r, page->index)->node;
+	struct hbmpool_wb_claim wb = { .region = r, .owner = page };
 	struct page *bounce;
 	u64 lat;
 	int err;
@@ -171,7 +172,7 @@ int hbmpool_writeback_page(struct hbmpool_region *r, struct page *page)
 	unlock_page(page);
 
 	err = hbmpool_xfer_page(node, true, hbmpool_node_offset(r, page->index),
-				bounce, page, &lat);
+				bounce, &wb, &lat);
 	if (err) {
 		hbmpool_redirty(r, page);
 		hbmpool_count3(&r->stats, node, HBMPOOL_STAT_ERRORS, 1);
@@ -184,7 +185,7 @@ int hbmpool_writeback_page(struct hbmpool_region *r, struct page *page)
 		hbmpool_count3(&r->stats, node, HBMPOOL_STAT_BYTES_WRITTEN_BACK,
 			       PAGE_SIZE);
 	}
-	if (err == -ETIMEDOUT || err == -EINTR)
+	if (wb.handed_off)
 		goto out_bounce;	/* the transfer owns the bit now */
 out:
 	clear_bit_unlock(HBM_PG_WRITEBACK, &page->private);
@@ -231,6 +232,11 @@ static int hbmpool_evict_page(struct hbmpool_region *r, struct page *page,
 	 * before the removal, since faults map under the page lock.
 	 */
 	unmap_mapping_pages(hbmpool_mapping(r), page->index, 1, false);
+	/* a GUP-fast pin taken before the zap shows now: keep the page */
+	if (page_maybe_dma_pinned(page)) {
+		unlock_page(page);
+		return -EBUSY;
+	}
 	hbmpool_count3(&r->stats, hbmpool_chunk_of(r, page->index)->node,
 		       HBMPOOL_STAT_EVICTIONS, 1);
 	if (page_mapped(page) || !hbmpool_remove_page(r, page)) {
@@ -366,6 +372,34 @@ void hbmpool_drop_page(struct hbmpool_region *r, struct page *page)
 	}
 }
 
+/*
+ * A page with a memory error: unmapped and dropped with the page lock held
+ * by the caller, who keeps its own reference.  Its data is lost to the
+ * error; counted as one.
+ */
+void hbmpool_drop_poisoned(struct hbmpool_region *r, struct page *page)
+{
+	struct hbmpool_node *node = hbmpool_chunk_of(r, page->index)->node;
+
+	unmap_mapping_pages(hbmpool_mapping(r), page->index, 1, false);
+	if (hbmpool_remove_page(r, page))
+		put_page(page);		/* the cache's reference */
+	unlock_page(page);
+	hbmpool_count3(&r->stats, node, HBMPOOL_STAT_ERRORS, 1);
+	pr_warn_ratelimited("region %u page %lu: memory error in the cached copy; dropped\n",
+			    r->id, page->index);
+}
+
+/*
+ * Region release, after it removed its pages: waits for a shrinker that
+ * erased one of them and may still account it to the region.
+ */
+void hbmpool_cache_forget_region(void)
+{
+	spin_lock(&hbmpool_cache.lock);
+	spin_unlock(&hbmpool_cache.lock);
+}
+
 /* ---- shrinker: clean, unmapped pages only; nothing here sleeps ---- */
 
 static unsigned long hbmpool_shrink_count(struct shrinker *s,
@@ -410,7 +444,11 @@ static unsigned long hbmpool_shrink_scan(struct shrinker *s,
 		    !test_bit(HBM_PG_WRITEBACK, &page->private) &&
 		    xa_cmpxchg(&r->pages, page->index, page, NULL, 0) == page) {
 			__hbmpool_lru_del(page);
-			/* r stays alive only while we hold the lock */
+			/*
+			 * r stays alive while we hold the lock: its release
+			 * takes it (hbmpool_cache_forget_region()) before
+			 * freeing.
+			 */
 			hbmpool_count3(&r->stats, hbmpool_chunk_of(r, page->index)->node,
 				       HBMPOOL_STAT_EVICTIONS, 1);
 			hbmpool_cache_charge(r, -1);

@@ -42,6 +42,7 @@ static void hbmpool_xfer_release(struct kref *ref)
 		smp_mb__after_atomic();
 		wake_up_bit(&owner->private, HBM_PG_WRITEBACK);
 		put_page(owner);
+		hbmpool_region_put(x->wb_region);
 	}
 	hbmpool_node_put(x->node);
 	kmem_cache_free(hbmpool_xfer_cache, x);
@@ -59,13 +60,14 @@ void hbmpool_xfer_complete(struct hbmpool_xfer *x, int status)
  * most fetch_timeout_ms, killable.  May sleep; never call with mmap_lock
  * held unless the fault cannot be retried.
  *
- * @wb_owner: for a write-back, the cache page whose HBM_PG_WRITEBACK bit
- * the caller holds.  If the wait ends before the transfer (-ETIMEDOUT,
- * -EINTR), the bit passes to the transfer, which clears it on completion;
- * the caller must then leave it alone.
+ * @wb: for a write-back, the claim of the caller.  If the wait ends before
+ * the transfer (timeout, fatal signal), the bit lock and a reference on the
+ * region pass to the transfer, which releases them on completion, and
+ * @wb->handed_off tells the caller to leave the bit alone.
  */
 int hbmpool_xfer_page(struct hbmpool_node *node, bool write, u64 offset,
-		      struct page *page, struct page *wb_owner, u64 *lat_ns)
+		      struct page *page, struct hbmpool_wb_claim *wb,
+		      u64 *lat_ns)
 {
 	struct hbmpool_xfer *x;
 	u64 start = ktime_get_ns();
@@ -86,6 +88,9 @@ int hbmpool_xfer_page(struct hbmpool_node *node, bool write, u64 offset,
 	x->page = page;
 	get_page(page);
 	x->wb_owner = NULL;
+	x->wb_region = NULL;
+	if (wb)
+		wb->handed_off = false;
 
 	if (READ_ONCE(node->removed)) {
 		err = -ENODEV;
@@ -103,10 +108,13 @@ int hbmpool_xfer_page(struct hbmpool_node *node, bool write, u64 offset,
 		err = x->status;
 	} else {
 		err = left ? -EINTR : -ETIMEDOUT;
-		if (wb_owner) {
+		if (wb) {
 			/* released by the last put, ours or the transport's */
-			get_page(wb_owner);
-			x->wb_owner = wb_owner;
+			get_page(wb->owner);
+			x->wb_owner = wb->owner;
+			kobject_get(&wb->region->kobj);
+			x->wb_region = wb->region;
+			wb->handed_off = true;
 		}
 	}
 out:
@@ -119,18 +127,21 @@ out:
 
 /*
  * Returns the cached page at @index with a reference, or NULL.  An error
- * marker found there is consumed and returned in @err.
+ * marker found there is consumed and returned in @err if @err is given,
+ * else left alone.
  */
-struct page *hbmpool_lookup(struct hbmpool_region *r, pgoff_t index, int *err)
+static struct page *__hbmpool_lookup(struct hbmpool_region *r, pgoff_t index,
+				     int *err)
 {
 	struct page *page;
 	void *entry;
 
-	*err = 0;
+	if (err)
+		*err = 0;
 	rcu_read_lock();
 repeat:
 	entry = xa_load(&r->pages, index);
-	if (!entry) {
+	if (!entry || (xa_is_value(entry) && !err)) {
 		page = NULL;
 		goto out;
 	}
@@ -151,6 +162,18 @@ repeat:
 out:
 	rcu_read_unlock();
 	return page;
+}
+
+/* For a fault: consumes an error marker into @err. */
+struct page *hbmpool_lookup(struct hbmpool_region *r, pgoff_t index, int *err)
+{
+	return __hbmpool_lookup(r, index, err);
+}
+
+/* For everyone else: error markers are the next fault's. */
+struct page *hbmpool_lookup_page(struct hbmpool_region *r, pgoff_t index)
+{
+	return __hbmpool_lookup(r, index, NULL);
 }
 
 /*
@@ -342,6 +365,15 @@ repeat:
 		unlock_page(page);
 		put_page(page);
 		goto repeat;
+	}
+	if (unlikely(PageHWPoison(page))) {
+		/*
+		 * Take it out ourselves: the core's poison handling would
+		 * treat it as a page cache page it does not own.
+		 */
+		hbmpool_drop_poisoned(r, page);
+		put_page(page);
+		return VM_FAULT_HWPOISON;
 	}
 	set_bit(HBM_PG_REFERENCED, &page->private);
 	vmf->page = page;		/* our reference becomes the PTE's */

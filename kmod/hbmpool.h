@@ -122,9 +122,12 @@ struct hbmpool_xfer {
 	/*
 	 * A write-back the waiter gave up on keeps its cache page's
 	 * HBM_PG_WRITEBACK bit lock until the transport completes it, so
-	 * that no later write-back of the page can overtake it.
+	 * that no later write-back of the page can overtake it, and its
+	 * region, so that the chunk it writes to is not handed to another
+	 * region before it lands.
 	 */
 	struct page *wb_owner;	/* referenced, or NULL */
+	struct hbmpool_region *wb_region;	/* referenced, or NULL */
 	struct list_head list;	/* transport private */
 	struct work_struct work;	/* transport private */
 };
@@ -282,11 +285,20 @@ extern unsigned int hbmpool_fetch_timeout_ms;
 
 int hbmpool_fault_init(void);
 void hbmpool_fault_exit(void);
+/* A write-back's claim on its page, handed to the transfer if the waiter gives up. */
+struct hbmpool_wb_claim {
+	struct hbmpool_region *region;
+	struct page *owner;		/* whose HBM_PG_WRITEBACK the caller holds */
+	bool handed_off;		/* out: the transfer clears the bit */
+};
+
 int hbmpool_xfer_page(struct hbmpool_node *node, bool write, u64 offset,
-		      struct page *page, struct page *wb_owner, u64 *lat_ns);
+		      struct page *page, struct hbmpool_wb_claim *wb,
+		      u64 *lat_ns);
 int hbmpool_fill(struct hbmpool_region *r, pgoff_t index, bool fault,
 		 bool may_writeback);
 struct page *hbmpool_lookup(struct hbmpool_region *r, pgoff_t index, int *err);
+struct page *hbmpool_lookup_page(struct hbmpool_region *r, pgoff_t index);
 
 /* ---- the local cache (cache.c) ---- */
 
@@ -324,5 +336,7 @@ void hbmpool_cache_budget_changed(void);
 int hbmpool_writeback_page(struct hbmpool_region *r, struct page *page);
 bool hbmpool_remove_page(struct hbmpool_region *r, struct page *page);
 void hbmpool_drop_page(struct hbmpool_region *r, struct page *page);
+void hbmpool_drop_poisoned(struct hbmpool_region *r, struct page *page);
+void hbmpool_cache_forget_region(void);
 
 #endif /* _HBMPOOL_INTERNAL_H */

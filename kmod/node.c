@@ -256,19 +256,15 @@ err_usage:
 }
 
 /*
- * Takes a node out of the domain: no new placement, no new transfer; what is
- * in flight fails, pages cached from it are dropped (a node that is gone
- * cannot be written back to).  Regions placed on it keep their references.
+ * After __hbmpool_node_unpublish(): drops the pages cached from the node (a
+ * node that is gone cannot be written back to) and the table's reference.
+ * Regions placed on it keep theirs; touching its pages gives SIGBUS.
  */
 static void hbmpool_node_remove(struct hbmpool_node *node)
 {
 	struct hbmpool_region **regions;
 	struct hbmpool_region *r;
 	unsigned long i, n = 0;
-
-	WRITE_ONCE(node->removed, true);
-	node->ops->shutdown(node);
-	kobject_del(&node->kobj);
 
 	mutex_lock(&hbmpool_regions_lock);
 	regions = kvcalloc(hbmpool_nr_regions, sizeof(*regions), GFP_KERNEL);
@@ -291,6 +287,22 @@ static void hbmpool_node_remove(struct hbmpool_node *node)
 	hbmpool_node_put(node);
 }
 
+/*
+ * Takes @node out of the table.  Its id stays taken until its sysfs and
+ * debugfs directories are gone, so that a new node of the same id cannot
+ * collide with them.  Transport shutdown completes what is in flight; no
+ * completion takes hbmpool_nodes_lock.
+ */
+static void __hbmpool_node_unpublish(struct hbmpool_node *node)
+{
+	lockdep_assert_held(&hbmpool_nodes_lock);
+	WRITE_ONCE(node->removed, true);
+	if (node->ops)
+		node->ops->shutdown(node);
+	kobject_del(&node->kobj);
+	hbmpool_nodes[node->id] = NULL;
+}
+
 ssize_t hbmpool_del_node_store(struct kobject *kobj, struct hbmpool_attr *a,
 			       const char *buf, size_t len)
 {
@@ -308,7 +320,8 @@ ssize_t hbmpool_del_node_store(struct kobject *kobj, struct hbmpool_attr *a,
 	}
 	mutex_lock(&hbmpool_nodes_lock);
 	node = __hbmpool_node_lookup(id);
-	hbmpool_nodes[id] = NULL;
+	if (node)
+		__hbmpool_node_unpublish(node);
 	mutex_unlock(&hbmpool_nodes_lock);
 	if (!node) {
 		pr_err("del_node: no node %u\n", id);
@@ -362,6 +375,8 @@ static void hbmpool_chunks_free(struct hbmpool_region *r, u32 nr, bool put)
 		if (put)
 			hbmpool_node_put(c->node);
 		c->node = NULL;
+		if (!(i % 1024))
+			cond_resched();
 	}
 }
 
@@ -420,6 +435,8 @@ int hbmpool_place(struct hbmpool_region *r)
 			err = -ENOSPC;
 			goto out_unlock;
 		}
+		if (!(i % 1024))
+			cond_resched();
 	}
 	for (i = 0; i < r->nr_chunks; i++)
 		hbmpool_node_get(r->chunks[i].node);
@@ -461,16 +478,15 @@ void hbmpool_nodes_exit(void)
 
 	for (i = HBMPOOL_MAX_NODES - 1; i >= 0; i--) {
 		mutex_lock(&hbmpool_nodes_lock);
-		node = hbmpool_nodes[i];
-		hbmpool_nodes[i] = NULL;
+		node = __hbmpool_node_lookup(i);
+		if (node)
+			__hbmpool_node_unpublish(node);
 		mutex_unlock(&hbmpool_nodes_lock);
 		if (!node)
 			continue;
-		if (i == HBMPOOL_LOCAL_NODE) {
-			kobject_del(&node->kobj);
+		if (i == HBMPOOL_LOCAL_NODE)
 			hbmpool_node_put(node);
-		} else {
+		else
 			hbmpool_node_remove(node);
-		}
 	}
 }

@@ -136,10 +136,13 @@ static void hbmpool_region_drop_all(struct hbmpool_region *r)
 
 	xa_for_each(&r->pages, index, entry) {
 		struct page *page;
-		int err;
 
+		if (xa_is_value(entry)) {
+			xa_erase(&r->pages, index);
+			continue;
+		}
 		/* The shrinker may race us to a page: take it by lookup. */
-		page = hbmpool_lookup(r, index, &err);
+		page = hbmpool_lookup_page(r, index);
 		if (!page)
 			continue;
 		lock_page(page);
@@ -148,6 +151,7 @@ static void hbmpool_region_drop_all(struct hbmpool_region *r)
 		unlock_page(page);
 		put_page(page);
 	}
+	hbmpool_cache_forget_region();
 	WARN_ON_ONCE(atomic_long_read(&r->nr_cached));
 	xa_destroy(&r->pages);
 }
@@ -221,11 +225,10 @@ static int hbmpool_region_sync(struct hbmpool_region *r, pgoff_t first,
 	*failed = 0;
 	xa_for_each_range(&r->pages, index, entry, first, end - 1) {
 		struct page *page;
-		int err;
 
 		if (xa_is_value(entry))
 			continue;
-		page = hbmpool_lookup(r, index, &err);
+		page = hbmpool_lookup_page(r, index);
 		if (!page)
 			continue;
 		if (test_bit(HBM_PG_DIRTY, &page->private)) {
@@ -587,11 +590,10 @@ void hbmpool_region_node_removed(struct hbmpool_region *r,
 		xa_for_each_range(&r->pages, index, entry, (pgoff_t)i * per_chunk,
 				  (pgoff_t)(i + 1) * per_chunk - 1) {
 			struct page *page;
-			int err;
 
 			if (xa_is_value(entry))
 				continue;
-			page = hbmpool_lookup(r, index, &err);
+			page = hbmpool_lookup_page(r, index);
 			if (!page)
 				continue;
 			hbmpool_drop_page(r, page);

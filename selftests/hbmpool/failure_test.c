@@ -235,6 +235,37 @@ TEST_F(fail, fault_wait_drops_mmap_lock)
 	EXPECT_EQ(SIGBUS, a.result);
 }
 
+/* A write-back whose waiter timed out still lands where it was going and nowhere else: the region (and its HBM chunk) outlives its last fd until the transfer completes, so a region created meanwhile on the same node never sees the old data. */
+TEST_F_TIMEOUT(fail, writeback_timeout_lands_in_its_own_chunk, 60)
+{
+	struct hbmt_region b = { .fd = -1 };
+	struct hbmpool_range rg;
+	uint64_t v = 1, nr;
+	int ret;
+
+	ASSERT_EQ(0, hbmt_region_open(&self->r, self->env.devfd, 4 * HBMT_PAGE, 4 * HBMT_PAGE,
+				      HBMPOOL_POLICY_BIND, 1ULL << N_A, 0, "late"));
+	memset(self->r.map, 0xa5, 4 * HBMT_PAGE);
+	ASSERT_EQ(0, hbm_set_global_u64("fetch_timeout_ms", 10));
+	ASSERT_EQ(0, hbm_node_knob(N_A, "latency_us", 1000000));
+	ret = hbm_region_sync(self->r.fd, 0, HBMT_PAGE, &rg);
+	EXPECT_EQ(-EIO, ret) TH_LOG("the 1 s write-back outlived a 10 ms timeout");
+	hbmt_region_close(&self->r);
+	ASSERT_EQ(0, hbm_node_knob(N_A, "latency_us", 0));
+	ASSERT_EQ(0, hbm_set_global_u64("fetch_timeout_ms", 5000));
+
+	/* The late write-back keeps the old region alive... */
+	ASSERT_EQ(0, hbm_global_u64("nr_regions", &nr));
+	EXPECT_EQ(1, nr);
+	ASSERT_EQ(0, hbmt_region_open(&b, self->env.devfd, 4 * HBMT_PAGE, 4 * HBMT_PAGE,
+				      HBMPOOL_POLICY_BIND, 1ULL << N_A, 0, "new"));
+	/* ...until it lands (1 s), and it lands in the old chunk. */
+	EXPECT_EQ(0, hbmt_wait_global("nr_regions", HBMT_LE, 1, 10000, &nr));
+	EXPECT_EQ(0, hbmt_probe_read(b.map, &v, NULL));
+	EXPECT_EQ(0, v) TH_LOG("a new region reads the old region's late write-back");
+	hbmt_region_close(&b);
+}
+
 /* link_down=1: node state "down", its uncached pages SIGBUS at once (not a timeout) while the other node's pages work; link_down=0 restores it. */
 TEST_F(fail, link_down)
 {
