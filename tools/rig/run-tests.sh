@@ -199,7 +199,7 @@ if [ "${RIG_KMEMLEAK:-0}" = 1 ] && [ $vmrc -lt 124 ]; then
 		function flush() { if (rec != "" && hit) { printf "%s", rec; n++ } rec = ""; hit = 0 }
 		/^unreferenced object / { flush() }
 		{ rec = rec $0 "\n" }
-		/\[hbmpool\]/ || /^ *\[<[0-9a-f]+>\] 0xffffffff[c-f][0-9a-f]*$/ { hit = 1 }
+		/\[hbmpool\]/ || /^ *\[<[^>]*>\] 0xffffffff[c-f][0-9a-f]*$/ { hit = 1 }
 		END { flush(); exit n > 0 }
 		' "$out/kmemleak.txt" >"$out/kmemleak-hbmpool.txt" && rc=0 || rc=$?
 		total=$(grep -c '^unreferenced object ' "$out/kmemleak.txt" || true)
