@@ -249,10 +249,14 @@ static int hbmpool_evict_page(struct hbmpool_region *r, struct page *page,
 	return 0;
 }
 
-/* CLOCK: evicts up to @nr pages; returns how many. */
+/*
+ * CLOCK: evicts up to @nr pages; returns how many.  Stops at the first
+ * failed write-back: the next call (the worker backs off) tries again.
+ */
 static long hbmpool_evict(long nr, bool may_writeback)
 {
 	long evicted = 0, scanned = 0;
+	int err;
 	long max_scan = 2 * atomic_long_read(&hbmpool_cache.nr_cached) + 16;
 
 	while (evicted < nr && scanned++ < max_scan) {
@@ -281,10 +285,13 @@ static long hbmpool_evict(long nr, bool may_writeback)
 		get_page(page);
 		spin_unlock(&hbmpool_cache.lock);
 
-		if (!hbmpool_evict_page(r, page, may_writeback))
-			evicted++;
+		err = hbmpool_evict_page(r, page, may_writeback);
 		put_page(page);
 		hbmpool_region_put(r);
+		if (!err)
+			evicted++;
+		else if (err != -EBUSY)
+			break;	/* a write-back failed: do not hammer the link */
 		cond_resched();
 	}
 	return evicted;
