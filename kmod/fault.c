@@ -273,7 +273,8 @@ int hbmpool_fill(struct hbmpool_region *r, pgoff_t index, bool fault,
  * under mmap_lock, as a fault on local memory copies under it, and returns
  * the new page locked with a reference for the PTE.  NULL: take the slow
  * path (the transport would wait, or failed, or the cache needs a
- * write-back to make room), which reports errors.
+ * write-back to make room), which reports errors.  ERR_PTR(-EEXIST):
+ * another task published the page first; look it up again.
  */
 static struct page *hbmpool_fill_nowait(struct hbmpool_region *r,
 					pgoff_t index)
@@ -287,7 +288,7 @@ static struct page *hbmpool_fill_nowait(struct hbmpool_region *r,
 		return NULL;
 	page = hbmpool_page_new(r, index);
 	if (IS_ERR(page))
-		return NULL;
+		return PTR_ERR(page) == -EEXIST ? page : NULL;
 	start = ktime_get_ns();
 	if (node->ops->copy_nowait(node, hbmpool_node_offset(r, index), page)) {
 		hbmpool_page_abandon(r, page, NULL);
@@ -322,6 +323,8 @@ repeat:
 
 	if (!page) {
 		page = hbmpool_fill_nowait(r, index);
+		if (IS_ERR(page))
+			goto repeat;
 		if (page) {
 			vmf->page = page;	/* locked, referenced for the PTE */
 			return VM_FAULT_LOCKED;
