@@ -200,6 +200,24 @@ out_bounce:
 /* ---- eviction ---- */
 
 /*
+ * Advances the CLOCK hand: the page under it moves to the tail of the list
+ * and is returned, NULL if the list is empty.  *@spared: the page had been
+ * referenced since the hand last passed (no longer).
+ */
+static struct page *__hbmpool_clock_advance(bool *spared)
+{
+	struct page *page;
+
+	lockdep_assert_held(&hbmpool_cache.lock);
+	page = list_first_entry_or_null(&hbmpool_cache.lru, struct page, lru);
+	if (page) {
+		list_move_tail(&page->lru, &hbmpool_cache.lru);
+		*spared = test_and_clear_bit(HBM_PG_REFERENCED, &page->private);
+	}
+	return page;
+}
+
+/*
  * Evicts @page of @r: writes it back if dirty (only if @may_writeback),
  * unmaps it from every process, drops it.  The caller holds references on
  * @r and @page.  0 if evicted.
@@ -262,16 +280,15 @@ static long hbmpool_evict(long nr, bool may_writeback)
 	while (evicted < nr && scanned++ < max_scan) {
 		struct hbmpool_region *r;
 		struct page *page;
+		bool spared;
 
 		spin_lock(&hbmpool_cache.lock);
-		page = list_first_entry_or_null(&hbmpool_cache.lru, struct page,
-						lru);
+		page = __hbmpool_clock_advance(&spared);
 		if (!page) {
 			spin_unlock(&hbmpool_cache.lock);
 			break;
 		}
-		list_move_tail(&page->lru, &hbmpool_cache.lru);
-		if (test_and_clear_bit(HBM_PG_REFERENCED, &page->private) ||
+		if (spared ||
 		    (!may_writeback && test_bit(HBM_PG_DIRTY, &page->private))) {
 			spin_unlock(&hbmpool_cache.lock);
 			continue;
@@ -426,18 +443,15 @@ static unsigned long hbmpool_shrink_scan(struct shrinker *s,
 	while (scanned++ < sc->nr_to_scan) {
 		struct hbmpool_region *r;
 		struct page *page;
-		bool removed = false;
+		bool removed = false, spared;
 
 		spin_lock(&hbmpool_cache.lock);
-		page = list_first_entry_or_null(&hbmpool_cache.lru, struct page,
-						lru);
+		page = __hbmpool_clock_advance(&spared);
 		if (!page) {
 			spin_unlock(&hbmpool_cache.lock);
 			break;
 		}
-		list_move_tail(&page->lru, &hbmpool_cache.lru);
-		if (test_and_clear_bit(HBM_PG_REFERENCED, &page->private) ||
-		    !trylock_page(page)) {
+		if (spared || !trylock_page(page)) {
 			spin_unlock(&hbmpool_cache.lock);
 			continue;
 		}

@@ -76,21 +76,30 @@ static struct page *sim_hbm_get(struct hbmpool_sim *sim, pgoff_t idx)
 	return p;
 }
 
+/* Reads HBM page @idx into @page; never sleeps. */
+static void sim_read_page(struct hbmpool_sim *sim, pgoff_t idx,
+			  struct page *page)
+{
+	struct page *p = sim_hbm_get(sim, idx);
+
+	if (p) {
+		copy_highpage(page, p);
+		put_page(p);
+	} else {
+		clear_highpage(page);
+	}
+}
+
 static int sim_copy(struct hbmpool_sim *sim, struct hbmpool_xfer *x)
 {
 	pgoff_t idx = x->offset >> PAGE_SHIFT;
 	struct page *p, *old;
 
-	p = sim_hbm_get(sim, idx);
 	if (!x->write) {
-		if (p) {
-			copy_highpage(x->page, p);
-			put_page(p);
-		} else {
-			clear_highpage(x->page);
-		}
+		sim_read_page(sim, idx, x->page);
 		return 0;
 	}
+	p = sim_hbm_get(sim, idx);
 	if (!p) {
 		p = alloc_page(GFP_KERNEL | __GFP_NOWARN);
 		if (!p)
@@ -171,20 +180,13 @@ static int sim_copy_nowait(struct hbmpool_node *node, u64 offset,
 			   struct page *page)
 {
 	struct hbmpool_sim *sim = to_sim(node);
-	struct page *p;
 
 	if (!READ_ONCE(sim->nowait_copy) || READ_ONCE(sim->link_down) ||
 	    READ_ONCE(sim->fail_fetch) || READ_ONCE(sim->hang_fetch) ||
 	    READ_ONCE(sim->latency_us) || READ_ONCE(sim->bandwidth_mbps) ||
 	    READ_ONCE(sim->shut))
 		return -EAGAIN;
-	p = sim_hbm_get(sim, offset >> PAGE_SHIFT);
-	if (p) {
-		copy_highpage(page, p);
-		put_page(p);
-	} else {
-		clear_highpage(page);
-	}
+	sim_read_page(sim, offset >> PAGE_SHIFT, page);
 	return 0;
 }
 
