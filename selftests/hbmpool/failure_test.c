@@ -266,6 +266,38 @@ TEST_F_TIMEOUT(fail, writeback_timeout_lands_in_its_own_chunk, 60)
 	hbmt_region_close(&b);
 }
 
+/* A memory error in a cached copy (MADV_HWPOISON) is not served again: the next fault on the page drops it with SIGBUS and counts an error, and the touch after that fetches the home's copy, which the sync made current. */
+TEST_F(fail, poisoned_cache_page)
+{
+	struct hbmpool_stats st0, st1;
+	uint64_t v = 0;
+	void *addr = NULL;
+
+	ASSERT_EQ(0, hbmt_region_open(&self->r, self->env.devfd, 4 * HBMT_PAGE, CHUNK,
+				      HBMPOOL_POLICY_BIND, 1ULL << N_A, 0, "poison"));
+	ASSERT_EQ(0, hbmt_probe_write(pg(self, 1), 0x5eed, NULL));
+	ASSERT_EQ(0, hbm_region_sync(self->r.fd, 0, 0, NULL));
+	/*
+	 * The core cannot recover a page it does not know (EBUSY, "unknown
+	 * page state"): it stays poisoned and cached, the case under test.
+	 */
+	if (madvise(pg(self, 1), HBMT_PAGE, MADV_HWPOISON) && errno != EBUSY)
+		SKIP(return, "MADV_HWPOISON: %s (needs CONFIG_MEMORY_FAILURE and CAP_SYS_ADMIN)",
+		     strerror(errno));
+	/* a new mapping: the old PTE would still reach the page without a fault */
+	ASSERT_EQ(0, munmap(self->r.map, self->r.len));
+	self->r.map = mmap(NULL, self->r.len, PROT_READ | PROT_WRITE, MAP_SHARED,
+			   self->r.fd, 0);
+	ASSERT_NE(MAP_FAILED, self->r.map);
+	ASSERT_EQ(0, hbm_region_stats(self->r.fd, &st0));
+	EXPECT_EQ(SIGBUS, hbmt_probe_read(pg(self, 1), &v, &addr));
+	EXPECT_EQ(pg(self, 1), (uint8_t *)addr);
+	ASSERT_EQ(0, hbm_region_stats(self->r.fd, &st1));
+	EXPECT_EQ(st0.errors + 1, st1.errors);
+	EXPECT_EQ(0, hbmt_probe_read(pg(self, 1), &v, NULL));
+	EXPECT_EQ(0x5eed, v) TH_LOG("the page came back from its home");
+}
+
 /* link_down=1: node state "down", its uncached pages SIGBUS at once (not a timeout) while the other node's pages work; link_down=0 restores it. */
 TEST_F(fail, link_down)
 {
