@@ -74,9 +74,10 @@ long hbmpool_cache_nr_dirty(void)
 void hbmpool_cache_charge(struct hbmpool_region *r, long nr)
 {
 	atomic_long_add(nr, &r->nr_cached);
+	/* queue, not modify: a worker backing off keeps its delay */
 	if (atomic_long_add_return(nr, &hbmpool_cache.nr_cached) >
 	    hbmpool_low_wm() && nr > 0)
-		mod_delayed_work(system_unbound_wq, &hbmpool_cache.evict_work, 0);
+		queue_delayed_work(system_unbound_wq, &hbmpool_cache.evict_work, 0);
 }
 
 void hbmpool_cache_dirty(struct hbmpool_region *r, long nr)
@@ -202,9 +203,11 @@ out_bounce:
 /*
  * Advances the CLOCK hand: the page under it moves to the tail of the list
  * and is returned, NULL if the list is empty.  *@spared: the page had been
- * referenced since the hand last passed (no longer).
+ * referenced since the hand last passed (no longer), or it is dirty and
+ * @skip_dirty is set (its reference bit is left for a hand that may write
+ * it back).
  */
-static struct page *__hbmpool_clock_advance(bool *spared)
+static struct page *__hbmpool_clock_advance(bool skip_dirty, bool *spared)
 {
 	struct page *page;
 
@@ -212,7 +215,8 @@ static struct page *__hbmpool_clock_advance(bool *spared)
 	page = list_first_entry_or_null(&hbmpool_cache.lru, struct page, lru);
 	if (page) {
 		list_move_tail(&page->lru, &hbmpool_cache.lru);
-		*spared = test_and_clear_bit(HBM_PG_REFERENCED, &page->private);
+		*spared = (skip_dirty && test_bit(HBM_PG_DIRTY, &page->private)) ||
+			  test_and_clear_bit(HBM_PG_REFERENCED, &page->private);
 	}
 	return page;
 }
@@ -250,46 +254,55 @@ static int hbmpool_evict_page(struct hbmpool_region *r, struct page *page,
 	 * before the removal, since faults map under the page lock.
 	 */
 	unmap_mapping_pages(hbmpool_mapping(r), page->index, 1, false);
-	/* a GUP-fast pin taken before the zap shows now: keep the page */
-	if (page_maybe_dma_pinned(page)) {
+	/*
+	 * Only the cache's reference and ours may be left: a get_user_pages()
+	 * reference (O_DIRECT in 6.1 takes FOLL_GET, not a pin) means I/O may
+	 * still land in the page.  Frozen, no lookup can take one meanwhile.
+	 */
+	if (!page_ref_freeze(page, 2)) {
 		unlock_page(page);
 		return -EBUSY;
 	}
-	hbmpool_count3(&r->stats, hbmpool_chunk_of(r, page->index)->node,
-		       HBMPOOL_STAT_EVICTIONS, 1);
 	if (page_mapped(page) || !hbmpool_remove_page(r, page)) {
 		/* cannot happen: faults map under the page lock */
+		page_ref_unfreeze(page, 2);
 		unlock_page(page);
 		return -EBUSY;
 	}
+	page_ref_unfreeze(page, 2);
+	hbmpool_count3(&r->stats, hbmpool_chunk_of(r, page->index)->node,
+		       HBMPOOL_STAT_EVICTIONS, 1);
 	unlock_page(page);
 	put_page(page);		/* the cache's reference */
 	return 0;
 }
 
 /*
- * CLOCK: evicts up to @nr pages; returns how many.  Stops at the first
- * failed write-back: the next call (the worker backs off) tries again.
+ * CLOCK: evicts up to @nr pages, looking at @max_scan at most (0: twice the
+ * cache); returns how many.  Stops at the first failed write-back: the next
+ * call (the worker backs off) tries again.
  */
-static long hbmpool_evict(long nr, bool may_writeback)
+static long hbmpool_evict(long nr, bool may_writeback, long max_scan)
 {
 	long evicted = 0, scanned = 0;
 	int err;
-	long max_scan = 2 * atomic_long_read(&hbmpool_cache.nr_cached) + 16;
 
+	if (!max_scan)
+		max_scan = 2 * atomic_long_read(&hbmpool_cache.nr_cached) + 16;
 	while (evicted < nr && scanned++ < max_scan) {
 		struct hbmpool_region *r;
 		struct page *page;
 		bool spared;
 
+		if (!(scanned % 256))
+			cond_resched();
 		spin_lock(&hbmpool_cache.lock);
-		page = __hbmpool_clock_advance(&spared);
+		page = __hbmpool_clock_advance(!may_writeback, &spared);
 		if (!page) {
 			spin_unlock(&hbmpool_cache.lock);
 			break;
 		}
-		if (spared ||
-		    (!may_writeback && test_bit(HBM_PG_DIRTY, &page->private))) {
+		if (spared) {
 			spin_unlock(&hbmpool_cache.lock);
 			continue;
 		}
@@ -299,7 +312,12 @@ static long hbmpool_evict(long nr, bool may_writeback)
 			spin_unlock(&hbmpool_cache.lock);
 			continue;
 		}
-		get_page(page);
+		/* another evictor may hold it frozen at 0 (hbmpool_evict_page()) */
+		if (!get_page_unless_zero(page)) {
+			spin_unlock(&hbmpool_cache.lock);
+			hbmpool_region_put(r);
+			continue;
+		}
 		spin_unlock(&hbmpool_cache.lock);
 
 		err = hbmpool_evict_page(r, page, may_writeback);
@@ -319,9 +337,11 @@ void hbmpool_make_room(bool may_writeback)
 {
 	if (atomic_long_read(&hbmpool_cache.nr_cached) < hbmpool_high_wm())
 		return;
-	if (!hbmpool_evict(1, may_writeback))
+	if (!hbmpool_evict(1, may_writeback, 0))
 		hbmpool_count(&hbmpool_global_stats, HBMPOOL_STAT_OVER_BUDGET, 1);
 }
+
+#define HBMPOOL_NOWAIT_SCAN	32
 
 /*
  * For the fault fast path, under mmap_lock: true if there is room, or a
@@ -329,8 +349,9 @@ void hbmpool_make_room(bool may_writeback)
  */
 bool hbmpool_make_room_nowait(void)
 {
+	/* a short look only: under mmap_lock, and the slow path can do more */
 	return atomic_long_read(&hbmpool_cache.nr_cached) < hbmpool_high_wm() ||
-	       hbmpool_evict(1, false);
+	       hbmpool_evict(1, false, HBMPOOL_NOWAIT_SCAN);
 }
 
 #define HBMPOOL_EVICT_BACKOFF_MIN	(HZ / 10)
@@ -347,7 +368,7 @@ static void hbmpool_evict_work(struct work_struct *work)
 
 	while ((over = atomic_long_read(&hbmpool_cache.nr_cached) -
 		       hbmpool_low_wm()) > 0) {
-		if (!hbmpool_evict(min(over, 64L), true))
+		if (!hbmpool_evict(min(over, 64L), true, 0))
 			break;
 		hbmpool_cache.evict_backoff = HBMPOOL_EVICT_BACKOFF_MIN;
 	}
@@ -446,7 +467,7 @@ static unsigned long hbmpool_shrink_scan(struct shrinker *s,
 		bool removed = false, spared;
 
 		spin_lock(&hbmpool_cache.lock);
-		page = __hbmpool_clock_advance(&spared);
+		page = __hbmpool_clock_advance(true, &spared);
 		if (!page) {
 			spin_unlock(&hbmpool_cache.lock);
 			break;
@@ -460,10 +481,16 @@ static unsigned long hbmpool_shrink_scan(struct shrinker *s,
 		 * unmapped and locked, so no fault can map it meanwhile.
 		 */
 		r = hbmpool_page_region(page);
-		if (!page_mapped(page) && !page_maybe_dma_pinned(page) &&
+		if (!page_mapped(page) &&
 		    !test_bit(HBM_PG_DIRTY, &page->private) &&
 		    !test_bit(HBM_PG_WRITEBACK, &page->private) &&
-		    xa_cmpxchg(&r->pages, page->index, page, NULL, 0) == page) {
+		    page_ref_freeze(page, 1)) {
+			/* only the cache's reference: no GUP, no lookup */
+			if (xa_cmpxchg(&r->pages, page->index, page, NULL, 0) != page) {
+				page_ref_unfreeze(page, 1);
+				goto next;
+			}
+			page_ref_unfreeze(page, 1);
 			__hbmpool_lru_del(page);
 			/*
 			 * r stays alive while we hold the lock: its release
@@ -477,6 +504,7 @@ static unsigned long hbmpool_shrink_scan(struct shrinker *s,
 			set_page_private(page, 0);
 			removed = true;
 		}
+next:
 		spin_unlock(&hbmpool_cache.lock);
 		unlock_page(page);
 		if (removed) {

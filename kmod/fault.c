@@ -16,6 +16,7 @@
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
+#include <linux/file.h>
 #include <linux/mm.h>
 #include <linux/pagemap.h>
 #include <linux/slab.h>
@@ -308,6 +309,7 @@ static vm_fault_t hbmpool_vm_fault(struct vm_fault *vmf)
 	bool can_retry = (vmf->flags & FAULT_FLAG_ALLOW_RETRY) &&
 			 !(vmf->flags & FAULT_FLAG_RETRY_NOWAIT);
 	pgoff_t index = vmf->pgoff;
+	struct file *fpin;
 	struct page *page;
 	int err;
 
@@ -339,11 +341,15 @@ repeat:
 				return VM_FAULT_SIGBUS;
 			goto repeat;
 		}
-		/* Wait for the link without mmap_lock; the vma may go meanwhile. */
-		kobject_get(&r->kobj);
+		/*
+		 * Wait for the link without mmap_lock; the vma may go
+		 * meanwhile.  Pin the file, as filemap_fault() does: its last
+		 * fput() is deferred, so the module outlives this function.
+		 */
+		fpin = get_file(vma->vm_file);
 		mmap_read_unlock(vma->vm_mm);
 		hbmpool_fill(r, index, true, true);
-		hbmpool_region_put(r);
+		fput(fpin);
 		return VM_FAULT_RETRY;
 	}
 

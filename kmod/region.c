@@ -150,6 +150,7 @@ static void hbmpool_region_drop_all(struct hbmpool_region *r)
 			put_page(page);		/* the cache's reference */
 		unlock_page(page);
 		put_page(page);
+		cond_resched();
 	}
 	hbmpool_cache_forget_region();
 	WARN_ON_ONCE(atomic_long_read(&r->nr_cached));

@@ -181,10 +181,21 @@ static int sim_copy_nowait(struct hbmpool_node *node, u64 offset,
 {
 	struct hbmpool_sim *sim = to_sim(node);
 
+	bool shut;
+
 	if (!READ_ONCE(sim->nowait_copy) || READ_ONCE(sim->link_down) ||
 	    READ_ONCE(sim->fail_fetch) || READ_ONCE(sim->hang_fetch) ||
-	    READ_ONCE(sim->latency_us) || READ_ONCE(sim->bandwidth_mbps) ||
-	    READ_ONCE(sim->shut))
+	    READ_ONCE(sim->latency_us) || READ_ONCE(sim->bandwidth_mbps))
+		return -EAGAIN;
+	/*
+	 * Under the lock, as in ->submit(): either shutdown comes first and
+	 * we see it, or node removal, which follows shutdown, sees the page
+	 * the caller published before calling us, and drops it.
+	 */
+	spin_lock(&sim->lock);
+	shut = sim->shut;
+	spin_unlock(&sim->lock);
+	if (shut)
 		return -EAGAIN;
 	sim_read_page(sim, offset >> PAGE_SHIFT, page);
 	return 0;
