@@ -84,6 +84,7 @@ CONFIG_DETECT_HUNG_TASK=y
 CONFIG_SOFTLOCKUP_DETECTOR=y
 CONFIG_FAULT_INJECTION=y
 CONFIG_FAILSLAB=y
+CONFIG_MEMORY_FAILURE=y
 OPTS
 [ -z "$missing" ] || rig_die "debug kernel config lacks:$missing (see $log)"
 
