@@ -132,20 +132,22 @@ check:
 	@$(MAKE) --no-print-directory unit
 	@$(MAKE) --no-print-directory rig-tests
 
-demo:
+# $(call rig_job,ID,SCRIPT,VAR=VALUE): deps, all, then tools/rig/SCRIPT in VM
+# ID with VAR in its environment; fails if the guest kernel log shows a bug.
+define rig_job
 	@$(MAKE) --no-print-directory deps
 	@$(MAKE) --no-print-directory all
-	$(RIG)/vm.sh -i demo -a loglevel=4 -e "HBMDEMO_ARGS=$(DEMO_ARGS)" -- $(RIG)/demo.sh
-	@$(RIG)/klog-check.sh $(BUILD)/rig/out-demo/dmesg.txt || \
-		{ echo "demo: the guest kernel log shows a bug (build/rig/out-demo/dmesg.txt)" >&2; exit 1; }
+	$(RIG)/vm.sh -i $(1) -a loglevel=4 -e "$(3)" -- $(RIG)/$(2)
+	@$(RIG)/klog-check.sh $(BUILD)/rig/out-$(1)/dmesg.txt || \
+		{ echo "$(1): the guest kernel log shows a bug (build/rig/out-$(1)/dmesg.txt)" >&2; exit 1; }
+endef
+
+demo:
+	$(call rig_job,demo,demo.sh,HBMDEMO_ARGS=$(DEMO_ARGS))
 
 # hbmbench in a VM; its figures go to Documentation/performance.rst by hand.
 bench:
-	@$(MAKE) --no-print-directory deps
-	@$(MAKE) --no-print-directory all
-	$(RIG)/vm.sh -i bench -a loglevel=4 -e "HBMBENCH_ARGS=$(BENCH_ARGS)" -- $(RIG)/bench.sh
-	@$(RIG)/klog-check.sh $(BUILD)/rig/out-bench/dmesg.txt || \
-		{ echo "bench: the guest kernel log shows a bug (build/rig/out-bench/dmesg.txt)" >&2; exit 1; }
+	$(call rig_job,bench,bench.sh,HBMBENCH_ARGS=$(BENCH_ARGS))
 
 clean:
 	@if [ -n "$(KDIR)" ] && [ -d "$(KDIR)" ] && [ -f Kbuild ]; then \
