@@ -128,11 +128,10 @@ out:
 
 /*
  * Returns the cached page at @index with a reference, or NULL.  An error
- * marker found there is consumed and returned in @err if @err is given,
- * else left alone.
+ * marker found there is consumed and returned in @err if @err is given (a
+ * fault), else left for the next fault.
  */
-static struct page *__hbmpool_lookup(struct hbmpool_region *r, pgoff_t index,
-				     int *err)
+struct page *hbmpool_lookup(struct hbmpool_region *r, pgoff_t index, int *err)
 {
 	struct page *page;
 	void *entry;
@@ -163,18 +162,6 @@ repeat:
 out:
 	rcu_read_unlock();
 	return page;
-}
-
-/* For a fault: consumes an error marker into @err. */
-struct page *hbmpool_lookup(struct hbmpool_region *r, pgoff_t index, int *err)
-{
-	return __hbmpool_lookup(r, index, err);
-}
-
-/* For everyone else: error markers are the next fault's. */
-struct page *hbmpool_lookup_page(struct hbmpool_region *r, pgoff_t index)
-{
-	return __hbmpool_lookup(r, index, NULL);
 }
 
 /*

@@ -8,8 +8,9 @@
  *    node holds one.  Removal unpublishes it and shuts its transport down; the
  *    memory goes when the last region using it is freed.
  *  - struct hbmpool_region: refcounted by its kobject; the region file holds
- *    one reference (mappings hold the file), the fault path and the evictor
- *    take short-lived ones.
+ *    one reference (mappings hold the file; a fault that drops mmap_lock
+ *    pins the file), the evictor and node removal take short-lived ones, a
+ *    write-back handed to its transfer holds one until it lands.
  *  - cache pages: ordinary pages owned by the cache, indexed in their region's
  *    xarray, with page->mapping = the region inode's mapping, page->index =
  *    the page offset, page->private = HBM_PG_* bits, page->lru on the CLOCK
@@ -298,7 +299,6 @@ int hbmpool_xfer_page(struct hbmpool_node *node, bool write, u64 offset,
 int hbmpool_fill(struct hbmpool_region *r, pgoff_t index, bool fault,
 		 bool may_writeback);
 struct page *hbmpool_lookup(struct hbmpool_region *r, pgoff_t index, int *err);
-struct page *hbmpool_lookup_page(struct hbmpool_region *r, pgoff_t index);
 
 /* ---- the local cache (cache.c) ---- */
 

@@ -142,7 +142,7 @@ static void hbmpool_region_drop_all(struct hbmpool_region *r)
 			continue;
 		}
 		/* The shrinker may race us to a page: take it by lookup. */
-		page = hbmpool_lookup_page(r, index);
+		page = hbmpool_lookup(r, index, NULL);
 		if (!page)
 			continue;
 		lock_page(page);
@@ -229,7 +229,7 @@ static int hbmpool_region_sync(struct hbmpool_region *r, pgoff_t first,
 
 		if (xa_is_value(entry))
 			continue;
-		page = hbmpool_lookup_page(r, index);
+		page = hbmpool_lookup(r, index, NULL);
 		if (!page)
 			continue;
 		if (test_bit(HBM_PG_DIRTY, &page->private)) {
@@ -594,7 +594,7 @@ void hbmpool_region_node_removed(struct hbmpool_region *r,
 
 			if (xa_is_value(entry))
 				continue;
-			page = hbmpool_lookup_page(r, index);
+			page = hbmpool_lookup(r, index, NULL);
 			if (!page)
 				continue;
 			hbmpool_drop_page(r, page);
