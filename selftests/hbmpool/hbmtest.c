@@ -142,14 +142,16 @@ void hbmt_sleep_ms(unsigned int ms)
 		;
 }
 
-int hbmt_stats_settled(int fd, struct hbmpool_stats *st)
+/* Reads stats until two reads 50 ms apart agree (at most 5 s). */
+static int stats_settled(int (*read)(const void *src, struct hbmpool_stats *st),
+			 const void *src, struct hbmpool_stats *st)
 {
 	struct hbmpool_stats prev;
-	int ret = hbm_region_stats(fd, &prev);
+	int ret = read(src, &prev);
 
 	for (int i = 0; !ret && i < 100; i++) {
 		hbmt_sleep_ms(50);
-		ret = hbm_region_stats(fd, st);
+		ret = read(src, st);
 		if (!ret && !memcmp(&prev, st, sizeof(*st)))
 			return 0;
 		prev = *st;
@@ -159,21 +161,24 @@ int hbmt_stats_settled(int fd, struct hbmpool_stats *st)
 	return ret;
 }
 
+static int read_fd_stats(const void *src, struct hbmpool_stats *st)
+{
+	return hbm_region_stats(*(const int *)src, st);
+}
+
+static int read_dir_stats(const void *src, struct hbmpool_stats *st)
+{
+	return hbm_read_stats_dir(src, st);
+}
+
+int hbmt_stats_settled(int fd, struct hbmpool_stats *st)
+{
+	return stats_settled(read_fd_stats, &fd, st);
+}
+
 int hbmt_stats_dir_settled(const char *dir, struct hbmpool_stats *st)
 {
-	struct hbmpool_stats prev;
-	int ret = hbm_read_stats_dir(dir, &prev);
-
-	for (int i = 0; !ret && i < 100; i++) {
-		hbmt_sleep_ms(50);
-		ret = hbm_read_stats_dir(dir, st);
-		if (!ret && !memcmp(&prev, st, sizeof(*st)))
-			return 0;
-		prev = *st;
-	}
-	if (!ret)
-		*st = prev;
-	return ret;
+	return stats_settled(read_dir_stats, dir, st);
 }
 
 static int cmp_ok(enum hbmt_cmp cmp, uint64_t v, uint64_t want)
