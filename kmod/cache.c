@@ -109,20 +109,68 @@ void hbmpool_lru_add(struct page *page)
  */
 bool hbmpool_remove_page(struct hbmpool_region *r, struct page *page)
 {
+	bool dirty;
+
 	VM_WARN_ON_ONCE_PAGE(!PageLocked(page), page);
 
-	if (xa_cmpxchg(&r->pages, page->index, page, NULL, 0) != page)
+	/* under the xa_lock: hbmpool_dirty_folio() sees it cached or gone */
+	xa_lock(&r->pages);
+	if (__xa_cmpxchg(&r->pages, page->index, page, NULL, 0) != page) {
+		xa_unlock(&r->pages);
 		return false;
+	}
+	dirty = test_and_clear_bit(HBM_PG_DIRTY, &page->private);
+	xa_unlock(&r->pages);
 	spin_lock(&hbmpool_cache.lock);
 	__hbmpool_lru_del(page);
 	spin_unlock(&hbmpool_cache.lock);
-	if (test_bit(HBM_PG_DIRTY, &page->private))
+	if (dirty)
 		hbmpool_cache_dirty(r, -1);
 	hbmpool_cache_charge(r, -1);
 	page->mapping = NULL;
 	set_page_private(page, 0);
 	ClearPageDirty(page);
 	return true;
+}
+
+/*
+ * Marks a cache page dirty: set_page_dirty() and folio_mark_dirty() land
+ * here, from a PTE write fault (after page_mkwrite), from zapping a dirty
+ * PTE, and from every kernel writer that reached the page through
+ * get_user_pages() or pin_user_pages() (process_vm_writev(), O_DIRECT reads,
+ * /proc/PID/mem, ...), which write through the kernel mapping and tell only
+ * this way.  May run without the page lock and in atomic context: the
+ * xa_lock orders it against removal (hbmpool_remove_page()).
+ */
+static bool hbmpool_dirty_folio(struct address_space *mapping,
+				struct folio *folio)
+{
+	struct hbmpool_region *r = mapping->host->i_private;
+	struct page *page = &folio->page;
+	bool newly = !folio_test_set_dirty(folio);
+
+	xa_lock(&r->pages);
+	if (xa_load(&r->pages, page->index) == page &&
+	    test_bit(HBM_PG_UPTODATE, &page->private) &&
+	    !test_and_set_bit(HBM_PG_DIRTY, &page->private))
+		hbmpool_cache_dirty(r, 1);
+	xa_unlock(&r->pages);
+	return newly;
+}
+
+const struct address_space_operations hbmpool_cache_aops = {
+	.dirty_folio = hbmpool_dirty_folio,
+};
+
+/*
+ * Someone besides the cache and the PTEs holds @page: a get_user_pages()
+ * reference or a pin, through which the kernel may still write it without
+ * a fault.  Such a page is neither dropped nor counted clean.
+ */
+static bool hbmpool_page_held(struct page *page, int extra)
+{
+	return page_maybe_dma_pinned(page) ||
+	       page_ref_count(page) > 1 + extra + page_mapcount(page);
 }
 
 /* ---- write-back ---- */
@@ -160,16 +208,26 @@ int hbmpool_writeback_page(struct hbmpool_region *r, struct page *page)
 
 	lock_page(page);
 	if (page->mapping != hbmpool_mapping(r) ||
-	    !test_and_clear_bit(HBM_PG_DIRTY, &page->private)) {
+	    !test_bit(HBM_PG_DIRTY, &page->private)) {
 		unlock_page(page);
 		err = 0;
 		goto out;
 	}
-	/* Write-protect every mapping: the next write goes through page_mkwrite. */
+	/*
+	 * Write-protect every mapping: the next write through a PTE goes
+	 * through page_mkwrite, which needs the page lock; a kernel writer
+	 * that holds a reference marks the page dirty again when done
+	 * (hbmpool_dirty_folio()).  A pinned page may be written by DMA that
+	 * tells nobody (an io_uring or RDMA buffer): it stays dirty until
+	 * unpinned, and every write-back copies it again.
+	 */
 	folio_mkclean(page_folio(page));
-	ClearPageDirty(page);
+	if (!page_maybe_dma_pinned(page)) {
+		ClearPageDirty(page);
+		if (test_and_clear_bit(HBM_PG_DIRTY, &page->private))
+			hbmpool_cache_dirty(r, -1);
+	}
 	copy_highpage(bounce, page);
-	hbmpool_cache_dirty(r, -1);
 	unlock_page(page);
 
 	err = hbmpool_xfer_page(node, true, hbmpool_node_offset(r, page->index),
@@ -231,6 +289,9 @@ static int hbmpool_evict_page(struct hbmpool_region *r, struct page *page,
 {
 	int err;
 
+	/* ours and the cache's; a write-back of a held page gains nothing */
+	if (hbmpool_page_held(page, 1))
+		return -EBUSY;
 	if (test_bit(HBM_PG_DIRTY, &page->private)) {
 		if (!may_writeback)
 			return -EBUSY;
@@ -263,8 +324,13 @@ static int hbmpool_evict_page(struct hbmpool_region *r, struct page *page,
 		unlock_page(page);
 		return -EBUSY;
 	}
-	if (page_mapped(page) || !hbmpool_remove_page(r, page)) {
-		/* cannot happen: faults map under the page lock */
+	/*
+	 * A holder that let go since the check above may have marked it
+	 * dirty without the page lock on its way out: then it stays.
+	 */
+	if (test_bit(HBM_PG_DIRTY, &page->private) || page_mapped(page) ||
+	    !hbmpool_remove_page(r, page)) {
+		/* mapped cannot happen: faults map under the page lock */
 		page_ref_unfreeze(page, 2);
 		unlock_page(page);
 		return -EBUSY;
@@ -308,7 +374,7 @@ static long hbmpool_evict(long nr, bool may_writeback, long max_scan)
 		}
 		/* On the list, the page's region is not freed yet. */
 		r = hbmpool_page_region(page);
-		if (!kobject_get_unless_zero(&r->kobj)) {
+		if (!kref_get_unless_zero(&r->ref)) {
 			spin_unlock(&hbmpool_cache.lock);
 			continue;
 		}
@@ -486,7 +552,8 @@ static unsigned long hbmpool_shrink_scan(struct shrinker *s,
 		    !test_bit(HBM_PG_WRITEBACK, &page->private) &&
 		    page_ref_freeze(page, 1)) {
 			/* only the cache's reference: no GUP, no lookup */
-			if (xa_cmpxchg(&r->pages, page->index, page, NULL, 0) != page) {
+			if (test_bit(HBM_PG_DIRTY, &page->private) ||
+			    xa_cmpxchg(&r->pages, page->index, page, NULL, 0) != page) {
 				page_ref_unfreeze(page, 1);
 				goto next;
 			}

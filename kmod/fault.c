@@ -113,7 +113,7 @@ int hbmpool_xfer_page(struct hbmpool_node *node, bool write, u64 offset,
 			/* released by the last put, ours or the transport's */
 			get_page(wb->owner);
 			x->wb_owner = wb->owner;
-			kobject_get(&wb->region->kobj);
+			kref_get(&wb->region->ref);
 			x->wb_region = wb->region;
 			wb->handed_off = true;
 		}

@@ -7,8 +7,8 @@
  *    kobject; the node table holds one reference, every chunk placed on the
  *    node holds one.  Removal unpublishes it and shuts its transport down; the
  *    memory goes when the last region using it is freed.
- *  - struct hbmpool_region: refcounted by its kobject; the region file holds
- *    one reference (mappings hold the file; a fault that drops mmap_lock
+ *  - struct hbmpool_region: refcounted by its kref; every file of it holds
+ *    one reference (mappings hold a file; a fault that drops mmap_lock
  *    pins the file), the evictor and node removal take short-lived ones, a
  *    write-back handed to its transfer holds one until it lands.
  *  - cache pages: ordinary pages owned by the cache, indexed in their region's
@@ -21,6 +21,7 @@
 
 #include <linux/types.h>
 #include <linux/kobject.h>
+#include <linux/atomic.h>
 #include <linux/kref.h>
 #include <linux/list.h>
 #include <linux/fs.h>
@@ -68,10 +69,17 @@ static inline void hbmpool_count(struct hbmpool_counters *c,
 
 extern struct hbmpool_counters hbmpool_global_stats;
 
+/* A region's counters: plain atomics, see stats.c. */
+struct hbmpool_region_stats {
+	atomic64_t v[HBMPOOL_NR_STATS];
+};
+
+void hbmpool_region_stats_read(const struct hbmpool_region_stats *rs, u64 *out);
+
 /* One event on a page: counted for its region, its home node and globally. */
-void hbmpool_count3(struct hbmpool_counters *region, struct hbmpool_node *node,
-		    enum hbmpool_stat s, u64 n);
-void hbmpool_count_latency(struct hbmpool_counters *region,
+void hbmpool_count3(struct hbmpool_region_stats *region,
+		    struct hbmpool_node *node, enum hbmpool_stat s, u64 n);
+void hbmpool_count_latency(struct hbmpool_region_stats *region,
 			   struct hbmpool_node *node, u64 ns);
 
 /* ---- sysfs attributes shared by every object (main.c) ---- */
@@ -97,9 +105,15 @@ struct hbmpool_attr {
 extern const struct sysfs_ops hbmpool_sysfs_ops;
 extern const struct attribute_group hbmpool_stats_group;
 extern struct kobject *hbmpool_nodes_kobj;
-extern struct kobject *hbmpool_regions_kobj;
 extern const struct kobj_type hbmpool_node_ktype;
-extern const struct kobj_type hbmpool_region_ktype;
+
+void hbmpool_kobj_born(void);
+void hbmpool_kobj_released(void);
+
+/* Control entry points run between these; see main.c. */
+int hbmpool_ctl_begin(void);
+void hbmpool_ctl_end(void);
+void hbmpool_ctl_assert_held(void);
 
 /* ---- transports (one ops table per kind of link) ---- */
 
@@ -214,8 +228,9 @@ struct hbmpool_chunk {
 };
 
 struct hbmpool_region {
-	struct kobject kobj;		/* lifetime */
+	struct kref ref;		/* lifetime */
 	u32 id;
+	bool shared;			/* found by name through REGION_OPEN */
 	u32 policy;
 	u32 preferred;
 	unsigned int chunk_shift;	/* log2(chunk_size) */
@@ -237,12 +252,13 @@ struct hbmpool_region {
 	struct xarray pages;
 	atomic_long_t nr_cached;
 	atomic_long_t nr_dirty;
-	struct hbmpool_counters stats;
-	struct list_head list;		/* on hbmpool_regions, under hbmpool_regions_lock */
+	struct hbmpool_region_stats stats;
+	struct hlist_node name_node;	/* shared: in the name table, under hbmpool_regions_lock */
+	bool listed;			/* in hbmpool_regions, under hbmpool_regions_lock */
 };
 
 extern struct mutex hbmpool_regions_lock;
-extern struct list_head hbmpool_regions;
+extern struct xarray hbmpool_regions;		/* id -> region, under hbmpool_regions_lock */
 extern unsigned long hbmpool_nr_regions;	/* under hbmpool_regions_lock */
 
 static inline struct address_space *hbmpool_mapping(struct hbmpool_region *r)
@@ -263,12 +279,16 @@ static inline u64 hbmpool_node_offset(struct hbmpool_region *r, pgoff_t index)
 	return hbmpool_chunk_of(r, index)->offset + in_chunk;
 }
 
+void hbmpool_region_release(struct kref *ref);
+
 static inline void hbmpool_region_put(struct hbmpool_region *r)
 {
-	kobject_put(&r->kobj);
+	kref_put(&r->ref, hbmpool_region_release);
 }
 
 long hbmpool_ioc_region_create(void __user *argp);
+long hbmpool_ioc_region_open(void __user *argp);
+struct hbmpool_region **hbmpool_regions_get_all(unsigned long *nr);
 int hbmpool_regions_init(void);
 void hbmpool_regions_exit(void);
 void hbmpool_region_node_removed(struct hbmpool_region *r,
@@ -316,6 +336,7 @@ enum {
 };
 
 extern unsigned long hbmpool_cache_budget;
+extern const struct address_space_operations hbmpool_cache_aops;
 
 static inline struct hbmpool_region *hbmpool_page_region(struct page *page)
 {

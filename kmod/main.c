@@ -13,6 +13,7 @@
 #include <linux/sysfs.h>
 #include <linux/slab.h>
 #include <linux/mm.h>
+#include <linux/wait_bit.h>
 
 #include "hbmpool.h"
 
@@ -32,8 +33,38 @@ MODULE_PARM_DESC(fetch_timeout_ms,
 #define HBMPOOL_TIMEOUT_MAX	600000U
 
 struct kobject *hbmpool_nodes_kobj;
-struct kobject *hbmpool_regions_kobj;
 static struct kobject *hbmpool_root_kobj;
+
+/*
+ * hbmpool_ctl_lock protects hbmpool_enabled and serialises the control
+ * entry points (the sysfs stores that create, remove or start something).
+ * The flag is set after the last step of module init and cleared before the
+ * first step of exit, so that nothing a control file starts outlives the
+ * module.
+ */
+static DEFINE_MUTEX(hbmpool_ctl_lock);
+static bool hbmpool_enabled;
+
+/* Enters a control entry point; -ENODEV once the module is going away. */
+int hbmpool_ctl_begin(void)
+{
+	mutex_lock(&hbmpool_ctl_lock);
+	if (!hbmpool_enabled) {
+		mutex_unlock(&hbmpool_ctl_lock);
+		return -ENODEV;
+	}
+	return 0;
+}
+
+void hbmpool_ctl_end(void)
+{
+	mutex_unlock(&hbmpool_ctl_lock);
+}
+
+void hbmpool_ctl_assert_held(void)
+{
+	lockdep_assert_held(&hbmpool_ctl_lock);
+}
 
 /* ---- ioctl structure copies ---- */
 
@@ -70,8 +101,6 @@ static struct hbmpool_counters *hbmpool_kobj_counters(struct kobject *kobj)
 {
 	if (kobj->ktype == &hbmpool_node_ktype)
 		return &container_of(kobj, struct hbmpool_node, kobj)->stats;
-	if (kobj->ktype == &hbmpool_region_ktype)
-		return &container_of(kobj, struct hbmpool_region, kobj)->stats;
 	return &hbmpool_global_stats;
 }
 
@@ -192,6 +221,7 @@ static ssize_t cache_budget_pages_store(struct kobject *kobj,
 					const char *buf, size_t len)
 {
 	unsigned long v;
+	int err;
 
 	if (kstrtoul(buf, 0, &v) || v < HBMPOOL_BUDGET_MIN ||
 	    v > HBMPOOL_BUDGET_MAX) {
@@ -199,8 +229,12 @@ static ssize_t cache_budget_pages_store(struct kobject *kobj,
 		       HBMPOOL_BUDGET_MIN, HBMPOOL_BUDGET_MAX);
 		return -EINVAL;
 	}
+	err = hbmpool_ctl_begin();
+	if (err)
+		return err;
 	WRITE_ONCE(hbmpool_cache_budget, v);
 	hbmpool_cache_budget_changed();
+	hbmpool_ctl_end();
 	return len;
 }
 
@@ -273,23 +307,43 @@ static const struct attribute_group *root_groups[] = {
 	NULL,
 };
 
-static void hbmpool_root_release(struct kobject *kobj)
+/*
+ * Kobjects whose release, in this module's text, has not run yet.  Under
+ * CONFIG_DEBUG_KOBJECT_RELEASE a release runs seconds after the last put:
+ * module exit waits for them.
+ */
+static atomic_t hbmpool_kobjs_live = ATOMIC_INIT(0);
+
+void hbmpool_kobj_born(void)
+{
+	atomic_inc(&hbmpool_kobjs_live);
+}
+
+/* The last thing a release function does. */
+void hbmpool_kobj_released(void)
+{
+	if (atomic_dec_and_test(&hbmpool_kobjs_live))
+		wake_up_var(&hbmpool_kobjs_live);
+}
+
+static void hbmpool_kobjs_wait(void)
+{
+	wait_var_event(&hbmpool_kobjs_live, !atomic_read(&hbmpool_kobjs_live));
+}
+
+static void hbmpool_dir_release(struct kobject *kobj)
 {
 	kfree(kobj);
+	hbmpool_kobj_released();
 }
 
 static const struct kobj_type hbmpool_root_ktype = {
-	.release = hbmpool_root_release,
+	.release = hbmpool_dir_release,
 	.sysfs_ops = &hbmpool_sysfs_ops,
 	.default_groups = root_groups,
 };
 
-/* Plain directories (nodes/, regions/) have no files of their own. */
-static void hbmpool_dir_release(struct kobject *kobj)
-{
-	kfree(kobj);
-}
-
+/* Plain directories (nodes/) have no files of their own. */
 static const struct kobj_type hbmpool_dir_ktype = {
 	.release = hbmpool_dir_release,
 	.sysfs_ops = &hbmpool_sysfs_ops,
@@ -303,11 +357,19 @@ static struct kobject *hbmpool_kobj_create(const struct kobj_type *t,
 
 	if (!kobj)
 		return NULL;
+	hbmpool_kobj_born();
 	if (kobject_init_and_add(kobj, t, parent, "%s", name)) {
 		kobject_put(kobj);
 		return NULL;
 	}
 	return kobj;
+}
+
+/* Its files go now, whenever the release runs: kernfs drains their handlers. */
+static void hbmpool_kobj_destroy(struct kobject *kobj)
+{
+	kobject_del(kobj);
+	kobject_put(kobj);
 }
 
 /* ---- /dev/hbmpool ---- */
@@ -331,7 +393,8 @@ static long hbmpool_ioc_features(void __user *argp)
 	f.features = HBMPOOL_FEAT_POLICY_BIND | HBMPOOL_FEAT_POLICY_INTERLEAVE |
 		     HBMPOOL_FEAT_POLICY_PREFERRED | HBMPOOL_FEAT_REGION_INFO |
 		     HBMPOOL_FEAT_REGION_STATS | HBMPOOL_FEAT_REGION_SYNC |
-		     HBMPOOL_FEAT_REGION_PREFETCH | HBMPOOL_FEAT_SIM_FABRIC;
+		     HBMPOOL_FEAT_REGION_PREFETCH | HBMPOOL_FEAT_SIM_FABRIC |
+		     HBMPOOL_FEAT_REGION_OPEN;
 	f.max_nodes = HBMPOOL_MAX_NODES;
 	f.page_size = PAGE_SIZE;
 	return hbmpool_copy_out(argp, &f, sizeof(f), usize);
@@ -351,6 +414,8 @@ static long hbmpool_ctl_ioctl(struct file *file, unsigned int cmd,
 		return hbmpool_ioc_features(argp);
 	case _IOC_NR(HBMPOOL_IOC_REGION_CREATE):
 		return hbmpool_ioc_region_create(argp);
+	case _IOC_NR(HBMPOOL_IOC_REGION_OPEN):
+		return hbmpool_ioc_region_open(argp);
 	}
 	return -ENOTTY;
 }
@@ -372,6 +437,10 @@ static struct miscdevice hbmpool_miscdev = {
 
 /* ---- module ---- */
 
+/*
+ * Init builds bottom-up and enables the control files last; exit disables
+ * them first and is init read backwards.
+ */
 static int __init hbmpool_init(void)
 {
 	int err, i;
@@ -402,53 +471,52 @@ static int __init hbmpool_init(void)
 	if (err)
 		goto err_fault_exit;
 
-	err = hbmpool_cache_init();
-	if (err)
-		goto err_sim_exit;
-
 	err = -ENOMEM;
 	hbmpool_root_kobj = hbmpool_kobj_create(&hbmpool_root_ktype,
 						kernel_kobj, "hbmpool");
 	if (!hbmpool_root_kobj)
-		goto err_cache_exit;
+		goto err_kobjs_wait;
 	hbmpool_nodes_kobj = hbmpool_kobj_create(&hbmpool_dir_ktype,
 						 hbmpool_root_kobj, "nodes");
 	if (!hbmpool_nodes_kobj)
-		goto err_put_root;
-	hbmpool_regions_kobj = hbmpool_kobj_create(&hbmpool_dir_ktype,
-						   hbmpool_root_kobj, "regions");
-	if (!hbmpool_regions_kobj)
-		goto err_put_nodes;
+		goto err_destroy_root;
 
 	err = hbmpool_regions_init();
 	if (err)
-		goto err_put_regions;
+		goto err_destroy_nodes;
 
 	err = hbmpool_nodes_init();
 	if (err)
 		goto err_regions_exit;
 
-	err = misc_register(&hbmpool_miscdev);
+	err = hbmpool_cache_init();
 	if (err)
 		goto err_nodes_exit;
 
-	pr_info("loaded: cache budget %lu pages, fetch timeout %u ms\n",
-		hbmpool_cache_budget, hbmpool_fetch_timeout_ms);
+	err = misc_register(&hbmpool_miscdev);
+	if (err)
+		goto err_cache_exit;
+
+	mutex_lock(&hbmpool_ctl_lock);
+	hbmpool_enabled = true;
+	mutex_unlock(&hbmpool_ctl_lock);
+
+	pr_info("loaded: version %s, cache budget %lu pages, fetch timeout %u ms\n",
+		HBMPOOL_VERSION, hbmpool_cache_budget, hbmpool_fetch_timeout_ms);
 	return 0;
 
+err_cache_exit:
+	hbmpool_cache_exit();
 err_nodes_exit:
 	hbmpool_nodes_exit();
 err_regions_exit:
 	hbmpool_regions_exit();
-err_put_regions:
-	kobject_put(hbmpool_regions_kobj);
-err_put_nodes:
-	kobject_put(hbmpool_nodes_kobj);
-err_put_root:
-	kobject_put(hbmpool_root_kobj);
-err_cache_exit:
-	hbmpool_cache_exit();
-err_sim_exit:
+err_destroy_nodes:
+	hbmpool_kobj_destroy(hbmpool_nodes_kobj);
+err_destroy_root:
+	hbmpool_kobj_destroy(hbmpool_root_kobj);
+err_kobjs_wait:
+	hbmpool_kobjs_wait();
 	hbmpool_sim_exit();
 err_fault_exit:
 	hbmpool_fault_exit();
@@ -459,17 +527,22 @@ err_free_stats:
 
 static void __exit hbmpool_exit(void)
 {
+	mutex_lock(&hbmpool_ctl_lock);
+	hbmpool_enabled = false;
+	mutex_unlock(&hbmpool_ctl_lock);
+
 	/*
 	 * Regions hold the module: none is left.  The evictor may still be
-	 * dropping the last reference of one: stop it first.
+	 * in its loop after dropping the last reference of one: the cache
+	 * stops it before the nodes go.
 	 */
 	misc_deregister(&hbmpool_miscdev);
 	hbmpool_cache_exit();
 	hbmpool_nodes_exit();
 	hbmpool_regions_exit();
-	kobject_put(hbmpool_regions_kobj);
-	kobject_put(hbmpool_nodes_kobj);
-	kobject_put(hbmpool_root_kobj);
+	hbmpool_kobj_destroy(hbmpool_nodes_kobj);
+	hbmpool_kobj_destroy(hbmpool_root_kobj);
+	hbmpool_kobjs_wait();
 	hbmpool_sim_exit();
 	hbmpool_fault_exit();
 	hbmpool_counters_free(&hbmpool_global_stats);
@@ -481,3 +554,4 @@ module_exit(hbmpool_exit);
 
 MODULE_DESCRIPTION("hbmpool: pooled remote HBM as page-fault-driven memory regions");
 MODULE_LICENSE("GPL");
+MODULE_VERSION(HBMPOOL_VERSION);

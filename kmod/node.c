@@ -146,6 +146,7 @@ static void hbmpool_node_release(struct kobject *kobj)
 		gen_pool_destroy(node->pool);	/* every chunk was freed by its region */
 	hbmpool_counters_free(&node->stats);
 	kfree(node);
+	hbmpool_kobj_released();
 }
 
 const struct kobj_type hbmpool_node_ktype = {
@@ -169,6 +170,7 @@ static struct hbmpool_node *hbmpool_node_alloc(u32 id, u32 distance,
 	node->distance = distance;
 	node->link = link;
 	node->capacity = capacity;
+	hbmpool_kobj_born();
 	kobject_init(&node->kobj, &hbmpool_node_ktype);	/* release frees from here on */
 	if (hbmpool_counters_init(&node->stats))
 		goto err_put;
@@ -225,9 +227,13 @@ ssize_t hbmpool_new_node_store(struct kobject *kobj, struct hbmpool_attr *a,
 	if (link <= HBMPOOL_LINK_LOCAL)
 		goto err_usage;
 
+	err = hbmpool_ctl_begin();
+	if (err)
+		return err;
 	mutex_lock(&hbmpool_nodes_lock);
 	if (__hbmpool_node_lookup(id)) {
 		mutex_unlock(&hbmpool_nodes_lock);
+		hbmpool_ctl_end();
 		pr_err("new_node: node %u exists\n", id);
 		return -EEXIST;
 	}
@@ -244,6 +250,7 @@ ssize_t hbmpool_new_node_store(struct kobject *kobj, struct hbmpool_attr *a,
 	err = hbmpool_node_publish(node);
 out_unlock:
 	mutex_unlock(&hbmpool_nodes_lock);
+	hbmpool_ctl_end();
 	if (err)
 		return err;
 	pr_info("node %u: %u MiB, distance %u, %s link, sim transport\n",
@@ -263,22 +270,13 @@ err_usage:
 static void hbmpool_node_remove(struct hbmpool_node *node)
 {
 	struct hbmpool_region **regions;
-	struct hbmpool_region *r;
-	unsigned long i, n = 0;
+	unsigned long i, n;
 
-	mutex_lock(&hbmpool_regions_lock);
-	regions = kvcalloc(hbmpool_nr_regions, sizeof(*regions), GFP_KERNEL);
-	if (regions) {
-		list_for_each_entry(r, &hbmpool_regions, list)
-			if (kobject_get_unless_zero(&r->kobj))
-				regions[n++] = r;
-	} else if (hbmpool_nr_regions) {
+	regions = hbmpool_regions_get_all(&n);
+	if (!regions)
 		pr_warn("node %u: out of memory, cached pages of the node stay until evicted\n",
 			node->id);
-	}
-	mutex_unlock(&hbmpool_regions_lock);
-
-	for (i = 0; i < n; i++) {
+	for (i = 0; regions && i < n; i++) {
 		hbmpool_region_node_removed(regions[i], node);
 		hbmpool_region_put(regions[i]);
 	}
@@ -308,6 +306,7 @@ ssize_t hbmpool_del_node_store(struct kobject *kobj, struct hbmpool_attr *a,
 {
 	struct hbmpool_node *node;
 	u32 id;
+	int err;
 
 	if (kstrtou32(buf, 0, &id) || id >= HBMPOOL_MAX_NODES) {
 		pr_err("del_node: expected a node id 1..%u\n",
@@ -318,16 +317,21 @@ ssize_t hbmpool_del_node_store(struct kobject *kobj, struct hbmpool_attr *a,
 		pr_err("del_node: node 0 is the local node\n");
 		return -EINVAL;
 	}
+	err = hbmpool_ctl_begin();
+	if (err)
+		return err;
 	mutex_lock(&hbmpool_nodes_lock);
 	node = __hbmpool_node_lookup(id);
 	if (node)
 		__hbmpool_node_unpublish(node);
 	mutex_unlock(&hbmpool_nodes_lock);
+	if (node)
+		hbmpool_node_remove(node);
+	hbmpool_ctl_end();
 	if (!node) {
 		pr_err("del_node: no node %u\n", id);
 		return -ENODEV;
 	}
-	hbmpool_node_remove(node);
 	return len;
 }
 

@@ -1,14 +1,17 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * hbmpool regions: creation and validation, the region file (mmap, ioctls,
- * fsync), sysfs, and teardown.
+ * hbmpool regions: creation and validation, shared regions opened by name,
+ * the region file (open, mmap, ioctls, fsync, fdinfo), and teardown.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
 #include <linux/file.h>
 #include <linux/fs.h>
 #include <linux/fs_context.h>
-#include <linux/idr.h>
+#include <linux/cred.h>
+#include <linux/hashtable.h>
+#include <linux/seq_file.h>
+#include <linux/stringhash.h>
 #include <linux/log2.h>
 #include <linux/mm.h>
 #include <linux/module.h>
@@ -23,12 +26,6 @@
 #define HBMPOOL_FS_MAGIC	0x48424d50	/* "HBMP" */
 #define HBMPOOL_MAX_CHUNKS	BIT(20)
 
-/* hbmpool_regions_lock protects hbmpool_regions and hbmpool_nr_regions. */
-DEFINE_MUTEX(hbmpool_regions_lock);
-LIST_HEAD(hbmpool_regions);
-unsigned long hbmpool_nr_regions;
-
-static DEFINE_IDA(hbmpool_region_ida);
 static struct vfsmount *hbmpool_mnt;
 
 static const char * const hbmpool_policy_names[] = {
@@ -37,93 +34,91 @@ static const char * const hbmpool_policy_names[] = {
 	[HBMPOOL_POLICY_PREFERRED] = "preferred",
 };
 
-static struct hbmpool_region *to_region(struct kobject *kobj)
+/* ---- the table of live regions, by id and (shared ones) by name ---- */
+
+#define HBMPOOL_NAME_HASH_BITS	8
+
+/* hbmpool_regions_lock protects both tables and hbmpool_nr_regions. */
+DEFINE_MUTEX(hbmpool_regions_lock);
+DEFINE_XARRAY_ALLOC(hbmpool_regions);
+unsigned long hbmpool_nr_regions;
+static DEFINE_HASHTABLE(hbmpool_region_names, HBMPOOL_NAME_HASH_BITS);
+
+static u32 hbmpool_name_hash(const char *name)
 {
-	return container_of(kobj, struct hbmpool_region, kobj);
+	return full_name_hash(NULL, name, strnlen(name, HBMPOOL_NAME_LEN));
 }
 
-/* ---- sysfs ---- */
-
-static ssize_t name_show(struct kobject *kobj, struct hbmpool_attr *a, char *buf)
+static struct hbmpool_region *__hbmpool_shared_lookup(const char *name)
 {
-	return sysfs_emit(buf, "%s\n", to_region(kobj)->name);
-}
+	struct hbmpool_region *r;
 
-static ssize_t length_show(struct kobject *kobj, struct hbmpool_attr *a,
-			   char *buf)
-{
-	return sysfs_emit(buf, "%llu\n", to_region(kobj)->length);
-}
-
-static ssize_t chunk_size_show(struct kobject *kobj, struct hbmpool_attr *a,
-			       char *buf)
-{
-	return sysfs_emit(buf, "%llu\n", to_region(kobj)->chunk_size);
-}
-
-static ssize_t policy_show(struct kobject *kobj, struct hbmpool_attr *a,
-			   char *buf)
-{
-	return sysfs_emit(buf, "%s\n",
-			  hbmpool_policy_names[to_region(kobj)->policy]);
-}
-
-static ssize_t nodemask_show(struct kobject *kobj, struct hbmpool_attr *a,
-			     char *buf)
-{
-	return sysfs_emit(buf, "0x%llx\n", to_region(kobj)->nodemask);
-}
-
-static ssize_t cached_pages_show(struct kobject *kobj, struct hbmpool_attr *a,
-				 char *buf)
-{
-	return sysfs_emit(buf, "%ld\n",
-			  atomic_long_read(&to_region(kobj)->nr_cached));
-}
-
-static ssize_t dirty_pages_show(struct kobject *kobj, struct hbmpool_attr *a,
-				char *buf)
-{
-	return sysfs_emit(buf, "%ld\n",
-			  atomic_long_read(&to_region(kobj)->nr_dirty));
-}
-
-static struct hbmpool_attr region_attrs[] = {
-	HBMPOOL_ATTR_RO(name, name_show),
-	HBMPOOL_ATTR_RO(length, length_show),
-	HBMPOOL_ATTR_RO(chunk_size, chunk_size_show),
-	HBMPOOL_ATTR_RO(policy, policy_show),
-	HBMPOOL_ATTR_RO(nodemask, nodemask_show),
-	HBMPOOL_ATTR_RO(cached_pages, cached_pages_show),
-	HBMPOOL_ATTR_RO(dirty_pages, dirty_pages_show),
-};
-
-static struct attribute *region_attr_list[ARRAY_SIZE(region_attrs) + 1];
-
-static const struct attribute_group region_group = {
-	.attrs = region_attr_list,
-};
-
-static const struct attribute_group *region_groups[] = {
-	&region_group,
-	&hbmpool_stats_group,
-	NULL,
-};
-
-/* ---- the list of live regions ---- */
-
-static void __hbmpool_region_list(struct hbmpool_region *r)
-{
 	lockdep_assert_held(&hbmpool_regions_lock);
-	list_add_tail(&r->list, &hbmpool_regions);
+	hash_for_each_possible(hbmpool_region_names, r, name_node,
+			       hbmpool_name_hash(name))
+		if (!strncmp(r->name, name, HBMPOOL_NAME_LEN))
+			return r;
+	return NULL;
+}
+
+/* Makes @r visible (by id, and by name if shared); -EEXIST: name taken. */
+static int hbmpool_region_list(struct hbmpool_region *r)
+{
+	int err = 0;
+
+	mutex_lock(&hbmpool_regions_lock);
+	if (r->shared) {
+		if (__hbmpool_shared_lookup(r->name)) {
+			err = -EEXIST;
+			goto out;
+		}
+		hash_add(hbmpool_region_names, &r->name_node,
+			 hbmpool_name_hash(r->name));
+	}
+	xa_store(&hbmpool_regions, r->id, r, GFP_KERNEL);	/* the id's slot is reserved */
+	r->listed = true;
 	hbmpool_nr_regions++;
+out:
+	mutex_unlock(&hbmpool_regions_lock);
+	return err;
 }
 
-static void __hbmpool_region_unlist(struct hbmpool_region *r)
+static void hbmpool_region_unlist(struct hbmpool_region *r)
 {
-	lockdep_assert_held(&hbmpool_regions_lock);
-	list_del(&r->list);
-	hbmpool_nr_regions--;
+	mutex_lock(&hbmpool_regions_lock);
+	if (r->listed) {
+		if (r->shared)
+			hash_del(&r->name_node);
+		hbmpool_nr_regions--;
+		r->listed = false;
+	}
+	if (r->id != U32_MAX)
+		xa_erase(&hbmpool_regions, r->id);
+	mutex_unlock(&hbmpool_regions_lock);
+}
+
+/*
+ * References to every live region, for a walk that may sleep (node
+ * removal).  The caller puts each and kvfree()s the array.  NULL with *@nr
+ * set: out of memory.
+ */
+struct hbmpool_region **hbmpool_regions_get_all(unsigned long *nr)
+{
+	struct hbmpool_region **regions, *r;
+	unsigned long index, n = 0;
+
+	mutex_lock(&hbmpool_regions_lock);
+	*nr = hbmpool_nr_regions;
+	regions = kvcalloc(*nr ?: 1, sizeof(*regions), GFP_KERNEL);
+	if (regions) {
+		xa_for_each(&hbmpool_regions, index, r)
+			if (r && r->listed && n < *nr &&
+			    kref_get_unless_zero(&r->ref))
+				regions[n++] = r;
+		*nr = n;
+	}
+	mutex_unlock(&hbmpool_regions_lock);
+	return regions;
 }
 
 /* ---- teardown ---- */
@@ -157,33 +152,20 @@ static void hbmpool_region_drop_all(struct hbmpool_region *r)
 	xa_destroy(&r->pages);
 }
 
-static void hbmpool_region_release(struct kobject *kobj)
+void hbmpool_region_release(struct kref *ref)
 {
-	struct hbmpool_region *r = to_region(kobj);
+	struct hbmpool_region *r = container_of(ref, struct hbmpool_region, ref);
 
-	if (!list_empty(&r->list)) {
-		mutex_lock(&hbmpool_regions_lock);
-		__hbmpool_region_unlist(r);
-		mutex_unlock(&hbmpool_regions_lock);
-	}
+	hbmpool_region_unlist(r);
 	hbmpool_region_drop_all(r);
 	if (r->placed)
 		hbmpool_unplace(r);
 	if (r->inode)
 		iput(r->inode);
-	if (r->id != U32_MAX)
-		ida_free(&hbmpool_region_ida, r->id);
-	hbmpool_counters_free(&r->stats);
 	kvfree(r->chunks);
 	kfree(r);
 	module_put(THIS_MODULE);
 }
-
-const struct kobj_type hbmpool_region_ktype = {
-	.release = hbmpool_region_release,
-	.sysfs_ops = &hbmpool_sysfs_ops,
-	.default_groups = region_groups,
-};
 
 /* ---- the region file ---- */
 
@@ -315,6 +297,11 @@ static long hbmpool_ioc_info(struct hbmpool_region *r, void __user *argp)
 
 		if (copy_to_user(&uchunks[i], &ci, sizeof(ci)))
 			return -EFAULT;
+		if (!(i % 1024)) {
+			if (fatal_signal_pending(current))
+				return -EINTR;
+			cond_resched();
+		}
 	}
 
 	info.size = sizeof(info);
@@ -346,7 +333,7 @@ static long hbmpool_ioc_stats(struct hbmpool_region *r, void __user *argp)
 	if (st.pad || memchr_inv(st.reserved, 0, sizeof(st.reserved)))
 		return -EINVAL;
 
-	hbmpool_counters_read(&r->stats, v);
+	hbmpool_region_stats_read(&r->stats, v);
 	memset(&st, 0, sizeof(st));
 	st.size = sizeof(st);
 	st.faults = v[HBMPOOL_STAT_FAULTS];
@@ -399,14 +386,64 @@ static int hbmpool_region_fsync(struct file *file, loff_t start, loff_t end,
 	return hbmpool_region_sync(r, first, last + 1, &done, &failed);
 }
 
+/*
+ * open(2) of an existing region file, through /proc/PID/fd/N or
+ * /proc/PID/map_files/: the VFS has checked the inode's owner and mode.
+ */
+static int hbmpool_region_file_open(struct inode *inode, struct file *file)
+{
+	struct hbmpool_region *r = inode->i_private;
+
+	if (!kref_get_unless_zero(&r->ref))
+		return -ENXIO;
+	file->private_data = r;
+	return nonseekable_open(inode, file);
+}
+
 static int hbmpool_region_file_release(struct inode *inode, struct file *file)
 {
 	hbmpool_region_put(file->private_data);
 	return 0;
 }
 
+/* /proc/PID/fdinfo/N of a region's descriptor: its state and counters. */
+static void hbmpool_region_show_fdinfo(struct seq_file *m, struct file *file)
+{
+	static const char * const names[HBMPOOL_STAT_LAT0] = {
+		[HBMPOOL_STAT_FAULTS] = "faults",
+		[HBMPOOL_STAT_FETCHES] = "fetches",
+		[HBMPOOL_STAT_BYTES_FETCHED] = "bytes_fetched",
+		[HBMPOOL_STAT_WRITEBACKS] = "writebacks",
+		[HBMPOOL_STAT_BYTES_WRITTEN_BACK] = "bytes_written_back",
+		[HBMPOOL_STAT_EVICTIONS] = "evictions",
+		[HBMPOOL_STAT_ERRORS] = "errors",
+		[HBMPOOL_STAT_TIMEOUTS] = "timeouts",
+	};
+	struct hbmpool_region *r = file->private_data;
+	unsigned long nodes[BITS_TO_LONGS(HBMPOOL_MAX_NODES)];
+	int i;
+
+	bitmap_from_u64(nodes, r->nodemask);
+	seq_printf(m, "hbmpool-region:\t%u\n", r->id);
+	seq_printf(m, "name:\t%s\n", r->name);
+	seq_printf(m, "shared:\t%d\n", r->shared);
+	seq_printf(m, "length:\t%llu\n", r->length);
+	seq_printf(m, "chunk_size:\t%llu\n", r->chunk_size);
+	seq_printf(m, "policy:\t%s\n", hbmpool_policy_names[r->policy]);
+	seq_printf(m, "nodes:\t%*pbl\n", HBMPOOL_MAX_NODES, nodes);
+	seq_printf(m, "preferred_node:\t%u\n", r->preferred);
+	seq_printf(m, "cached_pages:\t%ld\n", atomic_long_read(&r->nr_cached));
+	seq_printf(m, "dirty_pages:\t%ld\n", atomic_long_read(&r->nr_dirty));
+	for (i = 0; i < HBMPOOL_STAT_LAT0; i++)
+		if (names[i])
+			seq_printf(m, "%s:\t%lld\n", names[i],
+				   atomic64_read(&r->stats.v[i]));
+}
+
 static const struct file_operations hbmpool_region_fops = {
 	.owner = THIS_MODULE,
+	.open = hbmpool_region_file_open,
+	.show_fdinfo = hbmpool_region_show_fdinfo,
 	.mmap = hbmpool_region_mmap,
 	.unlocked_ioctl = hbmpool_region_ioctl,
 	.compat_ioctl = compat_ptr_ioctl,
@@ -423,14 +460,22 @@ static u64 hbmpool_nr_chunks(u64 length, u64 chunk_size)
 	return div64_u64(length, chunk_size) + !!(length & (chunk_size - 1));
 }
 
+static void hbmpool_ioc_reject(const char *what, const char *why)
+{
+	pr_info_ratelimited("%s by %s[%d]: %s\n", what, current->comm,
+			    task_pid_nr(current), why);
+}
+
 static int hbmpool_check_create(struct hbmpool_region_create *req)
 {
 	const char *why = NULL;
 
-	if (req->flags)
+	if (req->flags & ~HBMPOOL_REGION_FLAGS)
 		why = "unknown flags";
-	else if (memchr_inv(req->reserved, 0, sizeof(req->reserved)))
+	else if (req->pad || memchr_inv(req->reserved, 0, sizeof(req->reserved)))
 		why = "reserved fields must be zero";
+	else if (req->mode & ~0777U)
+		why = "mode must be permission bits (0..0777)";
 	else if (!req->length || !PAGE_ALIGNED(req->length))
 		why = "length must be a non-zero multiple of the page size";
 	else if (req->chunk_size && (!is_power_of_2(req->chunk_size) ||
@@ -451,28 +496,116 @@ static int hbmpool_check_create(struct hbmpool_region_create *req)
 		why = "preferred_node is for the preferred policy only";
 	else if (!memchr(req->name, 0, sizeof(req->name)))
 		why = "name is not NUL-terminated";
+	else if ((req->flags & HBMPOOL_REGION_SHARED) && !req->name[0])
+		why = "a shared region needs a name";
 	else if (hbmpool_nr_chunks(req->length,
 				   req->chunk_size ?: HBMPOOL_CHUNK_DEFAULT) >
 		 HBMPOOL_MAX_CHUNKS)
 		why = "more than 2^20 chunks: use a larger chunk size";
 	if (!why)
 		return 0;
-	pr_info_ratelimited("region create by %s[%d]: %s\n", current->comm,
-			    task_pid_nr(current), why);
+	hbmpool_ioc_reject("region create", why);
 	return -EINVAL;
+}
+
+/* A region file changes no size: its length is set at creation. */
+static int hbmpool_region_setattr(struct user_namespace *mnt_userns,
+				  struct dentry *dentry, struct iattr *attr)
+{
+	if (attr->ia_valid & ATTR_SIZE)
+		return -EPERM;
+	return simple_setattr(mnt_userns, dentry, attr);
+}
+
+static const struct inode_operations hbmpool_region_iops = {
+	.setattr = hbmpool_region_setattr,
+};
+
+/* The region's inode: a regular file of the creator, with the given mode. */
+static int hbmpool_region_inode(struct hbmpool_region *r, umode_t mode)
+{
+	struct inode *inode;
+
+	inode = alloc_anon_inode(hbmpool_mnt->mnt_sb);
+	if (IS_ERR(inode))
+		return PTR_ERR(inode);
+	inode->i_private = r;
+	inode->i_size = r->length;
+	inode->i_mode = S_IFREG | (mode ?: 0600);
+	inode->i_uid = current_fsuid();
+	inode->i_gid = current_fsgid();
+	inode->i_op = &hbmpool_region_iops;
+	inode->i_fop = &hbmpool_region_fops;
+	inode->i_mapping->a_ops = &hbmpool_cache_aops;
+	r->inode = inode;	/* the region's reference */
+	return 0;
+}
+
+/*
+ * A new O_RDWR | O_CLOEXEC descriptor of @r, which holds the caller's
+ * reference from now on; the ioctl's reply is copied out by @reply before
+ * the descriptor is installed.  Returns the fd or an error; on error the
+ * reference is dropped.
+ */
+static int hbmpool_region_install(struct hbmpool_region *r,
+				  int (*reply)(void *ctx, int fd), void *ctx)
+{
+	struct file *file;
+	int fd, err;
+
+	fd = get_unused_fd_flags(O_RDWR | O_CLOEXEC);
+	if (fd < 0) {
+		hbmpool_region_put(r);
+		return fd;
+	}
+	ihold(r->inode);	/* the file's */
+	file = alloc_file_pseudo(r->inode, hbmpool_mnt, "hbmpool-region",
+				 O_RDWR, &hbmpool_region_fops);
+	if (IS_ERR(file)) {
+		iput(r->inode);
+		put_unused_fd(fd);
+		hbmpool_region_put(r);
+		return PTR_ERR(file);
+	}
+	__module_get(THIS_MODULE);	/* for the file, dropped by fops_put() */
+	file->private_data = r;		/* the file holds the caller's reference */
+	err = reply(ctx, fd);
+	if (err) {
+		put_unused_fd(fd);
+		fput(file);
+		return err;
+	}
+	fd_install(fd, file);
+	return fd;
+}
+
+struct hbmpool_create_reply {
+	struct hbmpool_region_create *req;
+	void __user *argp;
+	u32 usize;
+	u32 id;
+};
+
+static int hbmpool_create_reply(void *ctx, int fd)
+{
+	struct hbmpool_create_reply *c = ctx;
+
+	c->req->size = sizeof(*c->req);
+	c->req->region_id = c->id;
+	c->req->fd = fd;
+	return hbmpool_copy_out(c->argp, c->req, sizeof(*c->req), c->usize);
 }
 
 long hbmpool_ioc_region_create(void __user *argp)
 {
 	struct hbmpool_region_create req;
+	struct hbmpool_create_reply reply = { .req = &req, .argp = argp };
 	struct hbmpool_region *r;
-	struct inode *inode;
-	struct file *file;
-	u32 usize;
-	int err, id, fd;
+	u32 id;
+	int err;
 
 	err = hbmpool_copy_in(&req, sizeof(req), HBMPOOL_REGION_CREATE_SIZE_VER0,
-			      argp, &usize);
+			      argp, &reply.usize);
 	if (err)
 		return err;
 	err = hbmpool_check_create(&req);
@@ -484,10 +617,10 @@ long hbmpool_ioc_region_create(void __user *argp)
 		return -ENOMEM;
 	__module_get(THIS_MODULE);	/* dropped by the release below */
 	r->id = U32_MAX;
-	INIT_LIST_HEAD(&r->list);
 	xa_init(&r->pages);
-	kobject_init(&r->kobj, &hbmpool_region_ktype);	/* release undoes from here on */
+	kref_init(&r->ref);		/* release undoes from here on */
 
+	r->shared = req.flags & HBMPOOL_REGION_SHARED;
 	r->length = req.length;
 	r->chunk_size = req.chunk_size ?: HBMPOOL_CHUNK_DEFAULT;
 	r->chunk_shift = ilog2(r->chunk_size);
@@ -498,81 +631,93 @@ long hbmpool_ioc_region_create(void __user *argp)
 	r->nr_pages = r->length >> PAGE_SHIFT;
 	r->nr_chunks = hbmpool_nr_chunks(r->length, r->chunk_size);
 
-	err = hbmpool_counters_init(&r->stats);
-	if (err)
-		goto err_put;
 	err = -ENOMEM;
 	r->chunks = kvcalloc(r->nr_chunks, sizeof(*r->chunks), GFP_KERNEL);
 	if (!r->chunks)
 		goto err_put;
-	id = ida_alloc(&hbmpool_region_ida, GFP_KERNEL);
-	if (id < 0) {
-		err = id;
+	/* reserve the id; the region is stored there once it is complete */
+	err = xa_alloc(&hbmpool_regions, &id, NULL, xa_limit_31b, GFP_KERNEL);
+	if (err)
 		goto err_put;
-	}
 	r->id = id;
 
 	err = hbmpool_place(r);
 	r->placed = !err;
 	if (err) {
-		pr_info_ratelimited("region create by %s[%d]: %s\n",
-				    current->comm, task_pid_nr(current),
-				    err == -ENODEV ? "a node of the set does not exist" :
-				    "not enough free capacity on the node set");
+		hbmpool_ioc_reject("region create", err == -ENODEV ?
+				   "a node of the set does not exist" :
+				   "not enough free capacity on the node set");
 		goto err_put;
 	}
-
-	inode = alloc_anon_inode(hbmpool_mnt->mnt_sb);
-	if (IS_ERR(inode)) {
-		err = PTR_ERR(inode);
-		goto err_put;
-	}
-	inode->i_private = r;
-	inode->i_size = r->length;
-	r->inode = inode;	/* the region's reference */
-	ihold(inode);		/* the file's reference */
-
-	err = kobject_add(&r->kobj, hbmpool_regions_kobj, "region%u", r->id);
+	err = hbmpool_region_inode(r, req.mode);
 	if (err)
-		goto err_iput;
+		goto err_put;
+	err = hbmpool_region_list(r);
+	if (err) {
+		hbmpool_ioc_reject("region create", "a shared region of that name exists");
+		goto err_put;
+	}
+	reply.id = r->id;
+	return hbmpool_region_install(r, hbmpool_create_reply, &reply);
 
-	fd = get_unused_fd_flags(O_RDWR | O_CLOEXEC);
-	if (fd < 0) {
-		err = fd;
-		goto err_iput;
+err_put:
+	hbmpool_region_put(r);
+	return err;
+}
+
+/* ---- opening a shared region by name ---- */
+
+struct hbmpool_open_reply {
+	struct hbmpool_region_open *req;
+	void __user *argp;
+	u32 usize;
+	u32 id;
+};
+
+static int hbmpool_open_reply(void *ctx, int fd)
+{
+	struct hbmpool_open_reply *c = ctx;
+
+	c->req->size = sizeof(*c->req);
+	c->req->region_id = c->id;
+	c->req->fd = fd;
+	return hbmpool_copy_out(c->argp, c->req, sizeof(*c->req), c->usize);
+}
+
+long hbmpool_ioc_region_open(void __user *argp)
+{
+	struct hbmpool_region_open req;
+	struct hbmpool_open_reply reply = { .req = &req, .argp = argp };
+	struct hbmpool_region *r;
+	int err;
+
+	err = hbmpool_copy_in(&req, sizeof(req), HBMPOOL_REGION_OPEN_SIZE_VER0,
+			      argp, &reply.usize);
+	if (err)
+		return err;
+	if (req.flags || memchr_inv(req.reserved, 0, sizeof(req.reserved))) {
+		hbmpool_ioc_reject("region open", "flags and reserved fields must be zero");
+		return -EINVAL;
 	}
-	file = alloc_file_pseudo(inode, hbmpool_mnt, "hbmpool-region", O_RDWR,
-				 &hbmpool_region_fops);
-	if (IS_ERR(file)) {
-		err = PTR_ERR(file);
-		goto err_put_fd;
+	if (!memchr(req.name, 0, sizeof(req.name)) || !req.name[0]) {
+		hbmpool_ioc_reject("region open", "name must be non-empty and NUL-terminated");
+		return -EINVAL;
 	}
-	__module_get(THIS_MODULE);	/* for the file, dropped by fops_put() */
-	file->private_data = r;		/* the file holds the creation reference */
 
 	mutex_lock(&hbmpool_regions_lock);
-	__hbmpool_region_list(r);
+	r = __hbmpool_shared_lookup(req.name);
+	if (r && !kref_get_unless_zero(&r->ref))
+		r = NULL;
 	mutex_unlock(&hbmpool_regions_lock);
-
-	req.size = sizeof(req);
-	req.region_id = r->id;
-	req.fd = fd;
-	err = hbmpool_copy_out(argp, &req, sizeof(req), usize);
+	if (!r)
+		return -ENOENT;
+	err = inode_permission(&init_user_ns, r->inode, MAY_READ | MAY_WRITE);
 	if (err) {
-		put_unused_fd(fd);
-		fput(file);
+		hbmpool_region_put(r);
 		return err;
 	}
-	fd_install(fd, file);
-	return fd;
-
-err_put_fd:
-	put_unused_fd(fd);
-err_iput:
-	iput(inode);
-err_put:
-	kobject_put(&r->kobj);
-	return err;
+	reply.id = r->id;
+	return hbmpool_region_install(r, hbmpool_open_reply, &reply);
 }
 
 /* ---- node removal ---- */
@@ -619,10 +764,6 @@ static struct file_system_type hbmpool_fs_type = {
 
 int hbmpool_regions_init(void)
 {
-	int i;
-
-	for (i = 0; i < ARRAY_SIZE(region_attrs); i++)
-		region_attr_list[i] = &region_attrs[i].attr;
 	hbmpool_mnt = kern_mount(&hbmpool_fs_type);
 	return PTR_ERR_OR_ZERO(hbmpool_mnt);
 }
@@ -630,5 +771,5 @@ int hbmpool_regions_init(void)
 void hbmpool_regions_exit(void)
 {
 	kern_unmount(hbmpool_mnt);
-	ida_destroy(&hbmpool_region_ida);
+	WARN_ON(!xa_empty(&hbmpool_regions));
 }

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * hbmpool counters: per-CPU, summed on read; one set per region, per node
- * and one global.
+ * hbmpool counters: per-CPU where the fault path of every region meets
+ * (one set per node, one global), summed on read; one plain atomic set per
+ * region, which costs its size once instead of once per CPU.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -38,17 +39,25 @@ void hbmpool_counters_read(const struct hbmpool_counters *c, u64 *out)
 	}
 }
 
-void hbmpool_count3(struct hbmpool_counters *region, struct hbmpool_node *node,
-		    enum hbmpool_stat s, u64 n)
+void hbmpool_region_stats_read(const struct hbmpool_region_stats *rs, u64 *out)
+{
+	int i;
+
+	for (i = 0; i < HBMPOOL_NR_STATS; i++)
+		out[i] = atomic64_read(&rs->v[i]);
+}
+
+void hbmpool_count3(struct hbmpool_region_stats *region,
+		    struct hbmpool_node *node, enum hbmpool_stat s, u64 n)
 {
 	if (region)
-		hbmpool_count(region, s, n);
+		atomic64_add(n, &region->v[s]);
 	if (node)
 		hbmpool_count(&node->stats, s, n);
 	hbmpool_count(&hbmpool_global_stats, s, n);
 }
 
-void hbmpool_count_latency(struct hbmpool_counters *region,
+void hbmpool_count_latency(struct hbmpool_region_stats *region,
 			   struct hbmpool_node *node, u64 ns)
 {
 	unsigned int b = ns ? ilog2(ns) : 0;

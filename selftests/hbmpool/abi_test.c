@@ -297,12 +297,12 @@ static const struct {
 	const char *what;
 	int err;
 } bad_expect[NR_BAD] = {
-	[BAD_FLAGS_LOW]		= { "flags = 1", -EINVAL },
+	[BAD_FLAGS_LOW]		= { "flags = 2 (unknown)", -EINVAL },
 	[BAD_FLAGS_HIGH]	= { "flags = 1<<31", -EINVAL },
 	[BAD_RESERVED0]		= { "reserved[0] != 0", -EINVAL },
 	[BAD_RESERVED1]		= { "reserved[1] != 0", -EINVAL },
 	[BAD_RESERVED2]		= { "reserved[2] != 0", -EINVAL },
-	[BAD_RESERVED3]		= { "reserved[3] != 0", -EINVAL },
+	[BAD_RESERVED3]		= { "pad != 0", -EINVAL },
 	[BAD_POLICY]		= { "policy = MAX + 1", -EINVAL },
 	[BAD_POLICY_HUGE]	= { "policy = ~0", -EINVAL },
 	[BAD_MASK_EMPTY]	= { "empty nodemask", -EINVAL },
@@ -331,12 +331,12 @@ static void make_bad(struct hbmpool_region_create *rc, enum bad_field b)
 {
 	good_create(rc);
 	switch (b) {
-	case BAD_FLAGS_LOW:		rc->flags = 1; break;
+	case BAD_FLAGS_LOW:		rc->flags = 2; break;
 	case BAD_FLAGS_HIGH:		rc->flags = 1U << 31; break;
 	case BAD_RESERVED0:		rc->reserved[0] = 1; break;
 	case BAD_RESERVED1:		rc->reserved[1] = 1ULL << 40; break;
 	case BAD_RESERVED2:		rc->reserved[2] = 0x80; break;
-	case BAD_RESERVED3:		rc->reserved[3] = 1ULL << 63; break;
+	case BAD_RESERVED3:		rc->pad = 1; break;
 	case BAD_POLICY:		rc->policy = HBMPOOL_POLICY_MAX + 1; break;
 	case BAD_POLICY_HUGE:		rc->policy = ~0U; break;
 	case BAD_MASK_EMPTY:		rc->nodemask = 0; break;

@@ -58,6 +58,7 @@
 #define HBMPOOL_FEAT_REGION_SYNC	_BITULL(5)
 #define HBMPOOL_FEAT_REGION_PREFETCH	_BITULL(6)
 #define HBMPOOL_FEAT_SIM_FABRIC		_BITULL(7)
+#define HBMPOOL_FEAT_REGION_OPEN	_BITULL(8)	/* shared regions, REGION_OPEN */
 
 /* HBMPOOL_IOC_GET_FEATURES, on /dev/hbmpool. All members are output. */
 struct hbmpool_features {
@@ -76,9 +77,18 @@ struct hbmpool_features {
  * capacity on the nodes its policy chooses and returns a new file descriptor
  * (O_RDWR | O_CLOEXEC) to mmap with MAP_SHARED.
  *
+ * A region lives while a file descriptor or a mapping of it exists.  With
+ * HBMPOOL_REGION_SHARED it is also found by its name: HBMPOOL_IOC_REGION_OPEN
+ * gives other processes of this node a descriptor of the same region, and
+ * every mapping of it, in any process, sees one copy through one cache.  A
+ * region's descriptor can also be opened again through /proc/PID/fd/N, for
+ * tools that take a path.  Both are checked against the region's owner (the
+ * creator's fsuid and fsgid) and mode, as for a file.
+ *
  * Errors: EINVAL (bad flags, reserved, policy, length, chunk size, node set,
- * name not NUL-terminated, more than 2^20 chunks), E2BIG/EINVAL (size, see
- * above), ENODEV (a node in the set does not exist),
+ * name not NUL-terminated or empty for a shared region, mode outside 0777,
+ * more than 2^20 chunks), E2BIG/EINVAL (size, see above), EEXIST (a shared
+ * region of that name exists), ENODEV (a node in the set does not exist),
  * ENOSPC (the nodes lack the capacity), EMFILE/ENFILE, ENOMEM.
  */
 struct hbmpool_region_create {
@@ -92,10 +102,35 @@ struct hbmpool_region_create {
 	char name[HBMPOOL_NAME_LEN];	/* in: NUL-terminated, may be empty */
 	__u32 region_id;	/* out */
 	__u32 fd;		/* out: the region's file descriptor (also the return value) */
-	__u64 reserved[4];	/* in: zero */
+	__u32 mode;		/* in: permission bits (0..0777) for opening it again; 0: 0600 */
+	__u32 pad;		/* in: zero */
+	__u64 reserved[3];	/* in: zero */
 };
 
 #define HBMPOOL_REGION_CREATE_SIZE_VER0	112
+
+/* struct hbmpool_region_create.flags */
+#define HBMPOOL_REGION_SHARED	0x1U	/* named; others may open it by name */
+#define HBMPOOL_REGION_FLAGS	HBMPOOL_REGION_SHARED
+
+/*
+ * HBMPOOL_IOC_REGION_OPEN, on /dev/hbmpool.  Returns a new file descriptor
+ * (O_RDWR | O_CLOEXEC) of the shared region called @name.
+ *
+ * Errors: EINVAL (flags, reserved, name not NUL-terminated or empty), ENOENT
+ * (no shared region of that name), EACCES (its mode does not grant the
+ * caller read and write), EMFILE/ENFILE, ENOMEM.
+ */
+struct hbmpool_region_open {
+	__u32 size;		/* in: sizeof(struct hbmpool_region_open) */
+	__u32 flags;		/* in: zero */
+	char name[HBMPOOL_NAME_LEN];	/* in: NUL-terminated */
+	__u32 region_id;	/* out */
+	__u32 fd;		/* out: also the return value */
+	__u64 reserved[2];	/* in: zero */
+};
+
+#define HBMPOOL_REGION_OPEN_SIZE_VER0	64
 
 /* One entry of the placement table returned by HBMPOOL_IOC_REGION_INFO. */
 struct hbmpool_chunk_info {
@@ -177,6 +212,7 @@ struct hbmpool_range {
 
 #define HBMPOOL_IOC_GET_FEATURES	_IOWR(HBMPOOL_IOC_MAGIC, 0x00, struct hbmpool_features)
 #define HBMPOOL_IOC_REGION_CREATE	_IOWR(HBMPOOL_IOC_MAGIC, 0x01, struct hbmpool_region_create)
+#define HBMPOOL_IOC_REGION_OPEN		_IOWR(HBMPOOL_IOC_MAGIC, 0x02, struct hbmpool_region_open)
 #define HBMPOOL_IOC_REGION_INFO		_IOWR(HBMPOOL_IOC_MAGIC, 0x10, struct hbmpool_region_info)
 #define HBMPOOL_IOC_REGION_STATS	_IOWR(HBMPOOL_IOC_MAGIC, 0x11, struct hbmpool_stats)
 #define HBMPOOL_IOC_REGION_SYNC		_IOWR(HBMPOOL_IOC_MAGIC, 0x12, struct hbmpool_range)
