@@ -168,7 +168,7 @@ TEST_F(abi, enotty)
 	memset(buf, 0, sizeof(buf));
 	*(uint32_t *)buf = 256;
 	fd = self->env.devfd;
-	EXPECT_EQ(-ENOTTY, xioctl(fd, _IOWR(HBMPOOL_IOC_MAGIC, 0x02, struct hbmpool_features), buf));
+	EXPECT_EQ(-ENOTTY, xioctl(fd, _IOWR(HBMPOOL_IOC_MAGIC, 0x03, struct hbmpool_features), buf));
 	EXPECT_EQ(-ENOTTY, xioctl(fd, _IOWR(HBMPOOL_IOC_MAGIC, 0x7f, struct hbmpool_features), buf));
 	EXPECT_EQ(-ENOTTY, xioctl(fd, _IOWR(HBMPOOL_IOC_MAGIC, 0xff, struct hbmpool_features), buf));
 	EXPECT_EQ(-ENOTTY, xioctl(fd, _IOWR('x', 0x00, struct hbmpool_features), buf));
@@ -188,7 +188,7 @@ TEST_F(abi, enotty)
 	EXPECT_EQ(-ENOTTY, xioctl(fd, _IOWR('x', 0x10, struct hbmpool_region_info), buf));
 }
 
-/* A good CREATE returns the fd (also in .fd), O_CLOEXEC, reserves the capacity and shows regions/regionN with the request's attributes. */
+/* A good CREATE returns the fd (also in .fd), O_CLOEXEC, reserves the capacity and shows the request's attributes in the fd's fdinfo. */
 TEST_F(abi, create_ok)
 {
 	struct hbmpool_region_create rc;
@@ -211,19 +211,23 @@ TEST_F(abi, create_ok)
 	EXPECT_EQ(free0 - HBMT_MIB, node_free(N_NEAR));
 	EXPECT_EQ(n0 + 1, nregions());
 
-	ASSERT_EQ(0, hbm_readf_str(buf, sizeof(buf), HBM_SYSFS "/regions/region%u/name", rc.region_id));
+	ASSERT_EQ(0, hbm_fdinfo_u64(fd, "hbmpool-region", &v));
+	EXPECT_EQ(rc.region_id, v);
+	ASSERT_EQ(0, hbm_fdinfo_str(fd, "name", buf, sizeof(buf)));
 	EXPECT_STREQ("abi", buf);
-	ASSERT_EQ(0, hbm_readf_u64(&v, HBM_SYSFS "/regions/region%u/length", rc.region_id));
-	EXPECT_EQ(HBMT_MIB, v);
-	ASSERT_EQ(0, hbm_readf_u64(&v, HBM_SYSFS "/regions/region%u/chunk_size", rc.region_id));
-	EXPECT_EQ(256 * 1024, v);
-	ASSERT_EQ(0, hbm_readf_str(buf, sizeof(buf), HBM_SYSFS "/regions/region%u/policy", rc.region_id));
-	EXPECT_STREQ("bind", buf);
-	ASSERT_EQ(0, hbm_readf_str(buf, sizeof(buf), HBM_SYSFS "/regions/region%u/nodemask", rc.region_id));
-	EXPECT_EQ(1ULL << N_NEAR, strtoull(buf, NULL, 16)) TH_LOG("nodemask '%s'", buf);
-	ASSERT_EQ(0, hbm_readf_u64(&v, HBM_SYSFS "/regions/region%u/cached_pages", rc.region_id));
+	ASSERT_EQ(0, hbm_fdinfo_u64(fd, "shared", &v));
 	EXPECT_EQ(0, v);
-	ASSERT_EQ(0, hbm_readf_u64(&v, HBM_SYSFS "/regions/region%u/dirty_pages", rc.region_id));
+	ASSERT_EQ(0, hbm_fdinfo_u64(fd, "length", &v));
+	EXPECT_EQ(HBMT_MIB, v);
+	ASSERT_EQ(0, hbm_fdinfo_u64(fd, "chunk_size", &v));
+	EXPECT_EQ(256 * 1024, v);
+	ASSERT_EQ(0, hbm_fdinfo_str(fd, "policy", buf, sizeof(buf)));
+	EXPECT_STREQ("bind", buf);
+	ASSERT_EQ(0, hbm_fdinfo_str(fd, "nodes", buf, sizeof(buf)));
+	EXPECT_EQ(N_NEAR, strtoull(buf, NULL, 10)) TH_LOG("nodes '%s'", buf);
+	ASSERT_EQ(0, hbm_fdinfo_u64(fd, "cached_pages", &v));
+	EXPECT_EQ(0, v);
+	ASSERT_EQ(0, hbm_fdinfo_u64(fd, "dirty_pages", &v));
 	EXPECT_EQ(0, v);
 
 	/* Default chunk size is reported as 2 MiB. */
@@ -232,12 +236,14 @@ TEST_F(abi, create_ok)
 	fd = hbm_region_create(self->env.devfd, &rc);
 	ASSERT_LE(0, fd);
 	self->r[1].fd = fd;
-	ASSERT_EQ(0, hbm_readf_u64(&v, HBM_SYSFS "/regions/region%u/chunk_size", rc.region_id));
+	ASSERT_EQ(0, hbm_fdinfo_u64(fd, "chunk_size", &v));
 	EXPECT_EQ(HBMPOOL_CHUNK_DEFAULT, v);
-	ASSERT_EQ(0, hbm_readf_str(buf, sizeof(buf), HBM_SYSFS "/regions/region%u/name", rc.region_id));
+	ASSERT_EQ(0, hbm_fdinfo_str(fd, "name", buf, sizeof(buf)));
 	EXPECT_STREQ("", buf);
-	ASSERT_EQ(0, hbm_readf_str(buf, sizeof(buf), HBM_SYSFS "/regions/region%u/policy", rc.region_id));
+	ASSERT_EQ(0, hbm_fdinfo_str(fd, "policy", buf, sizeof(buf)));
 	EXPECT_STREQ("interleave", buf);
+	ASSERT_EQ(0, hbm_fdinfo_str(fd, "nodes", buf, sizeof(buf)));
+	EXPECT_STREQ("11-12", buf);	/* N_NEAR, N_FAR as a bitmap list */
 	EXPECT_NE(self->r[0].fd, fd);
 
 	close(self->r[0].fd);
@@ -423,7 +429,7 @@ TEST_F(abi, create_limits_accepted)
 	fd = hbm_region_create(self->env.devfd, &rc);
 	ASSERT_LE(0, fd);
 	self->r[0].fd = fd;
-	ASSERT_EQ(0, hbm_readf_str(buf, sizeof(buf), HBM_SYSFS "/regions/region%u/name", rc.region_id));
+	ASSERT_EQ(0, hbm_fdinfo_str(fd, "name", buf, sizeof(buf)));
 	EXPECT_EQ(31, strlen(buf));
 	ASSERT_EQ(0, hbm_region_info(fd, &ri, NULL, 0));
 	EXPECT_EQ(0, memcmp(ri.name, rc.name, sizeof(rc.name)));

@@ -176,15 +176,12 @@ TEST_F_TIMEOUT(cache, thrash_8x_budget, 120)
 	EXPECT_LE(st.fetches - st.evictions, BUDGET) TH_LOG("fetched - evicted = pages still cached");
 	EXPECT_EQ(st.fetches - st.evictions, ri.cached_pages);
 
-	/* sysfs regions/regionN/stats says the same. */
-	snprintf(dir, sizeof(dir), HBM_SYSFS "/regions/region%u/stats", self->r.id);
-	ASSERT_EQ(0, hbm_read_stats_dir(dir, &sysst));
-	sysst.size = st.size;
-	EXPECT_EQ(0, memcmp(&st, &sysst, sizeof(st))) TH_LOG("ioctl and sysfs stats differ");
+	/* The fd's fdinfo says the same. */
+	ASSERT_EQ(0, hbm_fdinfo_stats(self->r.fd, &sysst));
 	for (int i = 0; i < HBM_NR_COUNTERS; i++) {
 		EXPECT_EQ(*hbm_counter(&st, i), *hbm_counter(&sysst, i)) TH_LOG("%s", hbm_counter_names[i]);
 	}
-	ASSERT_EQ(0, hbm_readf_u64(&v, HBM_SYSFS "/regions/region%u/cached_pages", self->r.id));
+	ASSERT_EQ(0, hbm_fdinfo_u64(self->r.fd, "cached_pages", &v));
 	EXPECT_EQ(ri.cached_pages, v);
 
 	/* The nodes are this test's alone: their counters add up to the region's. */

@@ -248,6 +248,72 @@ int hbm_region_create(int devfd, struct hbmpool_region_create *rc)
 	return ret < 0 ? -errno : ret;
 }
 
+int hbm_region_open(int devfd, const char *name, struct hbmpool_region_open *ro)
+{
+	int ret;
+
+	memset(ro, 0, sizeof(*ro));
+	ro->size = sizeof(*ro);
+	if (strlen(name) >= sizeof(ro->name))
+		return -ENAMETOOLONG;
+	strcpy(ro->name, name);
+	ret = ioctl(devfd, HBMPOOL_IOC_REGION_OPEN, ro);
+	return ret < 0 ? -errno : ret;
+}
+
+int hbm_fdinfo_str(int fd, const char *key, char *buf, size_t len)
+{
+	char path[64], line[256];
+	size_t klen = strlen(key);
+	int ret = -ENOENT;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/self/fdinfo/%d", fd);
+	f = fopen(path, "re");
+	if (!f)
+		return -errno;
+	while (fgets(line, sizeof(line), f)) {
+		char *v = line + klen + 1;
+
+		if (strncmp(line, key, klen) || line[klen] != ':')
+			continue;
+		v += strspn(v, " \t");
+		v[strcspn(v, "\n")] = '\0';
+		if (strlen(v) >= len) {
+			ret = -ENOSPC;
+			break;
+		}
+		strcpy(buf, v);
+		ret = 0;
+		break;
+	}
+	fclose(f);
+	return ret;
+}
+
+int hbm_fdinfo_u64(int fd, const char *key, uint64_t *v)
+{
+	char buf[64];
+	int ret = hbm_fdinfo_str(fd, key, buf, sizeof(buf));
+
+	return ret ? ret : hbm_parse_u64(buf, v);
+}
+
+int hbm_fdinfo_stats(int fd, struct hbmpool_stats *st)
+{
+	memset(st, 0, sizeof(*st));
+	st->size = sizeof(*st);
+	for (int i = 0; i < HBM_NR_COUNTERS; i++) {
+		uint64_t v;
+		int ret = hbm_fdinfo_u64(fd, hbm_counter_names[i], &v);
+
+		if (ret)
+			return ret;
+		*hbm_counter(st, i) = v;
+	}
+	return 0;
+}
+
 int hbm_region_info(int fd, struct hbmpool_region_info *ri,
 		    struct hbmpool_chunk_info *chunks, uint32_t max)
 {

@@ -65,6 +65,16 @@ void hbm_create_init(struct hbmpool_region_create *rc, uint64_t length,
 		     uint32_t preferred, const char *name);
 /* Returns the new region fd or -errno. */
 int hbm_region_create(int devfd, struct hbmpool_region_create *rc);
+/* Opens the shared region called name; returns its new fd or -errno. */
+int hbm_region_open(int devfd, const char *name, struct hbmpool_region_open *ro);
+/*
+ * A "key:\tvalue" line of /proc/self/fdinfo/FD (a region's state);
+ * -ENOENT if there is no such key.
+ */
+int hbm_fdinfo_str(int fd, const char *key, char *buf, size_t len);
+int hbm_fdinfo_u64(int fd, const char *key, uint64_t *v);
+/* A region's counters from its fdinfo (lat_hist is left zero). */
+int hbm_fdinfo_stats(int fd, struct hbmpool_stats *st);
 /* chunks may be NULL (max 0). */
 int hbm_region_info(int fd, struct hbmpool_region_info *ri,
 		    struct hbmpool_chunk_info *chunks, uint32_t max);
