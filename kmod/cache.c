@@ -175,13 +175,64 @@ static bool hbmpool_page_held(struct page *page, int extra)
 
 /* ---- write-back ---- */
 
-static void hbmpool_redirty(struct hbmpool_region *r, struct page *page)
+#define HBMPOOL_WB_UNLOCKED	BIT(0)	/* req->flags: HBM_PG_WRITEBACK released */
+
+/*
+ * A write-back request is done.  Any context.  A failed one makes the page
+ * dirty again, before its HBM_PG_WRITEBACK bit is released (with the
+ * request), so that nothing sees it clean and drops it.  The request holds
+ * the region and the page.
+ */
+static void hbmpool_wb_end_io(struct hbmpool_req *req)
 {
-	lock_page(page);
-	if (page->mapping == hbmpool_mapping(r) &&
+	struct hbmpool_region *r = req->private;
+	struct hbmpool_node *node = req->node;
+	struct page *page = req->owner;
+
+	if (!req->status) {
+		hbmpool_count3(&r->stats, node, HBMPOOL_STAT_WRITEBACKS, 1);
+		hbmpool_count3(&r->stats, node, HBMPOOL_STAT_BYTES_WRITTEN_BACK,
+			       PAGE_SIZE);
+		goto out;
+	}
+	/*
+	 * Only a poisoned page leaves the cache while it is under write-back
+	 * (hbmpool_drop_poisoned()); any other is still in its region.
+	 */
+	if (!PageHWPoison(page) && READ_ONCE(page->mapping) == hbmpool_mapping(r) &&
 	    !test_and_set_bit(HBM_PG_DIRTY, &page->private))
 		hbmpool_cache_dirty(r, 1);
-	unlock_page(page);
+	hbmpool_count3(&r->stats, node, HBMPOOL_STAT_ERRORS, 1);
+	if (req->status == -ETIMEDOUT)
+		hbmpool_count3(&r->stats, node, HBMPOOL_STAT_TIMEOUTS, 1);
+	pr_warn_ratelimited("region %u page %lu: write-back to node %u failed: %d; the page stays dirty in the cache\n",
+			    r->id, page->index, node->id, req->status);
+out:
+	/* the transport is done with the snapshot: the next write-back may go */
+	if (!req->timed_out) {
+		req->flags |= HBMPOOL_WB_UNLOCKED;
+		clear_and_wake_up_bit(HBM_PG_WRITEBACK, &page->private);
+	}
+}
+
+/*
+ * The transport is done with the request, late after a timeout: the next
+ * write-back of the page may go, and the chunk it wrote to may be reused.
+ */
+static void hbmpool_wb_destructor(struct hbmpool_req *req)
+{
+	struct page *page = req->owner;
+
+	if (!(req->flags & HBMPOOL_WB_UNLOCKED))
+		clear_and_wake_up_bit(HBM_PG_WRITEBACK, &page->private);
+	put_page(page);
+	hbmpool_region_put(req->private);
+}
+
+/* Releases the HBM_PG_WRITEBACK bit lock of @page when no request took it. */
+static void hbmpool_wb_unlock(struct page *page)
+{
+	clear_and_wake_up_bit(HBM_PG_WRITEBACK, &page->private);
 }
 
 /*
@@ -192,17 +243,22 @@ static void hbmpool_redirty(struct hbmpool_region *r, struct page *page)
 int hbmpool_writeback_page(struct hbmpool_region *r, struct page *page)
 {
 	struct hbmpool_node *node = hbmpool_chunk_of(r, page->index)->node;
-	struct hbmpool_wb_claim wb = { .region = r, .owner = page };
+	struct hbmpool_req *req;
 	struct page *bounce;
-	u64 lat;
 	int err;
 
 	bounce = alloc_page(GFP_KERNEL | __GFP_NOWARN);
 	if (!bounce)
 		return -ENOMEM;
+	req = hbmpool_req_alloc(node, HBMPOOL_REQ_WRITE,
+				hbmpool_node_offset(r, page->index), &bounce, 1,
+				GFP_KERNEL);
+	put_page(bounce);	/* the request has it */
+	if (!req)
+		return -ENOMEM;
 	/* A write-back of this page in flight must land first. */
 	if (wait_on_bit_lock(&page->private, HBM_PG_WRITEBACK, TASK_KILLABLE)) {
-		put_page(bounce);
+		hbmpool_req_put(req);
 		return -EINTR;
 	}
 
@@ -210,8 +266,9 @@ int hbmpool_writeback_page(struct hbmpool_region *r, struct page *page)
 	if (page->mapping != hbmpool_mapping(r) ||
 	    !test_bit(HBM_PG_DIRTY, &page->private)) {
 		unlock_page(page);
-		err = 0;
-		goto out;
+		hbmpool_wb_unlock(page);
+		hbmpool_req_put(req);
+		return 0;
 	}
 	/*
 	 * Write-protect every mapping: the next write through a PTE goes
@@ -227,32 +284,22 @@ int hbmpool_writeback_page(struct hbmpool_region *r, struct page *page)
 		if (test_and_clear_bit(HBM_PG_DIRTY, &page->private))
 			hbmpool_cache_dirty(r, -1);
 	}
-	copy_highpage(bounce, page);
+	copy_highpage(req->pages[0], page);
 	unlock_page(page);
 
-	err = hbmpool_xfer_page(node, true, hbmpool_node_offset(r, page->index),
-				bounce, &wb, &lat);
-	if (err) {
-		hbmpool_redirty(r, page);
-		hbmpool_count3(&r->stats, node, HBMPOOL_STAT_ERRORS, 1);
-		if (err == -ETIMEDOUT)
-			hbmpool_count3(&r->stats, node, HBMPOOL_STAT_TIMEOUTS, 1);
-		pr_warn_ratelimited("region %u page %lu: write-back to node %u failed: %d; the page stays dirty in the cache\n",
-				    r->id, page->index, node->id, err);
-	} else {
-		hbmpool_count3(&r->stats, node, HBMPOOL_STAT_WRITEBACKS, 1);
-		hbmpool_count3(&r->stats, node, HBMPOOL_STAT_BYTES_WRITTEN_BACK,
-			       PAGE_SIZE);
-	}
-	if (wb.handed_off)
-		goto out_bounce;	/* the transfer owns the bit now */
-out:
-	clear_bit_unlock(HBM_PG_WRITEBACK, &page->private);
-	/* order the clear before wake_up_bit()'s waitqueue check */
-	smp_mb__after_atomic();
-	wake_up_bit(&page->private, HBM_PG_WRITEBACK);
-out_bounce:
-	put_page(bounce);
+	/* The request holds the bit lock, the page and the region until it is released. */
+	get_page(page);
+	kref_get(&r->ref);
+	req->owner = page;
+	req->private = r;
+	req->end_io = hbmpool_wb_end_io;
+	req->destructor = hbmpool_wb_destructor;
+	hbmpool_req_submit(req, READ_ONCE(hbmpool_fetch_timeout_ms));
+	if (wait_for_completion_killable(&req->done))
+		err = -EINTR;
+	else
+		err = req->status;
+	hbmpool_req_put(req);
 	return err;
 }
 
@@ -301,6 +348,14 @@ static int hbmpool_evict_page(struct hbmpool_region *r, struct page *page,
 	}
 	if (!trylock_page(page))
 		return -EBUSY;
+	if (page->mapping == hbmpool_mapping(r) &&
+	    !test_bit(HBM_PG_UPTODATE, &page->private) &&
+	    (test_bit(HBM_PG_ERROR, &page->private) ||
+	     test_bit(HBM_PG_STALE, &page->private))) {
+		/* a failed fetch holds no data: out, not counted as an eviction */
+		hbmpool_page_abandon(r, page);
+		return 0;
+	}
 	if (page->mapping != hbmpool_mapping(r) ||
 	    !test_bit(HBM_PG_UPTODATE, &page->private) ||
 	    test_bit(HBM_PG_DIRTY, &page->private) ||

@@ -10,9 +10,10 @@
  * clear, e.g. some get_user_pages() callers) fetches with mmap_lock held, as
  * the page cache does too.
  *
- * A fetch that fails leaves an error marker in the region's xarray; the
- * retried fault (or whichever fault comes first) consumes it and gets
- * SIGBUS.  A failed fetch never maps a page.
+ * A fetch is a transport request whose completion makes the page up to date
+ * or failed, and unlocks it.  A failed fault-driven fetch leaves the page
+ * marked ERROR; the retried fault (or whichever fault comes first) takes it
+ * out and gets SIGBUS.  A failed fetch never maps a page.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -26,133 +27,18 @@
 
 unsigned int hbmpool_fetch_timeout_ms;
 
-static struct kmem_cache *hbmpool_xfer_cache;
-
-/* ---- transfers ---- */
-
-static void hbmpool_xfer_release(struct kref *ref)
-{
-	struct hbmpool_xfer *x = container_of(ref, struct hbmpool_xfer, ref);
-
-	put_page(x->page);
-	if (x->wb_owner) {
-		struct page *owner = x->wb_owner;
-
-		clear_bit_unlock(HBM_PG_WRITEBACK, &owner->private);
-		/* order the clear before wake_up_bit()'s waitqueue check */
-		smp_mb__after_atomic();
-		wake_up_bit(&owner->private, HBM_PG_WRITEBACK);
-		put_page(owner);
-		hbmpool_region_put(x->wb_region);
-	}
-	hbmpool_node_put(x->node);
-	kmem_cache_free(hbmpool_xfer_cache, x);
-}
-
-void hbmpool_xfer_complete(struct hbmpool_xfer *x, int status)
-{
-	x->status = status;
-	complete(&x->done);
-	kref_put(&x->ref, hbmpool_xfer_release);
-}
-
-/*
- * Moves one page between @page and @node's HBM at @offset and waits, at
- * most fetch_timeout_ms, killable.  May sleep; never call with mmap_lock
- * held unless the fault cannot be retried.
- *
- * @wb: for a write-back, the claim of the caller.  If the wait ends before
- * the transfer (timeout, fatal signal), the bit lock and a reference on the
- * region pass to the transfer, which releases them on completion, and
- * @wb->handed_off tells the caller to leave the bit alone.
- */
-int hbmpool_xfer_page(struct hbmpool_node *node, bool write, u64 offset,
-		      struct page *page, struct hbmpool_wb_claim *wb,
-		      u64 *lat_ns)
-{
-	struct hbmpool_xfer *x;
-	u64 start = ktime_get_ns();
-	unsigned long timeout;
-	long left;
-	int err;
-
-	x = kmem_cache_alloc(hbmpool_xfer_cache, GFP_KERNEL);
-	if (!x)
-		return -ENOMEM;
-	kref_init(&x->ref);
-	init_completion(&x->done);
-	x->status = 0;
-	x->write = write;
-	x->node = node;
-	hbmpool_node_get(node);
-	x->offset = offset;
-	x->page = page;
-	get_page(page);
-	x->wb_owner = NULL;
-	x->wb_region = NULL;
-	if (wb)
-		wb->handed_off = false;
-
-	if (READ_ONCE(node->removed)) {
-		err = -ENODEV;
-		goto out;
-	}
-	kref_get(&x->ref);		/* the transport's */
-	err = node->ops->submit(node, x);
-	if (err) {
-		kref_put(&x->ref, hbmpool_xfer_release);
-		goto out;
-	}
-	timeout = msecs_to_jiffies(READ_ONCE(hbmpool_fetch_timeout_ms));
-	left = wait_for_completion_killable_timeout(&x->done, timeout);
-	if (left > 0) {
-		err = x->status;
-	} else {
-		err = left ? -EINTR : -ETIMEDOUT;
-		if (wb) {
-			/* released by the last put, ours or the transport's */
-			get_page(wb->owner);
-			x->wb_owner = wb->owner;
-			kref_get(&wb->region->ref);
-			x->wb_region = wb->region;
-			wb->handed_off = true;
-		}
-	}
-out:
-	*lat_ns = ktime_get_ns() - start;
-	kref_put(&x->ref, hbmpool_xfer_release);
-	return err;
-}
-
 /* ---- the cache index ---- */
 
-/*
- * Returns the cached page at @index with a reference, or NULL.  An error
- * marker found there is consumed and returned in @err if @err is given (a
- * fault), else left for the next fault.
- */
-struct page *hbmpool_lookup(struct hbmpool_region *r, pgoff_t index, int *err)
+/* Returns the cached page at @index with a reference, or NULL. */
+struct page *hbmpool_lookup(struct hbmpool_region *r, pgoff_t index)
 {
 	struct page *page;
-	void *entry;
 
-	if (err)
-		*err = 0;
 	rcu_read_lock();
 repeat:
-	entry = xa_load(&r->pages, index);
-	if (!entry || (xa_is_value(entry) && !err)) {
-		page = NULL;
+	page = xa_load(&r->pages, index);
+	if (!page)
 		goto out;
-	}
-	if (xa_is_value(entry)) {
-		if (xa_cmpxchg(&r->pages, index, entry, NULL, 0) != entry)
-			goto repeat;
-		*err = -(int)xa_to_value(entry);
-		page = NULL;
-		goto out;
-	}
-	page = entry;
 	if (!get_page_unless_zero(page))
 		goto repeat;
 	if (unlikely(page != xa_load(&r->pages, index))) {
@@ -165,8 +51,9 @@ out:
 }
 
 /*
- * Publishes a new, locked cache page for @index of @r, not yet up to date.
- * ERR_PTR(-EEXIST): someone else has the index (a page or an error marker).
+ * Publishes a new, locked cache page for @index of @r, not yet up to date,
+ * on the CLOCK list (evictors skip it while it is locked).
+ * ERR_PTR(-EEXIST): someone else has the index.
  */
 static struct page *hbmpool_page_new(struct hbmpool_region *r, pgoff_t index)
 {
@@ -190,68 +77,92 @@ static struct page *hbmpool_page_new(struct hbmpool_region *r, pgoff_t index)
 		return ERR_PTR(xa_is_err(old) ? xa_err(old) : -EEXIST);
 	}
 	hbmpool_cache_charge(r, 1);
+	hbmpool_lru_add(page);
 	return page;
 }
 
-/* The fetch into a new page succeeded; the caller unlocks it. */
-static void hbmpool_page_fetched(struct hbmpool_region *r,
-				 struct hbmpool_node *node, struct page *page,
-				 u64 lat)
+/* Takes a locked page that holds no data out of the cache; unlocks and puts it. */
+void hbmpool_page_abandon(struct hbmpool_region *r, struct page *page)
 {
-	set_bit(HBM_PG_UPTODATE, &page->private);
-	hbmpool_lru_add(page);
+	if (hbmpool_remove_page(r, page))
+		put_page(page);		/* the cache's reference */
+	unlock_page(page);		/* waiters see mapping == NULL and look again */
+}
+
+static void hbmpool_count_fetch(struct hbmpool_region *r,
+				struct hbmpool_node *node, u64 lat)
+{
 	hbmpool_count3(&r->stats, node, HBMPOOL_STAT_FETCHES, 1);
 	hbmpool_count3(&r->stats, node, HBMPOOL_STAT_BYTES_FETCHED, PAGE_SIZE);
 	hbmpool_count_latency(&r->stats, node, lat);
 }
 
-/* The fetch into a new page failed: unpublish it, leaving @marker in its slot. */
-static void hbmpool_page_abandon(struct hbmpool_region *r, struct page *page,
-				 void *marker)
+#define HBMPOOL_FETCH_FAULT	BIT(0)
+
+/*
+ * A fetch request is done: its pages become up to date, or failed, and are
+ * unlocked.  Any context.  The region is alive until the unlock: its
+ * release waits for the lock of every page it drops.
+ */
+static void hbmpool_fetch_end_io(struct hbmpool_req *req)
 {
-	xa_cmpxchg(&r->pages, page->index, page, marker, GFP_KERNEL);
-	page->mapping = NULL;
-	set_page_private(page, 0);
-	hbmpool_cache_charge(r, -1);
-	unlock_page(page);	/* waiters see mapping == NULL and look again */
-	put_page(page);
+	struct hbmpool_region *r = req->private;
+	struct hbmpool_node *node = req->node;
+	bool fault = req->flags & HBMPOOL_FETCH_FAULT;
+	unsigned int i, bit;
+
+	if (!req->status) {
+		hbmpool_count_fetch(r, node, ktime_get_ns() - req->start_ns);
+		bit = HBM_PG_UPTODATE;
+	} else {
+		hbmpool_count3(&r->stats, node, HBMPOOL_STAT_ERRORS, 1);
+		if (req->status == -ETIMEDOUT)
+			hbmpool_count3(&r->stats, node, HBMPOOL_STAT_TIMEOUTS, 1);
+		pr_warn_ratelimited("region %u page %lu: fetch from node %u failed: %d\n",
+				    r->id, req->pages[0]->index, node->id,
+				    req->status);
+		bit = fault ? HBM_PG_ERROR : HBM_PG_STALE;
+	}
+	for (i = 0; i < req->nr_pages; i++)
+		set_bit(bit, &req->pages[i]->private);
+	for (i = 0; i < req->nr_pages; i++)
+		unlock_page(req->pages[i]);
 }
 
 /*
- * Fetches page @index of @r into the cache.  -EEXIST: someone else has it
- * or is fetching it.  A failure of a fault-driven fetch (@fault) leaves an
- * error marker for the retried fault.
+ * Fetches page @index of @r into the cache and waits, killable.  -EEXIST:
+ * someone else has it or is fetching it.  A failure of a fault-driven fetch
+ * (@fault) leaves the page marked ERROR for the next fault, others STALE.
  */
 int hbmpool_fill(struct hbmpool_region *r, pgoff_t index, bool fault,
 		 bool may_writeback)
 {
 	struct hbmpool_node *node = hbmpool_chunk_of(r, index)->node;
+	struct hbmpool_req *req;
 	struct page *page;
-	u64 lat;
 	int err;
 
 	hbmpool_make_room(may_writeback);
 	page = hbmpool_page_new(r, index);
 	if (IS_ERR(page))
 		return PTR_ERR(page);
-
-	err = hbmpool_xfer_page(node, false, hbmpool_node_offset(r, index),
-				page, NULL, &lat);
-	if (!err) {
-		hbmpool_page_fetched(r, node, page, lat);
-		unlock_page(page);
-		return 0;
+	req = hbmpool_req_alloc(node, HBMPOOL_REQ_READ,
+				hbmpool_node_offset(r, index), &page, 1,
+				GFP_KERNEL);
+	if (!req) {
+		hbmpool_page_abandon(r, page);
+		return -ENOMEM;
 	}
+	req->end_io = hbmpool_fetch_end_io;
+	req->private = r;
+	req->flags = fault ? HBMPOOL_FETCH_FAULT : 0;
+	hbmpool_req_submit(req, READ_ONCE(hbmpool_fetch_timeout_ms));
 
-	if (err != -EINTR) {
-		hbmpool_count3(&r->stats, node, HBMPOOL_STAT_ERRORS, 1);
-		if (err == -ETIMEDOUT)
-			hbmpool_count3(&r->stats, node, HBMPOOL_STAT_TIMEOUTS, 1);
-		pr_warn_ratelimited("region %u page %lu: fetch from node %u failed: %d\n",
-				    r->id, index, node->id, err);
-	}
-	hbmpool_page_abandon(r, page,
-			     fault && err != -EINTR ? xa_mk_value(-err) : NULL);
+	if (folio_wait_locked_killable(page_folio(page)))
+		err = -EINTR;	/* the request goes on; its end_io decides */
+	else
+		err = req->status;
+	hbmpool_req_put(req);
 	return err;
 }
 
@@ -271,18 +182,21 @@ static struct page *hbmpool_fill_nowait(struct hbmpool_region *r,
 	struct page *page;
 	u64 start;
 
-	if (!node->ops->copy_nowait || READ_ONCE(node->removed) ||
-	    !hbmpool_make_room_nowait())
+	if (!node->transport->ops->copy_nowait ||
+	    READ_ONCE(node->state) != HBMPOOL_NODE_LIVE ||
+	    READ_ONCE(node->fail_fetch) || !hbmpool_make_room_nowait())
 		return NULL;
 	page = hbmpool_page_new(r, index);
 	if (IS_ERR(page))
 		return PTR_ERR(page) == -EEXIST ? page : NULL;
 	start = ktime_get_ns();
-	if (node->ops->copy_nowait(node, hbmpool_node_offset(r, index), page)) {
-		hbmpool_page_abandon(r, page, NULL);
+	if (node->transport->ops->copy_nowait(node, hbmpool_node_offset(r, index),
+					      &page, 1)) {
+		hbmpool_page_abandon(r, page);
 		return NULL;
 	}
-	hbmpool_page_fetched(r, node, page, ktime_get_ns() - start);
+	set_bit(HBM_PG_UPTODATE, &page->private);
+	hbmpool_count_fetch(r, node, ktime_get_ns() - start);
 	get_page(page);
 	return page;
 }
@@ -306,10 +220,7 @@ static vm_fault_t hbmpool_vm_fault(struct vm_fault *vmf)
 		hbmpool_count3(&r->stats, hbmpool_chunk_of(r, index)->node,
 			       HBMPOOL_STAT_FAULTS, 1);
 repeat:
-	page = hbmpool_lookup(r, index, &err);
-	if (unlikely(err))
-		return VM_FAULT_SIGBUS;
-
+	page = hbmpool_lookup(r, index);
 	if (!page) {
 		page = hbmpool_fill_nowait(r, index);
 		if (IS_ERR(page))
@@ -340,8 +251,8 @@ repeat:
 		return VM_FAULT_RETRY;
 	}
 
-	if (!test_bit(HBM_PG_UPTODATE, &page->private)) {
-		/* Being fetched by another task. */
+	if (PageLocked(page) && !test_bit(HBM_PG_UPTODATE, &page->private)) {
+		/* Being fetched. */
 		if (vmf->flags & FAULT_FLAG_RETRY_NOWAIT) {
 			put_page(page);
 			return VM_FAULT_RETRY;
@@ -356,10 +267,19 @@ repeat:
 
 	/* Holders of an up-to-date page's lock do not wait for the link. */
 	lock_page(page);
-	if (unlikely(page->mapping != hbmpool_mapping(r) ||
-		     !test_bit(HBM_PG_UPTODATE, &page->private))) {
+	if (unlikely(page->mapping != hbmpool_mapping(r))) {
 		unlock_page(page);
 		put_page(page);
+		goto repeat;
+	}
+	if (unlikely(!test_bit(HBM_PG_UPTODATE, &page->private))) {
+		/* Its fetch failed: a fault-driven one is reported, once. */
+		bool error = test_bit(HBM_PG_ERROR, &page->private);
+
+		hbmpool_page_abandon(r, page);
+		put_page(page);
+		if (error)
+			return VM_FAULT_SIGBUS;
 		goto repeat;
 	}
 	if (unlikely(PageHWPoison(page))) {
@@ -397,13 +317,3 @@ const struct vm_operations_struct hbmpool_vm_ops = {
 	.page_mkwrite = hbmpool_vm_page_mkwrite,
 };
 
-int hbmpool_fault_init(void)
-{
-	hbmpool_xfer_cache = KMEM_CACHE(hbmpool_xfer, 0);
-	return hbmpool_xfer_cache ? 0 : -ENOMEM;
-}
-
-void hbmpool_fault_exit(void)
-{
-	kmem_cache_destroy(hbmpool_xfer_cache);
-}

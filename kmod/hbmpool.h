@@ -32,7 +32,8 @@
 #include <linux/sysfs.h>
 #include <linux/hbmpool.h>
 
-struct gen_pool;
+#include "transport.h"
+
 struct hbmpool_node;
 
 /* ---- counters (stats.c) ---- */
@@ -115,65 +116,11 @@ int hbmpool_ctl_begin(void);
 void hbmpool_ctl_end(void);
 void hbmpool_ctl_assert_held(void);
 
-/* ---- transports (one ops table per kind of link) ---- */
+/* ---- debugfs (main.c): the root; node.c makes a directory per node ---- */
 
-/*
- * A transfer of one page between a cache page and a home node's HBM.  The
- * submitter holds one reference; a transport that accepts a transfer holds
- * another until it calls hbmpool_xfer_complete(), which may happen inside
- * ->submit() (synchronous transports) or later from any context that may
- * sleep.  A transfer the waiter gave up on (timeout, fatal signal) is still
- * completed by its transport; the page it points to stays referenced until
- * then.
- */
-struct hbmpool_xfer {
-	struct kref ref;
-	struct completion done;
-	int status;
-	bool write;
-	struct hbmpool_node *node;
-	u64 offset;		/* byte offset in the node's HBM */
-	struct page *page;	/* referenced */
-	/*
-	 * A write-back the waiter gave up on keeps its cache page's
-	 * HBM_PG_WRITEBACK bit lock until the transport completes it, so
-	 * that no later write-back of the page can overtake it, and its
-	 * region, so that the chunk it writes to is not handed to another
-	 * region before it lands.
-	 */
-	struct page *wb_owner;	/* referenced, or NULL */
-	struct hbmpool_region *wb_region;	/* referenced, or NULL */
-	struct list_head list;	/* transport private */
-	struct work_struct work;	/* transport private */
-};
+extern struct dentry *hbmpool_debugfs_root;
 
-void hbmpool_xfer_complete(struct hbmpool_xfer *x, int status);
-
-#define HBMPOOL_TRANSPORT_API	1
-
-struct hbmpool_transport_ops {
-	unsigned int api;	/* HBMPOOL_TRANSPORT_API the transport was written for */
-	const char *name;
-	/* 0: accepted, the transport completes it; < 0: refused, not queued. */
-	int (*submit)(struct hbmpool_node *node, struct hbmpool_xfer *x);
-	/*
-	 * Optional: copy the page at @offset into @page now, with the CPU,
-	 * neither sleeping nor waiting for anything (called under mmap_lock).
-	 * Non-zero: not possible now; the caller falls back to ->submit().
-	 */
-	int (*copy_nowait)(struct hbmpool_node *node, u64 offset,
-			   struct page *page);
-	bool (*link_up)(struct hbmpool_node *node);
-	/* Chunk freed: the HBM behind [offset, offset + len) may be dropped. */
-	void (*discard)(struct hbmpool_node *node, u64 offset, u64 len);
-	/* Node leaves: fail what is in flight, refuse new work. May sleep. */
-	void (*shutdown)(struct hbmpool_node *node);
-	/* Last reference gone: free the transport's state. */
-	void (*release)(struct hbmpool_node *node);
-};
-
-/* sim.c: the simulated fabric */
-int hbmpool_sim_attach(struct hbmpool_node *node);
+/* sim.c: the simulated fabric, registered as transport "sim" */
 int hbmpool_sim_init(void);
 void hbmpool_sim_exit(void);
 
@@ -186,16 +133,31 @@ enum hbmpool_link {
 	HBMPOOL_LINK_SCALEACROSS,
 };
 
+/*
+ * A node's state.  Only LIVE nodes are sent requests; UNREACHABLE is pushed
+ * by the transport (hbmpool_node_link_changed()) and may come back; FENCED
+ * (the node must not be trusted until it rejoins) and REMOVED are final.
+ */
+enum hbmpool_node_state {
+	HBMPOOL_NODE_LIVE,
+	HBMPOOL_NODE_UNREACHABLE,
+	HBMPOOL_NODE_FENCED,
+	HBMPOOL_NODE_REMOVED,
+};
+
 struct hbmpool_node {
 	struct kobject kobj;		/* lifetime */
 	u32 id;
 	u32 distance;
 	enum hbmpool_link link;
-	u64 capacity;			/* bytes */
-	struct gen_pool *pool;		/* chunk allocator, has its own lock */
-	bool removed;			/* READ_ONCE: unpublished, link gone */
-	const struct hbmpool_transport_ops *ops;
-	void *priv;			/* transport state */
+	u64 capacity;			/* bytes of the home's segment */
+	enum hbmpool_node_state state;	/* READ_ONCE; written under hbmpool_nodes_lock */
+	struct hbmpool_transport *transport;	/* NULL for node 0; module held */
+	void *priv;			/* transport->node_priv_size bytes */
+	struct dentry *debugfs;		/* nodeN/ in the debugfs root */
+	/* transport-independent fault injection (debugfs nodeN/), READ_ONCE */
+	bool fail_fetch;
+	bool fail_writeback;
 	struct hbmpool_counters stats;
 };
 
@@ -304,31 +266,23 @@ int hbmpool_copy_out(void __user *dst, const void *src, size_t ksize, u32 usize)
 extern const struct vm_operations_struct hbmpool_vm_ops;
 extern unsigned int hbmpool_fetch_timeout_ms;
 
-int hbmpool_fault_init(void);
-void hbmpool_fault_exit(void);
-/* A write-back's claim on its page, handed to the transfer if the waiter gives up. */
-struct hbmpool_wb_claim {
-	struct hbmpool_region *region;
-	struct page *owner;		/* whose HBM_PG_WRITEBACK the caller holds */
-	bool handed_off;		/* out: the transfer clears the bit */
-};
-
-int hbmpool_xfer_page(struct hbmpool_node *node, bool write, u64 offset,
-		      struct page *page, struct hbmpool_wb_claim *wb,
-		      u64 *lat_ns);
 int hbmpool_fill(struct hbmpool_region *r, pgoff_t index, bool fault,
 		 bool may_writeback);
-struct page *hbmpool_lookup(struct hbmpool_region *r, pgoff_t index, int *err);
+struct page *hbmpool_lookup(struct hbmpool_region *r, pgoff_t index);
 
 /* ---- the local cache (cache.c) ---- */
 
 /* page->private bits of a cache page */
 enum {
 	/*
-	 * HBM_PG_WRITEBACK outlives hbmpool_writeback_page() when its waiter
-	 * timed out: the transfer clears it on completion.
+	 * A page is published locked; the completion of its fetch sets
+	 * UPTODATE, or ERROR or STALE, and unlocks it.  HBM_PG_WRITEBACK is
+	 * held by a write-back request until the transport is done with it,
+	 * which may be after its waiter timed out.
 	 */
-	HBM_PG_UPTODATE,	/* holds the home's data; set under the page lock */
+	HBM_PG_UPTODATE,	/* holds the home's data */
+	HBM_PG_ERROR,		/* a fault-driven fetch failed: the next fault gets SIGBUS */
+	HBM_PG_STALE,		/* another fetch failed: the next user fetches again */
 	HBM_PG_DIRTY,		/* newer than the home; set/cleared under the page lock */
 	HBM_PG_WRITEBACK,	/* a write-back is in flight: a bit lock */
 	HBM_PG_REFERENCED,	/* touched since the CLOCK hand passed */
@@ -351,6 +305,7 @@ long hbmpool_cache_nr_dirty(void);
 void hbmpool_cache_charge(struct hbmpool_region *r, long nr);
 void hbmpool_cache_dirty(struct hbmpool_region *r, long nr);
 void hbmpool_lru_add(struct page *page);
+void hbmpool_page_abandon(struct hbmpool_region *r, struct page *page);
 void hbmpool_make_room(bool may_writeback);
 bool hbmpool_make_room_nowait(void);
 void hbmpool_cache_budget_changed(void);

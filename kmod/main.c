@@ -5,6 +5,7 @@
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
+#include <linux/debugfs.h>
 #include <linux/module.h>
 #include <linux/miscdevice.h>
 #include <linux/fs.h>
@@ -34,6 +35,7 @@ MODULE_PARM_DESC(fetch_timeout_ms,
 
 struct kobject *hbmpool_nodes_kobj;
 static struct kobject *hbmpool_root_kobj;
+struct dentry *hbmpool_debugfs_root;
 
 /*
  * hbmpool_ctl_lock protects hbmpool_enabled and serialises the control
@@ -463,13 +465,15 @@ static int __init hbmpool_init(void)
 	if (err)
 		return err;
 
-	err = hbmpool_fault_init();
+	hbmpool_debugfs_root = debugfs_create_dir(KBUILD_MODNAME, NULL);
+
+	err = hbmpool_transport_init();
 	if (err)
-		goto err_free_stats;
+		goto err_debugfs;
 
 	err = hbmpool_sim_init();
 	if (err)
-		goto err_fault_exit;
+		goto err_transport_exit;
 
 	err = -ENOMEM;
 	hbmpool_root_kobj = hbmpool_kobj_create(&hbmpool_root_ktype,
@@ -518,9 +522,10 @@ err_destroy_root:
 err_kobjs_wait:
 	hbmpool_kobjs_wait();
 	hbmpool_sim_exit();
-err_fault_exit:
-	hbmpool_fault_exit();
-err_free_stats:
+err_transport_exit:
+	hbmpool_transport_exit();
+err_debugfs:
+	debugfs_remove_recursive(hbmpool_debugfs_root);
 	hbmpool_counters_free(&hbmpool_global_stats);
 	return err;
 }
@@ -544,7 +549,8 @@ static void __exit hbmpool_exit(void)
 	hbmpool_kobj_destroy(hbmpool_root_kobj);
 	hbmpool_kobjs_wait();
 	hbmpool_sim_exit();
-	hbmpool_fault_exit();
+	hbmpool_transport_exit();
+	debugfs_remove_recursive(hbmpool_debugfs_root);
 	hbmpool_counters_free(&hbmpool_global_stats);
 	pr_info("unloaded\n");
 }

@@ -5,25 +5,25 @@
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
-#include <linux/genalloc.h>
+#include <linux/debugfs.h>
 #include <linux/kobject.h>
 #include <linux/mutex.h>
 #include <linux/slab.h>
 #include <linux/sort.h>
 #include <linux/sysfs.h>
+#include <linux/xarray.h>
 
 #include "hbmpool.h"
 
 /*
  * hbmpool_nodes_lock protects the node table (publication and removal of
- * nodes) and serialises placement, so that a region's reservations and the
- * node set they were checked against agree.
+ * nodes, node states) and serialises placement, so that a region's
+ * reservations and the node set they were checked against agree.  Lookups
+ * take it too: the table is not read on the fault path.
  */
 static DEFINE_MUTEX(hbmpool_nodes_lock);
-static struct hbmpool_node *hbmpool_nodes[HBMPOOL_MAX_NODES];
+static DEFINE_XARRAY(hbmpool_nodes);		/* id -> node */
 
-/* The HBM of every node is handed out from this fake base, so that 0 is never valid. */
-#define HBMPOOL_POOL_BASE	BIT_ULL(40)
 #define HBMPOOL_CAPACITY_MAX_MIB	65536U
 
 static const char * const hbmpool_link_names[] = {
@@ -41,8 +41,35 @@ static struct hbmpool_node *to_node(struct kobject *kobj)
 static struct hbmpool_node *__hbmpool_node_lookup(u32 id)
 {
 	lockdep_assert_held(&hbmpool_nodes_lock);
-	return id < HBMPOOL_MAX_NODES ? hbmpool_nodes[id] : NULL;
+	return xa_load(&hbmpool_nodes, id);
 }
+
+static const char * const hbmpool_node_state_names[] = {
+	[HBMPOOL_NODE_LIVE] = "up",
+	[HBMPOOL_NODE_UNREACHABLE] = "down",
+	[HBMPOOL_NODE_FENCED] = "fenced",
+	[HBMPOOL_NODE_REMOVED] = "removed",
+};
+
+/**
+ * hbmpool_node_link_changed - a transport tells the link to @node went
+ *	down or came back
+ * @node: a node of the transport
+ * @up: the link works
+ *
+ * Requests to a node whose link is down fail at once with -ENOLINK.  A
+ * fenced or removed node stays so.  May sleep.
+ */
+void hbmpool_node_link_changed(struct hbmpool_node *node, bool up)
+{
+	mutex_lock(&hbmpool_nodes_lock);
+	if (node->state == HBMPOOL_NODE_LIVE ||
+	    node->state == HBMPOOL_NODE_UNREACHABLE)
+		WRITE_ONCE(node->state, up ? HBMPOOL_NODE_LIVE :
+			   HBMPOOL_NODE_UNREACHABLE);
+	mutex_unlock(&hbmpool_nodes_lock);
+}
+EXPORT_SYMBOL_GPL(hbmpool_node_link_changed);
 
 static bool hbmpool_node_is_local(const struct hbmpool_node *node)
 {
@@ -59,14 +86,8 @@ static ssize_t id_show(struct kobject *kobj, struct hbmpool_attr *a, char *buf)
 static ssize_t state_show(struct kobject *kobj, struct hbmpool_attr *a,
 			  char *buf)
 {
-	struct hbmpool_node *node = to_node(kobj);
-	const char *s = "up";
-
-	if (READ_ONCE(node->removed))
-		s = "removed";
-	else if (node->ops && !node->ops->link_up(node))
-		s = "down";
-	return sysfs_emit(buf, "%s\n", s);
+	return sysfs_emit(buf, "%s\n",
+			  hbmpool_node_state_names[READ_ONCE(to_node(kobj)->state)]);
 }
 
 static ssize_t distance_show(struct kobject *kobj, struct hbmpool_attr *a,
@@ -86,7 +107,7 @@ static ssize_t transport_show(struct kobject *kobj, struct hbmpool_attr *a,
 {
 	struct hbmpool_node *node = to_node(kobj);
 
-	return sysfs_emit(buf, "%s\n", node->ops ? node->ops->name : "local");
+	return sysfs_emit(buf, "%s\n", node->transport ? node->transport->name : "local");
 }
 
 static ssize_t capacity_bytes_show(struct kobject *kobj,
@@ -111,7 +132,7 @@ static ssize_t free_bytes_show(struct kobject *kobj, struct hbmpool_attr *a,
 		return sysfs_emit(buf, "%lu\n",
 				  left > 0 ? (unsigned long)left << PAGE_SHIFT : 0);
 	}
-	return sysfs_emit(buf, "%zu\n", gen_pool_avail(node->pool));
+	return sysfs_emit(buf, "%llu\n", node->transport->ops->free_bytes(node));
 }
 
 static struct hbmpool_attr node_attrs[] = {
@@ -140,10 +161,11 @@ static void hbmpool_node_release(struct kobject *kobj)
 {
 	struct hbmpool_node *node = to_node(kobj);
 
-	if (node->ops)
-		node->ops->release(node);
-	if (node->pool)
-		gen_pool_destroy(node->pool);	/* every chunk was freed by its region */
+	if (node->transport) {
+		node->transport->ops->release(node);
+		hbmpool_transport_put(node->transport);
+	}
+	kfree(node->priv);
 	hbmpool_counters_free(&node->stats);
 	kfree(node);
 	hbmpool_kobj_released();
@@ -157,34 +179,61 @@ const struct kobj_type hbmpool_node_ktype = {
 
 /* ---- creation and removal ---- */
 
+/*
+ * A new node, not yet published, on transport @t (NULL: node 0) whose
+ * reference it takes over.  Its debugfs directory exists (node->debugfs)
+ * before the transport attaches, which may add files to it.
+ */
 static struct hbmpool_node *hbmpool_node_alloc(u32 id, u32 distance,
 					       enum hbmpool_link link,
-					       u64 capacity)
+					       u64 capacity,
+					       struct hbmpool_transport *t,
+					       int *errp)
 {
 	struct hbmpool_node *node;
+	char name[16];
+	int err = -ENOMEM;
 
 	node = kzalloc(sizeof(*node), GFP_KERNEL);
-	if (!node)
+	if (!node) {
+		if (t)
+			hbmpool_transport_put(t);
+		*errp = -ENOMEM;
 		return NULL;
+	}
 	node->id = id;
 	node->distance = distance;
 	node->link = link;
 	node->capacity = capacity;
+	node->state = HBMPOOL_NODE_LIVE;
 	hbmpool_kobj_born();
 	kobject_init(&node->kobj, &hbmpool_node_ktype);	/* release frees from here on */
 	if (hbmpool_counters_init(&node->stats))
 		goto err_put;
-	if (capacity) {
-		node->pool = gen_pool_create(PAGE_SHIFT, -1);
-		if (!node->pool)
+	snprintf(name, sizeof(name), "node%u", id);
+	node->debugfs = debugfs_create_dir(name, hbmpool_debugfs_root);
+	debugfs_create_bool("fail_fetch", 0644, node->debugfs, &node->fail_fetch);
+	debugfs_create_bool("fail_writeback", 0644, node->debugfs,
+			    &node->fail_writeback);
+	if (!t)
+		return node;
+	if (t->node_priv_size) {
+		node->priv = kzalloc(t->node_priv_size, GFP_KERNEL);
+		if (!node->priv) {
+			hbmpool_transport_put(t);
 			goto err_put;
-		if (gen_pool_add(node->pool, HBMPOOL_POOL_BASE, capacity, -1))
-			goto err_put;
+		}
 	}
+	err = t->ops->attach(node, NULL);
+	node->transport = t;	/* release calls ->release(), which undoes attach */
+	if (err)
+		goto err_put;
 	return node;
 
 err_put:
+	debugfs_remove_recursive(node->debugfs);
 	kobject_put(&node->kobj);
+	*errp = err;
 	return NULL;
 }
 
@@ -194,25 +243,22 @@ static int hbmpool_node_publish(struct hbmpool_node *node)
 	int err;
 
 	lockdep_assert_held(&hbmpool_nodes_lock);
-	if (node->ops && node->ops->api != HBMPOOL_TRANSPORT_API) {
-		pr_err("node %u: transport %s speaks API %u, not %u\n", node->id,
-		       node->ops->name, node->ops->api, HBMPOOL_TRANSPORT_API);
-		kobject_put(&node->kobj);
-		return -EINVAL;
-	}
 	err = kobject_add(&node->kobj, hbmpool_nodes_kobj, "node%u", node->id);
+	if (!err)
+		err = xa_insert(&hbmpool_nodes, node->id, node, GFP_KERNEL);
 	if (err) {
+		kobject_del(&node->kobj);
+		debugfs_remove_recursive(node->debugfs);
 		kobject_put(&node->kobj);
-		return err;
 	}
-	hbmpool_nodes[node->id] = node;
-	return 0;
+	return err;
 }
 
 ssize_t hbmpool_new_node_store(struct kobject *kobj, struct hbmpool_attr *a,
 			       const char *buf, size_t len)
 {
 	char link_name[16] = "scaleup";
+	struct hbmpool_transport *t;
 	u32 id, cap, dist;
 	struct hbmpool_node *node;
 	int n, link, err;
@@ -237,15 +283,13 @@ ssize_t hbmpool_new_node_store(struct kobject *kobj, struct hbmpool_attr *a,
 		pr_err("new_node: node %u exists\n", id);
 		return -EEXIST;
 	}
-	err = -ENOMEM;
-	node = hbmpool_node_alloc(id, dist, link, (u64)cap << 20);
+	err = -ENODEV;
+	t = hbmpool_transport_get("sim");
+	if (!t)
+		goto out_unlock;
+	node = hbmpool_node_alloc(id, dist, link, (u64)cap << 20, t, &err);
 	if (!node)
 		goto out_unlock;
-	err = hbmpool_sim_attach(node);
-	if (err) {
-		hbmpool_node_put(node);
-		goto out_unlock;
-	}
 	/* on failure, publish dropped the reference and with it the transport */
 	err = hbmpool_node_publish(node);
 out_unlock:
@@ -294,11 +338,13 @@ static void hbmpool_node_remove(struct hbmpool_node *node)
 static void __hbmpool_node_unpublish(struct hbmpool_node *node)
 {
 	lockdep_assert_held(&hbmpool_nodes_lock);
-	WRITE_ONCE(node->removed, true);
-	if (node->ops)
-		node->ops->shutdown(node);
+	WRITE_ONCE(node->state, HBMPOOL_NODE_REMOVED);
+	debugfs_remove_recursive(node->debugfs);	/* waits for open knob handlers */
+	node->debugfs = NULL;
+	if (node->transport)
+		node->transport->ops->shutdown(node);
 	kobject_del(&node->kobj);
-	hbmpool_nodes[node->id] = NULL;
+	xa_erase(&hbmpool_nodes, node->id);
 }
 
 ssize_t hbmpool_del_node_store(struct kobject *kobj, struct hbmpool_attr *a,
@@ -347,15 +393,16 @@ static int hbmpool_node_cmp(const void *a, const void *b)
 	return x->id < y->id ? -1 : 1;
 }
 
+/* The home allocates: the chunk is its to place. */
 static bool hbmpool_chunk_alloc(struct hbmpool_node *node, u64 size,
 				struct hbmpool_chunk *c)
 {
-	unsigned long addr = gen_pool_alloc(node->pool, size);
+	u64 offset;
 
-	if (!addr)
+	if (!node || node->transport->ops->alloc_chunks(node, size, &offset))
 		return false;
 	c->node = node;
-	c->offset = addr - HBMPOOL_POOL_BASE;
+	c->offset = offset;
 	return true;
 }
 
@@ -370,12 +417,11 @@ static void hbmpool_chunks_free(struct hbmpool_region *r, u32 nr, bool put)
 
 	for (i = 0; i < nr; i++) {
 		struct hbmpool_chunk *c = &r->chunks[i];
-		u64 len = hbmpool_chunk_len(r, i);
 
 		if (!c->node)
 			continue;
-		c->node->ops->discard(c->node, c->offset, len);
-		gen_pool_free(c->node->pool, c->offset + HBMPOOL_POOL_BASE, len);
+		c->node->transport->ops->free_chunks(c->node, c->offset,
+						     hbmpool_chunk_len(r, i));
 		if (put)
 			hbmpool_node_put(c->node);
 		c->node = NULL;
@@ -391,23 +437,29 @@ static void hbmpool_chunks_free(struct hbmpool_region *r, u32 nr, bool put)
  */
 int hbmpool_place(struct hbmpool_region *r)
 {
-	struct hbmpool_node *set[HBMPOOL_MAX_NODES];
-	struct hbmpool_node *ordered[HBMPOOL_MAX_NODES];
-	unsigned int nr = 0, j;
+	unsigned long mask[BITS_TO_LONGS(HBMPOOL_MAX_NODES)];
+	struct hbmpool_node **set, **ordered;
+	unsigned int nr = 0, j, bit;
 	u64 avail = 0;
 	u32 i;
 	int err = 0;
 
+	bitmap_from_u64(mask, r->nodemask);
+	j = bitmap_weight(mask, HBMPOOL_MAX_NODES);
+	set = kcalloc(2 * j, sizeof(*set), GFP_KERNEL);
+	if (!set)
+		return -ENOMEM;
+	ordered = set + j;
+
 	mutex_lock(&hbmpool_nodes_lock);
-	for (j = 1; j < HBMPOOL_MAX_NODES; j++) {
-		if (!(r->nodemask & BIT_ULL(j)))
-			continue;
-		set[nr] = __hbmpool_node_lookup(j);
-		if (!set[nr]) {
+	for_each_set_bit(bit, mask, HBMPOOL_MAX_NODES) {
+		set[nr] = __hbmpool_node_lookup(bit);
+		if (!set[nr] || !set[nr]->transport) {
 			err = -ENODEV;
 			goto out_unlock;
 		}
-		avail += gen_pool_avail(set[nr++]->pool);
+		avail += set[nr]->transport->ops->free_bytes(set[nr]);
+		nr++;
 	}
 	if (r->length > avail) {
 		err = -ENOSPC;
@@ -446,6 +498,7 @@ int hbmpool_place(struct hbmpool_region *r)
 		hbmpool_node_get(r->chunks[i].node);
 out_unlock:
 	mutex_unlock(&hbmpool_nodes_lock);
+	kfree(set);
 	return err;
 }
 
@@ -466,9 +519,9 @@ int hbmpool_nodes_init(void)
 		node_attr_list[i] = &node_attrs[i].attr;
 
 	local = hbmpool_node_alloc(HBMPOOL_LOCAL_NODE, HBMPOOL_DISTANCE_LOCAL,
-				   HBMPOOL_LINK_LOCAL, 0);
+				   HBMPOOL_LINK_LOCAL, 0, NULL, &err);
 	if (!local)
-		return -ENOMEM;
+		return err;
 	mutex_lock(&hbmpool_nodes_lock);
 	err = hbmpool_node_publish(local);
 	mutex_unlock(&hbmpool_nodes_lock);
@@ -478,19 +531,26 @@ int hbmpool_nodes_init(void)
 void hbmpool_nodes_exit(void)
 {
 	struct hbmpool_node *node;
-	int i;
+	unsigned long id;
 
-	for (i = HBMPOOL_MAX_NODES - 1; i >= 0; i--) {
+	/* every remote node, then node 0 */
+	for (;;) {
 		mutex_lock(&hbmpool_nodes_lock);
-		node = __hbmpool_node_lookup(i);
-		if (node)
+		id = HBMPOOL_LOCAL_NODE;
+		node = xa_find_after(&hbmpool_nodes, &id, ULONG_MAX, XA_PRESENT);
+		if (!node)
+			node = xa_load(&hbmpool_nodes, HBMPOOL_LOCAL_NODE);
+		if (node) {
+			id = node->id;
 			__hbmpool_node_unpublish(node);
+		}
 		mutex_unlock(&hbmpool_nodes_lock);
 		if (!node)
-			continue;
-		if (i == HBMPOOL_LOCAL_NODE)
+			break;
+		if (id == HBMPOOL_LOCAL_NODE)
 			hbmpool_node_put(node);
 		else
 			hbmpool_node_remove(node);
 	}
+	WARN_ON(!xa_empty(&hbmpool_nodes));
 }

@@ -132,12 +132,8 @@ static void hbmpool_region_drop_all(struct hbmpool_region *r)
 	xa_for_each(&r->pages, index, entry) {
 		struct page *page;
 
-		if (xa_is_value(entry)) {
-			xa_erase(&r->pages, index);
-			continue;
-		}
 		/* The shrinker may race us to a page: take it by lookup. */
-		page = hbmpool_lookup(r, index, NULL);
+		page = hbmpool_lookup(r, index);
 		if (!page)
 			continue;
 		lock_page(page);
@@ -209,9 +205,7 @@ static int hbmpool_region_sync(struct hbmpool_region *r, pgoff_t first,
 	xa_for_each_range(&r->pages, index, entry, first, end - 1) {
 		struct page *page;
 
-		if (xa_is_value(entry))
-			continue;
-		page = hbmpool_lookup(r, index, NULL);
+		page = hbmpool_lookup(r, index);
 		if (!page)
 			continue;
 		if (test_bit(HBM_PG_DIRTY, &page->private)) {
@@ -737,9 +731,7 @@ void hbmpool_region_node_removed(struct hbmpool_region *r,
 				  (pgoff_t)(i + 1) * per_chunk - 1) {
 			struct page *page;
 
-			if (xa_is_value(entry))
-				continue;
-			page = hbmpool_lookup(r, index, NULL);
+			page = hbmpool_lookup(r, index);
 			if (!page)
 				continue;
 			hbmpool_drop_page(r, page);

@@ -2,7 +2,8 @@
 /*
  * The simulated fabric: a remote node whose "HBM" is RAM of this machine,
  * reached through the same transport ops as a real link, with debugfs knobs
- * for latency, a bandwidth cap, failures, hangs and link loss.
+ * for latency, a bandwidth cap, hangs and link loss (failures are the
+ * core's knobs, for every transport).
  *
  * This is a fake device: the HBM is sparse (a page is allocated on its first
  * write-back, unwritten HBM reads as zeros), and a "transfer" is a memcpy,
@@ -13,6 +14,7 @@
 
 #include <linux/debugfs.h>
 #include <linux/delay.h>
+#include <linux/genalloc.h>
 #include <linux/highmem.h>
 #include <linux/ktime.h>
 #include <linux/slab.h>
@@ -25,6 +27,8 @@
 
 #define SIM_LATENCY_MAX_US	1000000U
 #define SIM_BANDWIDTH_MAX_MBPS	1000000U
+/* The HBM of every node is handed out from this fake base, so that 0 is never valid. */
+#define SIM_POOL_BASE		BIT_ULL(40)
 
 struct hbmpool_sim;
 
@@ -34,29 +38,34 @@ struct sim_knob_file {
 	const struct sim_knob *knob;
 };
 
+/* The sim's part of a request (req->pdu). */
+struct sim_pdu {
+	struct hbmpool_req *req;
+	struct list_head list;		/* on hung while parked */
+	struct work_struct work;	/* a transfer that takes time */
+};
+
+/* node->priv: a simulated home and the link to it. */
 struct hbmpool_sim {
 	struct hbmpool_node *node;
 	/* HBM page index -> struct page; the xa_lock orders discard and readers */
 	struct xarray hbm;
+	/* the home's chunk allocator (has its own lock) */
+	struct gen_pool *pool;
 	struct workqueue_struct *wq;
 	/* lock protects hung, shut and bw_next_ns; queue_work() is called under it */
 	spinlock_t lock;
 	struct list_head hung;		/* parked fetches while hang_fetch is set */
 	bool shut;
 	u64 bw_next_ns;			/* when the link is free again */
-	struct dentry *dir;
-	struct sim_knob_file knobs[6];	/* debugfs data of sim_knobs[] */
+	struct sim_knob_file knobs[3];	/* debugfs data of sim_knobs[] */
 	/* knobs, read with READ_ONCE on the data path */
 	u32 latency_us;
 	u32 bandwidth_mbps;
-	u32 fail_fetch;
-	u32 fail_writeback;
 	u32 hang_fetch;
 	u32 link_down;
 	u32 nowait_copy;		/* offer the fault fast path (default 1) */
 };
-
-static struct dentry *hbmpool_debugfs_root;
 
 static struct hbmpool_sim *to_sim(struct hbmpool_node *node)
 {
@@ -90,15 +99,11 @@ static void sim_read_page(struct hbmpool_sim *sim, pgoff_t idx,
 	}
 }
 
-static int sim_copy(struct hbmpool_sim *sim, struct hbmpool_xfer *x)
+static int sim_write_page(struct hbmpool_sim *sim, pgoff_t idx,
+			  struct page *page)
 {
-	pgoff_t idx = x->offset >> PAGE_SHIFT;
 	struct page *p, *old;
 
-	if (!x->write) {
-		sim_read_page(sim, idx, x->page);
-		return 0;
-	}
 	p = sim_hbm_get(sim, idx);
 	if (!p) {
 		p = alloc_page(GFP_KERNEL | __GFP_NOWARN);
@@ -115,23 +120,42 @@ static int sim_copy(struct hbmpool_sim *sim, struct hbmpool_xfer *x)
 		}
 		get_page(p);
 	}
-	copy_highpage(p, x->page);
+	copy_highpage(p, page);
 	put_page(p);
+	return 0;
+}
+
+static int sim_copy(struct hbmpool_sim *sim, struct hbmpool_req *req)
+{
+	pgoff_t idx = req->offset >> PAGE_SHIFT;
+	unsigned int i;
+	int err;
+
+	for (i = 0; i < req->nr_pages; i++) {
+		if (req->op == HBMPOOL_REQ_READ) {
+			sim_read_page(sim, idx + i, req->pages[i]);
+			continue;
+		}
+		err = sim_write_page(sim, idx + i, req->pages[i]);
+		if (err)
+			return err;
+	}
 	return 0;
 }
 
 static void sim_work(struct work_struct *work)
 {
-	struct hbmpool_xfer *x = container_of(work, struct hbmpool_xfer, work);
-	struct hbmpool_sim *sim = to_sim(x->node);
+	struct sim_pdu *pdu = container_of(work, struct sim_pdu, work);
+	struct hbmpool_req *req = pdu->req;
+	struct hbmpool_sim *sim = to_sim(req->node);
 	u32 lat = READ_ONCE(sim->latency_us);
 	u32 bw = READ_ONCE(sim->bandwidth_mbps);
 
 	if (lat)
 		fsleep(lat);
 	if (bw) {
-		/* one page takes PAGE_SIZE / (bw * 10^6) s on the wire */
-		u64 xfer_ns = div_u64((u64)PAGE_SIZE * 1000, bw);
+		/* a run takes its bytes / (bw * 10^6) s on the wire */
+		u64 xfer_ns = div_u64((u64)req->nr_pages * PAGE_SIZE * 1000, bw);
 		u64 now = ktime_get_ns(), done;
 
 		spin_lock(&sim->lock);
@@ -141,51 +165,53 @@ static void sim_work(struct work_struct *work)
 		if (done > now)
 			fsleep(div_u64(done - now, NSEC_PER_USEC));
 	}
-	hbmpool_xfer_complete(x, sim_copy(sim, x));
+	hbmpool_req_complete(req, sim_copy(sim, req));
 }
 
-static int sim_submit(struct hbmpool_node *node, struct hbmpool_xfer *x)
+static void sim_submit(struct hbmpool_node *node, struct hbmpool_req *req)
 {
 	struct hbmpool_sim *sim = to_sim(node);
+	struct sim_pdu *pdu = req->pdu;
 
-	if (READ_ONCE(sim->link_down))
-		return -ENOLINK;
-	if (x->write ? READ_ONCE(sim->fail_writeback) : READ_ONCE(sim->fail_fetch))
-		return -EIO;
-
+	pdu->req = req;
 	spin_lock(&sim->lock);
 	if (sim->shut) {
 		spin_unlock(&sim->lock);
-		return -ENODEV;
+		hbmpool_req_complete(req, -ENODEV);
+		return;
 	}
-	if (!x->write && READ_ONCE(sim->hang_fetch)) {
-		list_add_tail(&x->list, &sim->hung);
+	if (READ_ONCE(sim->link_down)) {
 		spin_unlock(&sim->lock);
-		return 0;
+		hbmpool_req_complete(req, -ENOLINK);
+		return;
+	}
+	if (req->op == HBMPOOL_REQ_READ && READ_ONCE(sim->hang_fetch)) {
+		list_add_tail(&pdu->list, &sim->hung);
+		spin_unlock(&sim->lock);
+		return;
 	}
 	if (READ_ONCE(sim->latency_us) || READ_ONCE(sim->bandwidth_mbps)) {
-		INIT_WORK(&x->work, sim_work);
-		queue_work(sim->wq, &x->work);
+		INIT_WORK(&pdu->work, sim_work);
+		queue_work(sim->wq, &pdu->work);
 		spin_unlock(&sim->lock);
-		return 0;
+		return;
 	}
 	spin_unlock(&sim->lock);
 
-	hbmpool_xfer_complete(x, sim_copy(sim, x));
-	return 0;
+	hbmpool_req_complete(req, sim_copy(sim, req));
 }
 
 /* Without added latency, bandwidth cap or fault knobs, a fetch is a memcpy. */
 static int sim_copy_nowait(struct hbmpool_node *node, u64 offset,
-			   struct page *page)
+			   struct page **pages, unsigned int nr)
 {
 	struct hbmpool_sim *sim = to_sim(node);
-
+	unsigned int i;
 	bool shut;
 
 	if (!READ_ONCE(sim->nowait_copy) || READ_ONCE(sim->link_down) ||
-	    READ_ONCE(sim->fail_fetch) || READ_ONCE(sim->hang_fetch) ||
-	    READ_ONCE(sim->latency_us) || READ_ONCE(sim->bandwidth_mbps))
+	    READ_ONCE(sim->hang_fetch) || READ_ONCE(sim->latency_us) ||
+	    READ_ONCE(sim->bandwidth_mbps))
 		return -EAGAIN;
 	/*
 	 * Under the lock, as in ->submit(): either shutdown comes first and
@@ -197,16 +223,23 @@ static int sim_copy_nowait(struct hbmpool_node *node, u64 offset,
 	spin_unlock(&sim->lock);
 	if (shut)
 		return -EAGAIN;
-	sim_read_page(sim, offset >> PAGE_SHIFT, page);
+	for (i = 0; i < nr; i++)
+		sim_read_page(sim, (offset >> PAGE_SHIFT) + i, pages[i]);
 	return 0;
 }
 
-static bool sim_link_up(struct hbmpool_node *node)
+static int sim_alloc_chunks(struct hbmpool_node *node, u64 len, u64 *offset)
 {
-	return !READ_ONCE(to_sim(node)->link_down);
+	unsigned long addr = gen_pool_alloc(to_sim(node)->pool, len);
+
+	if (!addr)
+		return -ENOSPC;
+	*offset = addr - SIM_POOL_BASE;
+	return 0;
 }
 
-static void sim_discard(struct hbmpool_node *node, u64 offset, u64 len)
+/* The home drops what it held for the chunk: unwritten HBM reads as zeros. */
+static void sim_free_chunks(struct hbmpool_node *node, u64 offset, u64 len)
 {
 	struct hbmpool_sim *sim = to_sim(node);
 	unsigned long idx;
@@ -217,38 +250,41 @@ static void sim_discard(struct hbmpool_node *node, u64 offset, u64 len)
 		if (xa_cmpxchg(&sim->hbm, idx, p, NULL, 0) == p)
 			put_page(p);
 	}
+	gen_pool_free(sim->pool, offset + SIM_POOL_BASE, len);
+}
+
+static u64 sim_free_bytes(struct hbmpool_node *node)
+{
+	return gen_pool_avail(to_sim(node)->pool);
 }
 
 /* Completes every parked fetch with @status. */
 static void sim_release_hung(struct hbmpool_sim *sim, int status)
 {
-	struct hbmpool_xfer *x, *tmp;
+	struct sim_pdu *pdu, *tmp;
 	LIST_HEAD(list);
 
 	spin_lock(&sim->lock);
 	list_splice_init(&sim->hung, &list);
 	spin_unlock(&sim->lock);
-	list_for_each_entry_safe(x, tmp, &list, list) {
-		list_del(&x->list);
-		hbmpool_xfer_complete(x, status);
+	list_for_each_entry_safe(pdu, tmp, &list, list) {
+		list_del(&pdu->list);
+		hbmpool_req_complete(pdu->req, status);
 	}
 }
 
+/* The core removed the node's debugfs directory first: no knob runs. */
 static void sim_shutdown(struct hbmpool_node *node)
 {
 	struct hbmpool_sim *sim = to_sim(node);
 
 	spin_lock(&sim->lock);
-	if (sim->shut) {
-		spin_unlock(&sim->lock);
-		return;
-	}
 	sim->shut = true;
 	spin_unlock(&sim->lock);
 
-	debugfs_remove_recursive(sim->dir);	/* waits for open knob handlers */
 	sim_release_hung(sim, -ENODEV);
 	destroy_workqueue(sim->wq);		/* runs what was queued */
+	sim->wq = NULL;
 }
 
 static void sim_release(struct hbmpool_node *node)
@@ -257,24 +293,14 @@ static void sim_release(struct hbmpool_node *node)
 	unsigned long idx;
 	struct page *p;
 
-	sim_shutdown(node);
+	if (sim->wq)		/* attached, never published */
+		destroy_workqueue(sim->wq);
 	xa_for_each(&sim->hbm, idx, p)
 		put_page(p);
 	xa_destroy(&sim->hbm);
-	kfree(sim);
-	node->priv = NULL;
+	if (sim->pool)
+		gen_pool_destroy(sim->pool);	/* every chunk was freed by its region */
 }
-
-static const struct hbmpool_transport_ops sim_ops = {
-	.api = HBMPOOL_TRANSPORT_API,
-	.name = "sim",
-	.submit = sim_submit,
-	.copy_nowait = sim_copy_nowait,
-	.link_up = sim_link_up,
-	.discard = sim_discard,
-	.shutdown = sim_shutdown,
-	.release = sim_release,
-};
 
 /* ---- debugfs knobs ---- */
 
@@ -289,9 +315,6 @@ static const struct sim_knob sim_knobs[] = {
 	{ "latency_us", offsetof(struct hbmpool_sim, latency_us), SIM_LATENCY_MAX_US },
 	{ "bandwidth_mbps", offsetof(struct hbmpool_sim, bandwidth_mbps),
 	  SIM_BANDWIDTH_MAX_MBPS },
-	{ "fail_fetch", offsetof(struct hbmpool_sim, fail_fetch), 1 },
-	{ "fail_writeback", offsetof(struct hbmpool_sim, fail_writeback), 1 },
-	{ "link_down", offsetof(struct hbmpool_sim, link_down), 1 },
 	{ "nowait_copy", offsetof(struct hbmpool_sim, nowait_copy), 1 },
 };
 
@@ -342,6 +365,28 @@ static int sim_hang_fetch_set(void *data, u64 val)
 DEFINE_DEBUGFS_ATTRIBUTE(sim_hang_fetch_fops, sim_hang_fetch_get,
 			 sim_hang_fetch_set, "%llu\n");
 
+static int sim_link_down_get(void *data, u64 *val)
+{
+	*val = READ_ONCE(((struct hbmpool_sim *)data)->link_down);
+	return 0;
+}
+
+/* The link going down or up is pushed to the core, as a real transport's would be. */
+static int sim_link_down_set(void *data, u64 val)
+{
+	struct hbmpool_sim *sim = data;
+
+	if (val > 1) {
+		pr_err("link_down: expected 0 or 1\n");
+		return -EINVAL;
+	}
+	WRITE_ONCE(sim->link_down, val);
+	hbmpool_node_link_changed(sim->node, !val);
+	return 0;
+}
+DEFINE_DEBUGFS_ATTRIBUTE(sim_link_down_fops, sim_link_down_get,
+			 sim_link_down_set, "%llu\n");
+
 /* hbm: the node's HBM, read-only, byte-addressed. */
 static ssize_t sim_hbm_read(struct file *file, char __user *ubuf, size_t count,
 			    loff_t *ppos)
@@ -390,51 +435,66 @@ static const struct file_operations sim_hbm_fops = {
 	.llseek = default_llseek,
 };
 
-int hbmpool_sim_attach(struct hbmpool_node *node)
+static int sim_attach(struct hbmpool_node *node, const void *params)
 {
-	struct hbmpool_sim *sim;
-	char name[16];
+	struct hbmpool_sim *sim = to_sim(node);
 	int i;
 
-	sim = kzalloc(sizeof(*sim), GFP_KERNEL);
-	if (!sim)
-		return -ENOMEM;
 	BUILD_BUG_ON(ARRAY_SIZE(sim_knobs) != ARRAY_SIZE(sim->knobs));
 	sim->node = node;
 	sim->nowait_copy = 1;
 	xa_init(&sim->hbm);
 	spin_lock_init(&sim->lock);
 	INIT_LIST_HEAD(&sim->hung);
-	sim->wq = alloc_workqueue("hbmpool-sim%u", WQ_UNBOUND, 0, node->id);
-	if (!sim->wq) {
-		kfree(sim);
+	sim->pool = gen_pool_create(PAGE_SHIFT, -1);
+	if (!sim->pool)
 		return -ENOMEM;
-	}
+	if (gen_pool_add(sim->pool, SIM_POOL_BASE, node->capacity, -1))
+		return -ENOMEM;		/* ->release() undoes */
+	sim->wq = alloc_workqueue("hbmpool-sim%u", WQ_UNBOUND, 0, node->id);
+	if (!sim->wq)
+		return -ENOMEM;
 
-	snprintf(name, sizeof(name), "node%u", node->id);
-	sim->dir = debugfs_create_dir(name, hbmpool_debugfs_root);
 	for (i = 0; i < ARRAY_SIZE(sim_knobs); i++) {
 		sim->knobs[i].sim = sim;
 		sim->knobs[i].knob = &sim_knobs[i];
-		debugfs_create_file_unsafe(sim_knobs[i].name, 0644, sim->dir,
+		debugfs_create_file_unsafe(sim_knobs[i].name, 0644, node->debugfs,
 					   &sim->knobs[i], &sim_knob_fops);
 	}
-	debugfs_create_file_unsafe("hang_fetch", 0644, sim->dir, sim,
+	debugfs_create_file_unsafe("hang_fetch", 0644, node->debugfs, sim,
 				   &sim_hang_fetch_fops);
-	debugfs_create_file("hbm", 0444, sim->dir, sim, &sim_hbm_fops);
-
-	node->priv = sim;
-	node->ops = &sim_ops;
+	debugfs_create_file_unsafe("link_down", 0644, node->debugfs, sim,
+				   &sim_link_down_fops);
+	debugfs_create_file("hbm", 0444, node->debugfs, sim, &sim_hbm_fops);
 	return 0;
 }
 
+static const struct hbmpool_transport_ops sim_ops = {
+	.attach = sim_attach,
+	.submit = sim_submit,
+	.copy_nowait = sim_copy_nowait,
+	.alloc_chunks = sim_alloc_chunks,
+	.free_chunks = sim_free_chunks,
+	.free_bytes = sim_free_bytes,
+	.shutdown = sim_shutdown,
+	.release = sim_release,
+};
+
+static struct hbmpool_transport sim_transport = {
+	.name = "sim",
+	.owner = THIS_MODULE,
+	.api = HBMPOOL_TRANSPORT_API,
+	.node_priv_size = sizeof(struct hbmpool_sim),
+	.req_pdu_size = sizeof(struct sim_pdu),
+	.ops = &sim_ops,
+};
+
 int hbmpool_sim_init(void)
 {
-	hbmpool_debugfs_root = debugfs_create_dir(KBUILD_MODNAME, NULL);
-	return 0;
+	return hbmpool_transport_register(&sim_transport);
 }
 
 void hbmpool_sim_exit(void)
 {
-	debugfs_remove_recursive(hbmpool_debugfs_root);
+	hbmpool_transport_unregister(&sim_transport);
 }
