@@ -466,7 +466,6 @@ node.o: /work/main/kmod/node.c \
  /usr/src/linux-headers-6.1.0-56-common/include/linux/kernfs.h \
  /usr/src/linux-headers-6.1.0-56-common/include/linux/idr.h \
  /usr/src/linux-headers-6.1.0-56-common/include/linux/kobject_ns.h \
- /usr/src/linux-headers-6.1.0-56-common/include/linux/sort.h \
  /work/main/kmod/hbmpool.h /work/main/kmod/../uapi/linux/hbmpool.h \
  /work/main/kmod/transport.h \
  /usr/src/linux-headers-6.1.0-56-common/include/linux/module.h \

@@ -242,18 +242,21 @@ static void hbmpool_wb_unlock(struct page *page)
  */
 int hbmpool_writeback_page(struct hbmpool_region *r, struct page *page)
 {
-	struct hbmpool_node *node = hbmpool_chunk_of(r, page->index)->node;
+	struct hbmpool_node *node;
 	struct hbmpool_req *req;
 	struct page *bounce;
+	u64 offset;
 	int err;
 
 	bounce = alloc_page(GFP_KERNEL | __GFP_NOWARN);
 	if (!bounce)
 		return -ENOMEM;
-	req = hbmpool_req_alloc(node, HBMPOOL_REQ_WRITE,
-				hbmpool_node_offset(r, page->index), &bounce, 1,
+	/* one copy today; a replicated chunk gets a request per live copy */
+	node = hbmpool_read_copy_get(r, page->index, &offset);
+	req = hbmpool_req_alloc(node, HBMPOOL_REQ_WRITE, offset, &bounce, 1,
 				GFP_KERNEL);
-	put_page(bounce);	/* the request has it */
+	hbmpool_node_put(node);
+	put_page(bounce);	/* the request has them */
 	if (!req)
 		return -ENOMEM;
 	/* A write-back of this page in flight must land first. */
@@ -391,8 +394,10 @@ static int hbmpool_evict_page(struct hbmpool_region *r, struct page *page,
 		return -EBUSY;
 	}
 	page_ref_unfreeze(page, 2);
-	hbmpool_count3(&r->stats, hbmpool_chunk_of(r, page->index)->node,
+	rcu_read_lock();
+	hbmpool_count3(&r->stats, hbmpool_read_copy(r, page->index, NULL),
 		       HBMPOOL_STAT_EVICTIONS, 1);
+	rcu_read_unlock();
 	unlock_page(page);
 	put_page(page);		/* the cache's reference */
 	return 0;
@@ -514,7 +519,7 @@ void hbmpool_cache_budget_changed(void)
  */
 void hbmpool_drop_page(struct hbmpool_region *r, struct page *page)
 {
-	struct hbmpool_node *node = hbmpool_chunk_of(r, page->index)->node;
+	pgoff_t index = page->index;
 	bool dirty;
 
 	wait_on_bit(&page->private, HBM_PG_WRITEBACK, TASK_UNINTERRUPTIBLE);
@@ -532,9 +537,14 @@ void hbmpool_drop_page(struct hbmpool_region *r, struct page *page)
 	unlock_page(page);
 	put_page(page);
 	if (dirty) {
+		struct hbmpool_node *node;
+
+		rcu_read_lock();
+		node = hbmpool_read_copy(r, index, NULL);
 		hbmpool_count3(&r->stats, node, HBMPOOL_STAT_ERRORS, 1);
 		pr_warn_ratelimited("region %u page %lu: dirty data lost with node %u\n",
-				    r->id, page->index, node->id);
+				    r->id, index, node->id);
+		rcu_read_unlock();
 	}
 }
 
@@ -545,15 +555,18 @@ void hbmpool_drop_page(struct hbmpool_region *r, struct page *page)
  */
 void hbmpool_drop_poisoned(struct hbmpool_region *r, struct page *page)
 {
-	struct hbmpool_node *node = hbmpool_chunk_of(r, page->index)->node;
+	pgoff_t index = page->index;
 
-	unmap_mapping_pages(hbmpool_mapping(r), page->index, 1, false);
+	unmap_mapping_pages(hbmpool_mapping(r), index, 1, false);
 	if (hbmpool_remove_page(r, page))
 		put_page(page);		/* the cache's reference */
 	unlock_page(page);
-	hbmpool_count3(&r->stats, node, HBMPOOL_STAT_ERRORS, 1);
+	rcu_read_lock();
+	hbmpool_count3(&r->stats, hbmpool_read_copy(r, index, NULL),
+		       HBMPOOL_STAT_ERRORS, 1);
+	rcu_read_unlock();
 	pr_warn_ratelimited("region %u page %lu: memory error in the cached copy; dropped\n",
-			    r->id, page->index);
+			    r->id, index);
 }
 
 /*
@@ -619,8 +632,11 @@ static unsigned long hbmpool_shrink_scan(struct shrinker *s,
 			 * takes it (hbmpool_cache_forget_region()) before
 			 * freeing.
 			 */
-			hbmpool_count3(&r->stats, hbmpool_chunk_of(r, page->index)->node,
+			rcu_read_lock();
+			hbmpool_count3(&r->stats,
+				       hbmpool_read_copy(r, page->index, NULL),
 				       HBMPOOL_STAT_EVICTIONS, 1);
+			rcu_read_unlock();
 			hbmpool_cache_charge(r, -1);
 			page->mapping = NULL;
 			set_page_private(page, 0);

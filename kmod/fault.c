@@ -137,18 +137,20 @@ static void hbmpool_fetch_end_io(struct hbmpool_req *req)
 int hbmpool_fill(struct hbmpool_region *r, pgoff_t index, bool fault,
 		 bool may_writeback)
 {
-	struct hbmpool_node *node = hbmpool_chunk_of(r, index)->node;
+	struct hbmpool_node *node;
 	struct hbmpool_req *req;
 	struct page *page;
+	u64 offset;
 	int err;
 
 	hbmpool_make_room(may_writeback);
 	page = hbmpool_page_new(r, index);
 	if (IS_ERR(page))
 		return PTR_ERR(page);
-	req = hbmpool_req_alloc(node, HBMPOOL_REQ_READ,
-				hbmpool_node_offset(r, index), &page, 1,
+	node = hbmpool_read_copy_get(r, index, &offset);
+	req = hbmpool_req_alloc(node, HBMPOOL_REQ_READ, offset, &page, 1,
 				GFP_KERNEL);
+	hbmpool_node_put(node);		/* the request has its own */
 	if (!req) {
 		hbmpool_page_abandon(r, page);
 		return -ENOMEM;
@@ -178,25 +180,38 @@ int hbmpool_fill(struct hbmpool_region *r, pgoff_t index, bool fault,
 static struct page *hbmpool_fill_nowait(struct hbmpool_region *r,
 					pgoff_t index)
 {
-	struct hbmpool_node *node = hbmpool_chunk_of(r, index)->node;
+	struct hbmpool_node *node;
 	struct page *page;
-	u64 start;
+	u64 offset, start;
+	bool ok;
+	int err;
 
-	if (!node->transport->ops->copy_nowait ||
-	    READ_ONCE(node->state) != HBMPOOL_NODE_LIVE ||
-	    READ_ONCE(node->fail_fetch) || !hbmpool_make_room_nowait())
+	rcu_read_lock();
+	node = hbmpool_read_copy(r, index, NULL);
+	ok = node->transport->ops->copy_nowait &&
+	     READ_ONCE(node->state) == HBMPOOL_NODE_LIVE &&
+	     !READ_ONCE(node->fail_fetch);
+	rcu_read_unlock();
+	if (!ok || !hbmpool_make_room_nowait())
 		return NULL;
 	page = hbmpool_page_new(r, index);
 	if (IS_ERR(page))
 		return PTR_ERR(page) == -EEXIST ? page : NULL;
+
+	/* ->copy_nowait() does not sleep: the copy's node is valid throughout */
+	rcu_read_lock();
+	node = hbmpool_read_copy(r, index, &offset);
 	start = ktime_get_ns();
-	if (node->transport->ops->copy_nowait(node, hbmpool_node_offset(r, index),
-					      &page, 1)) {
+	err = node->transport->ops->copy_nowait(node, offset, &page, 1);
+	if (!err) {
+		set_bit(HBM_PG_UPTODATE, &page->private);
+		hbmpool_count_fetch(r, node, ktime_get_ns() - start);
+	}
+	rcu_read_unlock();
+	if (err) {
 		hbmpool_page_abandon(r, page);
 		return NULL;
 	}
-	set_bit(HBM_PG_UPTODATE, &page->private);
-	hbmpool_count_fetch(r, node, ktime_get_ns() - start);
 	get_page(page);
 	return page;
 }
@@ -216,9 +231,12 @@ static vm_fault_t hbmpool_vm_fault(struct vm_fault *vmf)
 
 	if (unlikely(index >= r->nr_pages))
 		return VM_FAULT_SIGBUS;
-	if (!(vmf->flags & FAULT_FLAG_TRIED))
-		hbmpool_count3(&r->stats, hbmpool_chunk_of(r, index)->node,
+	if (!(vmf->flags & FAULT_FLAG_TRIED)) {
+		rcu_read_lock();
+		hbmpool_count3(&r->stats, hbmpool_read_copy(r, index, NULL),
 			       HBMPOOL_STAT_FAULTS, 1);
+		rcu_read_unlock();
+	}
 repeat:
 	page = hbmpool_lookup(r, index);
 	if (!page) {

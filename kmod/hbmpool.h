@@ -29,6 +29,7 @@
 #include <linux/completion.h>
 #include <linux/workqueue.h>
 #include <linux/xarray.h>
+#include <linux/rcupdate.h>
 #include <linux/sysfs.h>
 #include <linux/hbmpool.h>
 
@@ -178,16 +179,40 @@ ssize_t hbmpool_new_node_store(struct kobject *kobj, struct hbmpool_attr *a,
 ssize_t hbmpool_del_node_store(struct kobject *kobj, struct hbmpool_attr *a,
 			       const char *buf, size_t len);
 
+extern struct mutex hbmpool_nodes_lock;
+struct hbmpool_node *__hbmpool_node_lookup(u32 id);
+
+/* ---- placement (placement.c) ---- */
+
+/* One copy of a chunk. */
+struct hbmpool_copy {
+	struct hbmpool_node *node;	/* referenced by its map */
+	u64 offset;			/* of the chunk, in the node's segment */
+};
+
+/*
+ * Where a chunk lives: its copies, nearest first (one today; replicas
+ * later), and a generation bumped whenever the set changes.  Replaced whole
+ * under RCU, never edited in place: read it through hbmpool_read_copy() and
+ * hbmpool_write_set().
+ */
+struct hbmpool_chunk_map {
+	u32 gen;
+	u32 nr_copies;
+	struct hbmpool_copy copies[];
+};
+
+struct hbmpool_chunk {
+	struct hbmpool_chunk_map __rcu *map;
+};
+
 struct hbmpool_region;
 int hbmpool_place(struct hbmpool_region *r);
 void hbmpool_unplace(struct hbmpool_region *r);
+bool hbmpool_chunk_on_node(struct hbmpool_region *r, u32 i,
+			   struct hbmpool_node *node);
 
 /* ---- regions (region.c) ---- */
-
-struct hbmpool_chunk {
-	struct hbmpool_node *node;	/* referenced */
-	u64 offset;			/* in the node's HBM */
-};
 
 struct hbmpool_region {
 	struct kref ref;		/* lifetime */
@@ -203,7 +228,7 @@ struct hbmpool_region {
 	pgoff_t nr_pages;
 	u32 nr_chunks;
 	bool placed;			/* chunks hold reservations */
-	struct hbmpool_chunk *chunks;	/* set at creation, then read-only */
+	struct hbmpool_chunk *chunks;	/* nr_chunks maps, see placement.c */
 	struct inode *inode;		/* referenced; its mapping is page->mapping */
 	/*
 	 * Cached pages: index -> struct page, or an xa_value(errno) marker left
@@ -228,17 +253,58 @@ static inline struct address_space *hbmpool_mapping(struct hbmpool_region *r)
 	return r->inode->i_mapping;
 }
 
-static inline struct hbmpool_chunk *hbmpool_chunk_of(struct hbmpool_region *r,
-						     pgoff_t index)
+static inline const struct hbmpool_chunk_map *
+hbmpool_chunk_map(struct hbmpool_region *r, pgoff_t index)
 {
-	return &r->chunks[index >> (r->chunk_shift - PAGE_SHIFT)];
+	return rcu_dereference(r->chunks[index >> (r->chunk_shift - PAGE_SHIFT)].map);
 }
 
-static inline u64 hbmpool_node_offset(struct hbmpool_region *r, pgoff_t index)
+/*
+ * Under rcu_read_lock(): the copy to read page @index of @r from, and the
+ * page's byte offset in that node's segment.  The node is valid until
+ * rcu_read_unlock(); take a reference to keep it.  It is also the node a
+ * page's events are counted for.
+ */
+static inline struct hbmpool_node *hbmpool_read_copy(struct hbmpool_region *r,
+						     pgoff_t index, u64 *offset)
 {
+	const struct hbmpool_chunk_map *map = hbmpool_chunk_map(r, index);
 	u64 in_chunk = ((u64)index << PAGE_SHIFT) & (r->chunk_size - 1);
 
-	return hbmpool_chunk_of(r, index)->offset + in_chunk;
+	if (offset)
+		*offset = map->copies[0].offset + in_chunk;
+	return map->copies[0].node;
+}
+
+/*
+ * Under rcu_read_lock(): every copy a write of page @index must reach, and
+ * the generation it is written at.  Offsets are of the chunk; add the
+ * page's offset in the chunk (hbmpool_offset_in_chunk()).
+ */
+static inline const struct hbmpool_chunk_map *
+hbmpool_write_set(struct hbmpool_region *r, pgoff_t index)
+{
+	return hbmpool_chunk_map(r, index);
+}
+
+static inline u64 hbmpool_offset_in_chunk(struct hbmpool_region *r,
+					  pgoff_t index)
+{
+	return ((u64)index << PAGE_SHIFT) & (r->chunk_size - 1);
+}
+
+/* A reference to the node page @index of @r is read from, and the offset. */
+static inline struct hbmpool_node *hbmpool_read_copy_get(struct hbmpool_region *r,
+							 pgoff_t index,
+							 u64 *offset)
+{
+	struct hbmpool_node *node;
+
+	rcu_read_lock();
+	node = hbmpool_read_copy(r, index, offset);
+	kobject_get(&node->kobj);
+	rcu_read_unlock();
+	return node;
 }
 
 void hbmpool_region_release(struct kref *ref);

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * hbmpool nodes: the members of the pooled domain, their sysfs directories,
- * and placement of region chunks on them.
+ * hbmpool nodes: the members of the pooled domain, their states, sysfs and
+ * debugfs directories, and their transports.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -9,7 +9,6 @@
 #include <linux/kobject.h>
 #include <linux/mutex.h>
 #include <linux/slab.h>
-#include <linux/sort.h>
 #include <linux/sysfs.h>
 #include <linux/xarray.h>
 
@@ -21,7 +20,7 @@
  * reservations and the node set they were checked against agree.  Lookups
  * take it too: the table is not read on the fault path.
  */
-static DEFINE_MUTEX(hbmpool_nodes_lock);
+DEFINE_MUTEX(hbmpool_nodes_lock);
 static DEFINE_XARRAY(hbmpool_nodes);		/* id -> node */
 
 #define HBMPOOL_CAPACITY_MAX_MIB	65536U
@@ -38,7 +37,7 @@ static struct hbmpool_node *to_node(struct kobject *kobj)
 	return container_of(kobj, struct hbmpool_node, kobj);
 }
 
-static struct hbmpool_node *__hbmpool_node_lookup(u32 id)
+struct hbmpool_node *__hbmpool_node_lookup(u32 id)
 {
 	lockdep_assert_held(&hbmpool_nodes_lock);
 	return xa_load(&hbmpool_nodes, id);
@@ -379,133 +378,6 @@ ssize_t hbmpool_del_node_store(struct kobject *kobj, struct hbmpool_attr *a,
 		return -ENODEV;
 	}
 	return len;
-}
-
-/* ---- placement ---- */
-
-static int hbmpool_node_cmp(const void *a, const void *b)
-{
-	const struct hbmpool_node *x = *(const struct hbmpool_node **)a;
-	const struct hbmpool_node *y = *(const struct hbmpool_node **)b;
-
-	if (x->distance != y->distance)
-		return x->distance < y->distance ? -1 : 1;
-	return x->id < y->id ? -1 : 1;
-}
-
-/* The home allocates: the chunk is its to place. */
-static bool hbmpool_chunk_alloc(struct hbmpool_node *node, u64 size,
-				struct hbmpool_chunk *c)
-{
-	u64 offset;
-
-	if (!node || node->transport->ops->alloc_chunks(node, size, &offset))
-		return false;
-	c->node = node;
-	c->offset = offset;
-	return true;
-}
-
-static u64 hbmpool_chunk_len(struct hbmpool_region *r, u32 i)
-{
-	return min_t(u64, r->chunk_size, r->length - ((u64)i << r->chunk_shift));
-}
-
-static void hbmpool_chunks_free(struct hbmpool_region *r, u32 nr, bool put)
-{
-	u32 i;
-
-	for (i = 0; i < nr; i++) {
-		struct hbmpool_chunk *c = &r->chunks[i];
-
-		if (!c->node)
-			continue;
-		c->node->transport->ops->free_chunks(c->node, c->offset,
-						     hbmpool_chunk_len(r, i));
-		if (put)
-			hbmpool_node_put(c->node);
-		c->node = NULL;
-		if (!(i % 1024))
-			cond_resched();
-	}
-}
-
-/*
- * Chooses a home for every chunk of @r under its policy and reserves the
- * capacity; all or nothing.  -ENODEV: a node of the set does not exist;
- * -ENOSPC: the set lacks the room.
- */
-int hbmpool_place(struct hbmpool_region *r)
-{
-	unsigned long mask[BITS_TO_LONGS(HBMPOOL_MAX_NODES)];
-	struct hbmpool_node **set, **ordered;
-	unsigned int nr = 0, j, bit;
-	u64 avail = 0;
-	u32 i;
-	int err = 0;
-
-	bitmap_from_u64(mask, r->nodemask);
-	j = bitmap_weight(mask, HBMPOOL_MAX_NODES);
-	set = kcalloc(2 * j, sizeof(*set), GFP_KERNEL);
-	if (!set)
-		return -ENOMEM;
-	ordered = set + j;
-
-	mutex_lock(&hbmpool_nodes_lock);
-	for_each_set_bit(bit, mask, HBMPOOL_MAX_NODES) {
-		set[nr] = __hbmpool_node_lookup(bit);
-		if (!set[nr] || !set[nr]->transport) {
-			err = -ENODEV;
-			goto out_unlock;
-		}
-		avail += set[nr]->transport->ops->free_bytes(set[nr]);
-		nr++;
-	}
-	if (r->length > avail) {
-		err = -ENOSPC;
-		goto out_unlock;
-	}
-	memcpy(ordered, set, nr * sizeof(set[0]));
-	sort(ordered, nr, sizeof(ordered[0]), hbmpool_node_cmp, NULL);
-
-	for (i = 0; i < r->nr_chunks; i++) {
-		u64 len = hbmpool_chunk_len(r, i);
-		struct hbmpool_chunk *c = &r->chunks[i];
-		bool ok = false;
-
-		switch (r->policy) {
-		case HBMPOOL_POLICY_INTERLEAVE:
-			ok = hbmpool_chunk_alloc(set[i % nr], len, c);
-			break;
-		case HBMPOOL_POLICY_PREFERRED:
-			ok = hbmpool_chunk_alloc(__hbmpool_node_lookup(r->preferred),
-						 len, c);
-			fallthrough;
-		case HBMPOOL_POLICY_BIND:
-			for (j = 0; !ok && j < nr; j++)
-				ok = hbmpool_chunk_alloc(ordered[j], len, c);
-			break;
-		}
-		if (!ok) {
-			hbmpool_chunks_free(r, i, false);
-			err = -ENOSPC;
-			goto out_unlock;
-		}
-		if (!(i % 1024))
-			cond_resched();
-	}
-	for (i = 0; i < r->nr_chunks; i++)
-		hbmpool_node_get(r->chunks[i].node);
-out_unlock:
-	mutex_unlock(&hbmpool_nodes_lock);
-	kfree(set);
-	return err;
-}
-
-/* Gives a region's capacity back; drops its node references. */
-void hbmpool_unplace(struct hbmpool_region *r)
-{
-	hbmpool_chunks_free(r, r->nr_chunks, true);
 }
 
 /* ---- init/exit ---- */

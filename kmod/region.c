@@ -284,10 +284,14 @@ static long hbmpool_ioc_info(struct hbmpool_region *r, void __user *argp)
 	uchunks = u64_to_user_ptr(info.chunks_ptr);
 	n = info.chunks_ptr ? min(info.nr_chunks_max, r->nr_chunks) : 0;
 	for (i = 0; i < n; i++) {
-		struct hbmpool_chunk_info ci = {
-			.node = r->chunks[i].node->id,
-			.node_offset = r->chunks[i].offset,
-		};
+		struct hbmpool_chunk_info ci = {};
+		const struct hbmpool_chunk_map *map;
+
+		rcu_read_lock();
+		map = rcu_dereference(r->chunks[i].map);
+		ci.node = map->copies[0].node->id;
+		ci.node_offset = map->copies[0].offset;
+		rcu_read_unlock();
 
 		if (copy_to_user(&uchunks[i], &ci, sizeof(ci)))
 			return -EFAULT;
@@ -725,7 +729,7 @@ void hbmpool_region_node_removed(struct hbmpool_region *r,
 	u32 i;
 
 	for (i = 0; i < r->nr_chunks; i++) {
-		if (r->chunks[i].node != node)
+		if (!hbmpool_chunk_on_node(r, i, node))
 			continue;
 		xa_for_each_range(&r->pages, index, entry, (pgoff_t)i * per_chunk,
 				  (pgoff_t)(i + 1) * per_chunk - 1) {
