@@ -14,7 +14,6 @@
 
 #include <linux/debugfs.h>
 #include <linux/delay.h>
-#include <linux/genalloc.h>
 #include <linux/highmem.h>
 #include <linux/ktime.h>
 #include <linux/slab.h>
@@ -24,11 +23,10 @@
 #include <linux/xarray.h>
 
 #include "hbmpool.h"
+#include "segment.h"
 
 #define SIM_LATENCY_MAX_US	1000000U
 #define SIM_BANDWIDTH_MAX_MBPS	1000000U
-/* The HBM of every node is handed out from this fake base, so that 0 is never valid. */
-#define SIM_POOL_BASE		BIT_ULL(40)
 
 struct hbmpool_sim;
 
@@ -48,10 +46,14 @@ struct sim_pdu {
 /* node->priv: a simulated home and the link to it. */
 struct hbmpool_sim {
 	struct hbmpool_node *node;
-	/* HBM page index -> struct page; the xa_lock orders discard and readers */
+	/*
+	 * The simulated home's segment: its allocator, and the sim's sparse
+	 * HBM as its provider: page index -> struct page, allocated on the
+	 * first write; the xa_lock orders discard and readers.
+	 */
+	struct hbmpool_segment seg;
+	bool seg_ready;
 	struct xarray hbm;
-	/* the home's chunk allocator (has its own lock) */
-	struct gen_pool *pool;
 	struct workqueue_struct *wq;
 	/* lock protects hung, shut and bw_next_ns; queue_work() is called under it */
 	spinlock_t lock;
@@ -125,18 +127,31 @@ static int sim_write_page(struct hbmpool_sim *sim, pgoff_t idx,
 	return 0;
 }
 
+/*
+ * A request as the home would serve it: checked against the chunks this
+ * client holds in the segment, then moved page by page.
+ */
 static int sim_copy(struct hbmpool_sim *sim, struct hbmpool_req *req)
 {
-	pgoff_t idx = req->offset >> PAGE_SHIFT;
 	unsigned int i;
 	int err;
 
+	err = hbmpool_segment_check(&sim->seg, req->offset,
+				    (u64)req->nr_pages << PAGE_SHIFT,
+				    HBMPOOL_LOCAL_NODE);
+	if (err) {
+		pr_warn_ratelimited("node %u: request outside the chunks of its client: %d\n",
+				    sim->node->id, err);
+		return err;
+	}
 	for (i = 0; i < req->nr_pages; i++) {
+		u64 offset = req->offset + ((u64)i << PAGE_SHIFT);
+
 		if (req->op == HBMPOOL_REQ_READ) {
-			sim_read_page(sim, idx + i, req->pages[i]);
+			sim->seg.provider->read(&sim->seg, offset, req->pages[i]);
 			continue;
 		}
-		err = sim_write_page(sim, idx + i, req->pages[i]);
+		err = sim->seg.provider->write(&sim->seg, offset, req->pages[i]);
 		if (err)
 			return err;
 	}
@@ -221,27 +236,56 @@ static int sim_copy_nowait(struct hbmpool_node *node, u64 offset,
 	spin_lock(&sim->lock);
 	shut = sim->shut;
 	spin_unlock(&sim->lock);
-	if (shut)
-		return -EAGAIN;
+	if (shut || hbmpool_segment_check(&sim->seg, offset, (u64)nr << PAGE_SHIFT,
+					  HBMPOOL_LOCAL_NODE))
+		return -EAGAIN;		/* the slow path reports it */
 	for (i = 0; i < nr; i++)
-		sim_read_page(sim, (offset >> PAGE_SHIFT) + i, pages[i]);
+		sim->seg.provider->read(&sim->seg, offset + ((u64)i << PAGE_SHIFT),
+					pages[i]);
 	return 0;
 }
 
+/* This node is the simulated home's only client. */
 static int sim_alloc_chunks(struct hbmpool_node *node, u64 len, u64 *offset)
 {
-	unsigned long addr = gen_pool_alloc(to_sim(node)->pool, len);
-
-	if (!addr)
-		return -ENOSPC;
-	*offset = addr - SIM_POOL_BASE;
-	return 0;
+	return hbmpool_segment_alloc(&to_sim(node)->seg, len,
+				     HBMPOOL_LOCAL_NODE, offset);
 }
 
-/* The home drops what it held for the chunk: unwritten HBM reads as zeros. */
 static void sim_free_chunks(struct hbmpool_node *node, u64 offset, u64 len)
 {
-	struct hbmpool_sim *sim = to_sim(node);
+	hbmpool_segment_free(&to_sim(node)->seg, offset, len,
+			     HBMPOOL_LOCAL_NODE);
+}
+
+static u64 sim_free_bytes(struct hbmpool_node *node)
+{
+	return hbmpool_segment_avail(&to_sim(node)->seg);
+}
+
+/* ---- the segment provider: sparse pages, unwritten HBM reads as zeros ---- */
+
+static struct hbmpool_sim *seg_to_sim(struct hbmpool_segment *seg)
+{
+	return seg->priv;
+}
+
+static void sim_seg_read(struct hbmpool_segment *seg, u64 offset,
+			 struct page *page)
+{
+	sim_read_page(seg_to_sim(seg), offset >> PAGE_SHIFT, page);
+}
+
+static int sim_seg_write(struct hbmpool_segment *seg, u64 offset,
+			 struct page *page)
+{
+	return sim_write_page(seg_to_sim(seg), offset >> PAGE_SHIFT, page);
+}
+
+/* The home drops what it held for a freed chunk. */
+static void sim_seg_discard(struct hbmpool_segment *seg, u64 offset, u64 len)
+{
+	struct hbmpool_sim *sim = seg_to_sim(seg);
 	unsigned long idx;
 	struct page *p;
 
@@ -250,13 +294,26 @@ static void sim_free_chunks(struct hbmpool_node *node, u64 offset, u64 len)
 		if (xa_cmpxchg(&sim->hbm, idx, p, NULL, 0) == p)
 			put_page(p);
 	}
-	gen_pool_free(sim->pool, offset + SIM_POOL_BASE, len);
 }
 
-static u64 sim_free_bytes(struct hbmpool_node *node)
+static void sim_seg_release(struct hbmpool_segment *seg)
 {
-	return gen_pool_avail(to_sim(node)->pool);
+	struct hbmpool_sim *sim = seg_to_sim(seg);
+	unsigned long idx;
+	struct page *p;
+
+	xa_for_each(&sim->hbm, idx, p)
+		put_page(p);
+	xa_destroy(&sim->hbm);
 }
+
+static const struct hbmpool_segment_provider sim_seg_provider = {
+	.name = "sim",
+	.read = sim_seg_read,
+	.write = sim_seg_write,
+	.discard = sim_seg_discard,
+	.release = sim_seg_release,
+};
 
 /* Completes every parked fetch with @status. */
 static void sim_release_hung(struct hbmpool_sim *sim, int status)
@@ -290,16 +347,11 @@ static void sim_shutdown(struct hbmpool_node *node)
 static void sim_release(struct hbmpool_node *node)
 {
 	struct hbmpool_sim *sim = to_sim(node);
-	unsigned long idx;
-	struct page *p;
 
 	if (sim->wq)		/* attached, never published */
 		destroy_workqueue(sim->wq);
-	xa_for_each(&sim->hbm, idx, p)
-		put_page(p);
-	xa_destroy(&sim->hbm);
-	if (sim->pool)
-		gen_pool_destroy(sim->pool);	/* every chunk was freed by its region */
+	if (sim->seg_ready)	/* every chunk was freed by its region */
+		hbmpool_segment_destroy(&sim->seg);
 }
 
 /* ---- debugfs knobs ---- */
@@ -438,7 +490,7 @@ static const struct file_operations sim_hbm_fops = {
 static int sim_attach(struct hbmpool_node *node, const void *params)
 {
 	struct hbmpool_sim *sim = to_sim(node);
-	int i;
+	int i, err;
 
 	BUILD_BUG_ON(ARRAY_SIZE(sim_knobs) != ARRAY_SIZE(sim->knobs));
 	sim->node = node;
@@ -446,11 +498,11 @@ static int sim_attach(struct hbmpool_node *node, const void *params)
 	xa_init(&sim->hbm);
 	spin_lock_init(&sim->lock);
 	INIT_LIST_HEAD(&sim->hung);
-	sim->pool = gen_pool_create(PAGE_SHIFT, -1);
-	if (!sim->pool)
-		return -ENOMEM;
-	if (gen_pool_add(sim->pool, SIM_POOL_BASE, node->capacity, -1))
-		return -ENOMEM;		/* ->release() undoes */
+	err = hbmpool_segment_init(&sim->seg, node->capacity, &sim_seg_provider,
+				   sim);
+	if (err)
+		return err;		/* ->release() undoes the rest */
+	sim->seg_ready = true;
 	sim->wq = alloc_workqueue("hbmpool-sim%u", WQ_UNBOUND, 0, node->id);
 	if (!sim->wq)
 		return -ENOMEM;
