@@ -496,12 +496,23 @@ transport.o: /work/main/kmod/transport.c \
  /usr/src/linux-headers-6.1.0-56-common/arch/x86/include/asm/hardirq.h \
  /usr/src/linux-headers-6.1.0-56-common/include/linux/highmem-internal.h \
  /work/main/kmod/hbmpool.h \
+ /usr/src/linux-headers-6.1.0-56-common/include/linux/device.h \
+ /usr/src/linux-headers-6.1.0-56-common/include/linux/dev_printk.h \
+ /usr/src/linux-headers-6.1.0-56-common/include/linux/energy_model.h \
  /usr/src/linux-headers-6.1.0-56-common/include/linux/kobject.h \
  /usr/src/linux-headers-6.1.0-56-common/include/linux/sysfs.h \
  /usr/src/linux-headers-6.1.0-56-common/include/linux/kernfs.h \
  /usr/src/linux-headers-6.1.0-56-common/include/linux/idr.h \
  /usr/src/linux-headers-6.1.0-56-common/include/linux/kobject_ns.h \
- /work/main/kmod/../uapi/linux/hbmpool.h /work/main/kmod/transport.h \
+ /usr/src/linux-headers-6.1.0-56-common/include/linux/sched/cpufreq.h \
+ /usr/src/linux-headers-6.1.0-56-common/include/linux/sched/topology.h \
+ /usr/src/linux-headers-6.1.0-56-common/include/linux/sched/idle.h \
+ /usr/src/linux-headers-6.1.0-56-common/include/linux/sched/sd_flags.h \
+ /usr/src/linux-headers-6.1.0-56-common/include/linux/klist.h \
+ /usr/src/linux-headers-6.1.0-56-common/include/linux/pm.h \
+ /usr/src/linux-headers-6.1.0-56-common/include/linux/device/bus.h \
+ /usr/src/linux-headers-6.1.0-56-common/include/linux/device/class.h \
+ /usr/src/linux-headers-6.1.0-56-common/include/linux/device/driver.h \
  /usr/src/linux-headers-6.1.0-56-common/include/linux/module.h \
  /usr/src/linux-headers-6.1.0-56-common/include/linux/buildid.h \
  /usr/src/linux-headers-6.1.0-56-common/include/linux/kmod.h \
@@ -522,4 +533,7 @@ transport.o: /work/main/kmod/transport.c \
  /usr/src/linux-headers-6.1.0-56-common/include/asm-generic/error-injection.h \
  /usr/src/linux-headers-6.1.0-56-common/arch/x86/include/asm/module.h \
  /usr/src/linux-headers-6.1.0-56-common/include/asm-generic/module.h \
- /usr/src/linux-headers-6.1.0-56-common/arch/x86/include/asm/orc_types.h
+ /usr/src/linux-headers-6.1.0-56-common/arch/x86/include/asm/orc_types.h \
+ /usr/src/linux-headers-6.1.0-56-common/arch/x86/include/asm/device.h \
+ /usr/src/linux-headers-6.1.0-56-common/include/linux/pm_wakeup.h \
+ /work/main/kmod/../uapi/linux/hbmpool.h /work/main/kmod/transport.h

@@ -632,11 +632,14 @@ static unsigned long hbmpool_shrink_scan(struct shrinker *s,
 			 * takes it (hbmpool_cache_forget_region()) before
 			 * freeing.
 			 */
-			rcu_read_lock();
-			hbmpool_count3(&r->stats,
-				       hbmpool_read_copy(r, page->index, NULL),
-				       HBMPOOL_STAT_EVICTIONS, 1);
-			rcu_read_unlock();
+			/* a failed fetch held no data: not an eviction */
+			if (test_bit(HBM_PG_UPTODATE, &page->private)) {
+				rcu_read_lock();
+				hbmpool_count3(&r->stats,
+					       hbmpool_read_copy(r, page->index, NULL),
+					       HBMPOOL_STAT_EVICTIONS, 1);
+				rcu_read_unlock();
+			}
 			hbmpool_cache_charge(r, -1);
 			page->mapping = NULL;
 			set_page_private(page, 0);

@@ -190,7 +190,7 @@ static struct page *hbmpool_fill_nowait(struct hbmpool_region *r,
 	node = hbmpool_read_copy(r, index, NULL);
 	ok = node->transport->ops->copy_nowait &&
 	     READ_ONCE(node->state) == HBMPOOL_NODE_LIVE &&
-	     !READ_ONCE(node->fail_fetch);
+	     !READ_ONCE(node->fail_fetch) && !hbmpool_fail_request_armed();
 	rcu_read_unlock();
 	if (!ok || !hbmpool_make_room_nowait())
 		return NULL;

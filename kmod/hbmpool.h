@@ -3,9 +3,10 @@
  * hbmpool internal interfaces: the contract between the files of the module.
  *
  * Objects and lifetimes (see Documentation/design.rst):
- *  - struct hbmpool_node: a member of the pooled domain.  Refcounted by its
- *    kobject; the node table holds one reference, every chunk placed on the
- *    node holds one.  Removal unpublishes it and shuts its transport down; the
+ *  - struct hbmpool_node: a member of the pooled domain, a device on the
+ *    hbmpool bus.  Refcounted by its device; the node table holds one
+ *    reference, every copy of a chunk placed on the node holds one.
+ *    Removal unpublishes it and shuts its transport down; the
  *    memory goes when the last region using it is freed.
  *  - struct hbmpool_region: refcounted by its kref; every file of it holds
  *    one reference (mappings hold a file; a fault that drops mmap_lock
@@ -20,6 +21,7 @@
 #define _HBMPOOL_INTERNAL_H
 
 #include <linux/types.h>
+#include <linux/device.h>
 #include <linux/kobject.h>
 #include <linux/atomic.h>
 #include <linux/kref.h>
@@ -84,31 +86,20 @@ void hbmpool_count3(struct hbmpool_region_stats *region,
 void hbmpool_count_latency(struct hbmpool_region_stats *region,
 			   struct hbmpool_node *node, u64 ns);
 
-/* ---- sysfs attributes shared by every object (main.c) ---- */
+/* ---- sysfs (sysfs.c) ---- */
 
-struct hbmpool_attr {
-	struct attribute attr;
-	ssize_t (*show)(struct kobject *kobj, struct hbmpool_attr *a, char *buf);
-	ssize_t (*store)(struct kobject *kobj, struct hbmpool_attr *a,
-			 const char *buf, size_t len);
-	int stat;		/* >= 0: a counter of the object's stats */
-};
+#define HBMPOOL_BUDGET_MIN	16UL
+#define HBMPOOL_BUDGET_MAX	(16UL << 20)
+#define HBMPOOL_TIMEOUT_MIN	10U
+#define HBMPOOL_TIMEOUT_MAX	600000U
 
-#define HBMPOOL_ATTR_RO(_name, _show) {					\
-	.attr = { .name = __stringify(_name), .mode = 0444 },		\
-	.show = _show, .stat = -1 }
-#define HBMPOOL_ATTR_RW(_name, _show, _store) {				\
-	.attr = { .name = __stringify(_name), .mode = 0644 },		\
-	.show = _show, .store = _store, .stat = -1 }
-#define HBMPOOL_ATTR_WO(_name, _store) {				\
-	.attr = { .name = __stringify(_name), .mode = 0200 },		\
-	.store = _store, .stat = -1 }
-
-extern const struct sysfs_ops hbmpool_sysfs_ops;
-extern const struct attribute_group hbmpool_stats_group;
+extern struct bus_type hbmpool_bus;
 extern struct kobject *hbmpool_nodes_kobj;
-extern const struct kobj_type hbmpool_node_ktype;
 
+int hbmpool_sysfs_init(void);
+void hbmpool_sysfs_exit(void);
+
+/* Module exit waits for the releases of nodes (main.c). */
 void hbmpool_kobj_born(void);
 void hbmpool_kobj_released(void);
 
@@ -147,12 +138,12 @@ enum hbmpool_node_state {
 };
 
 struct hbmpool_node {
-	struct kobject kobj;		/* lifetime */
+	struct device dev;		/* lifetime; on hbmpool_bus */
 	u32 id;
 	u32 distance;
 	enum hbmpool_link link;
 	u64 capacity;			/* bytes of the home's segment */
-	enum hbmpool_node_state state;	/* READ_ONCE; written under hbmpool_nodes_lock */
+	enum hbmpool_node_state state;	/* READ_ONCE; cmpxchg, see hbmpool_node_link_changed() */
 	struct hbmpool_transport *transport;	/* NULL for node 0; module held */
 	void *priv;			/* transport->node_priv_size bytes */
 	struct dentry *debugfs;		/* nodeN/ in the debugfs root */
@@ -164,20 +155,23 @@ struct hbmpool_node {
 
 static inline void hbmpool_node_get(struct hbmpool_node *node)
 {
-	kobject_get(&node->kobj);
+	get_device(&node->dev);
 }
 
 static inline void hbmpool_node_put(struct hbmpool_node *node)
 {
-	kobject_put(&node->kobj);
+	put_device(&node->dev);
 }
 
 int hbmpool_nodes_init(void);
 void hbmpool_nodes_exit(void);
-ssize_t hbmpool_new_node_store(struct kobject *kobj, struct hbmpool_attr *a,
-			       const char *buf, size_t len);
-ssize_t hbmpool_del_node_store(struct kobject *kobj, struct hbmpool_attr *a,
-			       const char *buf, size_t len);
+ssize_t hbmpool_new_node_store(const char *buf, size_t len);
+ssize_t hbmpool_del_node_store(const char *buf, size_t len);
+int hbmpool_link_parse(const char *name);
+const char *hbmpool_link_name(enum hbmpool_link link);
+void hbmpool_sysfs_node_init(struct hbmpool_node *node);
+int hbmpool_sysfs_node_link(struct hbmpool_node *node);
+void hbmpool_sysfs_node_unlink(struct hbmpool_node *node);
 
 extern struct mutex hbmpool_nodes_lock;
 struct hbmpool_node *__hbmpool_node_lookup(u32 id);
@@ -231,10 +225,10 @@ struct hbmpool_region {
 	struct hbmpool_chunk *chunks;	/* nr_chunks maps, see placement.c */
 	struct inode *inode;		/* referenced; its mapping is page->mapping */
 	/*
-	 * Cached pages: index -> struct page, or an xa_value(errno) marker left
-	 * by a failed fault-driven fetch and consumed by the next fault on that
-	 * index.  Pages enter under the xa_lock with the page locked; whoever
-	 * erases a page entry (xa_cmpxchg page -> NULL) owns its removal.
+	 * Cached pages: index -> struct page, being fetched (locked), up to
+	 * date, or failed (HBM_PG_ERROR/STALE, taken out by the next user).
+	 * Pages enter under the xa_lock with the page locked; whoever erases
+	 * a page entry (xa_cmpxchg page -> NULL) owns its removal.
 	 */
 	struct xarray pages;
 	atomic_long_t nr_cached;
@@ -302,7 +296,7 @@ static inline struct hbmpool_node *hbmpool_read_copy_get(struct hbmpool_region *
 
 	rcu_read_lock();
 	node = hbmpool_read_copy(r, index, offset);
-	kobject_get(&node->kobj);
+	hbmpool_node_get(node);
 	rcu_read_unlock();
 	return node;
 }

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * hbmpool: pooled remote HBM as mmap-able regions with page-fault-driven
- * fetch.  This file: module init/exit, /dev/hbmpool and the sysfs root.
+ * fetch.  This file: module init/exit, /dev/hbmpool, the gate of the control
+ * entry points.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -28,13 +29,6 @@ module_param(fetch_timeout_ms, uint, 0444);
 MODULE_PARM_DESC(fetch_timeout_ms,
 		 "Initial fetch and write-back timeout in ms (default 5000; live value in /sys/kernel/hbmpool/fetch_timeout_ms)");
 
-#define HBMPOOL_BUDGET_MIN	16UL
-#define HBMPOOL_BUDGET_MAX	(16UL << 20)
-#define HBMPOOL_TIMEOUT_MIN	10U
-#define HBMPOOL_TIMEOUT_MAX	600000U
-
-struct kobject *hbmpool_nodes_kobj;
-static struct kobject *hbmpool_root_kobj;
 struct dentry *hbmpool_debugfs_root;
 
 /*
@@ -96,219 +90,6 @@ int hbmpool_copy_out(void __user *dst, const void *src, size_t ksize, u32 usize)
 	return 0;
 }
 
-/* ---- sysfs: one ops table for every hbmpool kobject ---- */
-
-/* The counters behind a kobject's stats/ group. */
-static struct hbmpool_counters *hbmpool_kobj_counters(struct kobject *kobj)
-{
-	if (kobj->ktype == &hbmpool_node_ktype)
-		return &container_of(kobj, struct hbmpool_node, kobj)->stats;
-	return &hbmpool_global_stats;
-}
-
-static ssize_t hbmpool_stat_show(struct kobject *kobj, int stat, char *buf)
-{
-	struct hbmpool_counters *c = hbmpool_kobj_counters(kobj);
-	u64 *v;
-	ssize_t n = 0;
-	int i;
-
-	v = kmalloc_array(HBMPOOL_NR_STATS, sizeof(*v), GFP_KERNEL);
-	if (!v)
-		return -ENOMEM;
-	hbmpool_counters_read(c, v);
-	if (stat != HBMPOOL_STAT_LAT0) {
-		n = sysfs_emit(buf, "%llu\n", v[stat]);
-	} else {
-		for (i = 0; i < HBMPOOL_LAT_BUCKETS; i++)
-			n += sysfs_emit_at(buf, n, "%llu %llu\n", 1ULL << i,
-					   v[HBMPOOL_STAT_LAT0 + i]);
-	}
-	kfree(v);
-	return n;
-}
-
-static ssize_t hbmpool_attr_show(struct kobject *kobj, struct attribute *attr,
-				 char *buf)
-{
-	struct hbmpool_attr *a = container_of(attr, struct hbmpool_attr, attr);
-
-	if (a->stat >= 0)
-		return hbmpool_stat_show(kobj, a->stat, buf);
-	if (!a->show)
-		return -EIO;
-	return a->show(kobj, a, buf);
-}
-
-static ssize_t hbmpool_attr_store(struct kobject *kobj, struct attribute *attr,
-				  const char *buf, size_t len)
-{
-	struct hbmpool_attr *a = container_of(attr, struct hbmpool_attr, attr);
-
-	if (!a->store)
-		return -EIO;
-	return a->store(kobj, a, buf, len);
-}
-
-const struct sysfs_ops hbmpool_sysfs_ops = {
-	.show = hbmpool_attr_show,
-	.store = hbmpool_attr_store,
-};
-
-#define HBMPOOL_STAT_ATTR(_name, _stat) \
-	static struct hbmpool_attr stat_attr_##_name = { \
-		.attr = { .name = __stringify(_name), .mode = 0444 }, \
-		.stat = _stat }
-
-HBMPOOL_STAT_ATTR(faults, HBMPOOL_STAT_FAULTS);
-HBMPOOL_STAT_ATTR(fetches, HBMPOOL_STAT_FETCHES);
-HBMPOOL_STAT_ATTR(bytes_fetched, HBMPOOL_STAT_BYTES_FETCHED);
-HBMPOOL_STAT_ATTR(writebacks, HBMPOOL_STAT_WRITEBACKS);
-HBMPOOL_STAT_ATTR(bytes_written_back, HBMPOOL_STAT_BYTES_WRITTEN_BACK);
-HBMPOOL_STAT_ATTR(evictions, HBMPOOL_STAT_EVICTIONS);
-HBMPOOL_STAT_ATTR(errors, HBMPOOL_STAT_ERRORS);
-HBMPOOL_STAT_ATTR(timeouts, HBMPOOL_STAT_TIMEOUTS);
-HBMPOOL_STAT_ATTR(fetch_latency_hist, HBMPOOL_STAT_LAT0);
-HBMPOOL_STAT_ATTR(over_budget, HBMPOOL_STAT_OVER_BUDGET);
-HBMPOOL_STAT_ATTR(shrinker_freed, HBMPOOL_STAT_SHRINKER_FREED);
-
-static struct attribute *hbmpool_stats_attrs[] = {
-	&stat_attr_faults.attr,
-	&stat_attr_fetches.attr,
-	&stat_attr_bytes_fetched.attr,
-	&stat_attr_writebacks.attr,
-	&stat_attr_bytes_written_back.attr,
-	&stat_attr_evictions.attr,
-	&stat_attr_errors.attr,
-	&stat_attr_timeouts.attr,
-	&stat_attr_fetch_latency_hist.attr,
-	NULL,
-};
-
-const struct attribute_group hbmpool_stats_group = {
-	.name = "stats",
-	.attrs = hbmpool_stats_attrs,
-};
-
-static struct attribute *hbmpool_global_stats_attrs[] = {
-	&stat_attr_faults.attr,
-	&stat_attr_fetches.attr,
-	&stat_attr_bytes_fetched.attr,
-	&stat_attr_writebacks.attr,
-	&stat_attr_bytes_written_back.attr,
-	&stat_attr_evictions.attr,
-	&stat_attr_errors.attr,
-	&stat_attr_timeouts.attr,
-	&stat_attr_fetch_latency_hist.attr,
-	&stat_attr_over_budget.attr,
-	&stat_attr_shrinker_freed.attr,
-	NULL,
-};
-
-static const struct attribute_group hbmpool_global_stats_group = {
-	.name = "stats",
-	.attrs = hbmpool_global_stats_attrs,
-};
-
-/* ---- global files ---- */
-
-static ssize_t cache_budget_pages_show(struct kobject *kobj,
-				       struct hbmpool_attr *a, char *buf)
-{
-	return sysfs_emit(buf, "%lu\n", READ_ONCE(hbmpool_cache_budget));
-}
-
-static ssize_t cache_budget_pages_store(struct kobject *kobj,
-					struct hbmpool_attr *a,
-					const char *buf, size_t len)
-{
-	unsigned long v;
-	int err;
-
-	if (kstrtoul(buf, 0, &v) || v < HBMPOOL_BUDGET_MIN ||
-	    v > HBMPOOL_BUDGET_MAX) {
-		pr_err("cache_budget_pages: expected a number of pages in [%lu, %lu]\n",
-		       HBMPOOL_BUDGET_MIN, HBMPOOL_BUDGET_MAX);
-		return -EINVAL;
-	}
-	err = hbmpool_ctl_begin();
-	if (err)
-		return err;
-	WRITE_ONCE(hbmpool_cache_budget, v);
-	hbmpool_cache_budget_changed();
-	hbmpool_ctl_end();
-	return len;
-}
-
-static ssize_t fetch_timeout_ms_show(struct kobject *kobj,
-				     struct hbmpool_attr *a, char *buf)
-{
-	return sysfs_emit(buf, "%u\n", READ_ONCE(hbmpool_fetch_timeout_ms));
-}
-
-static ssize_t fetch_timeout_ms_store(struct kobject *kobj,
-				      struct hbmpool_attr *a,
-				      const char *buf, size_t len)
-{
-	unsigned int v;
-
-	if (kstrtouint(buf, 0, &v) || v < HBMPOOL_TIMEOUT_MIN ||
-	    v > HBMPOOL_TIMEOUT_MAX) {
-		pr_err("fetch_timeout_ms: expected milliseconds in [%u, %u]\n",
-		       HBMPOOL_TIMEOUT_MIN, HBMPOOL_TIMEOUT_MAX);
-		return -EINVAL;
-	}
-	WRITE_ONCE(hbmpool_fetch_timeout_ms, v);
-	return len;
-}
-
-static ssize_t cached_pages_show(struct kobject *kobj, struct hbmpool_attr *a,
-				 char *buf)
-{
-	return sysfs_emit(buf, "%ld\n", hbmpool_cache_nr_cached());
-}
-
-static ssize_t dirty_pages_show(struct kobject *kobj, struct hbmpool_attr *a,
-				char *buf)
-{
-	return sysfs_emit(buf, "%ld\n", hbmpool_cache_nr_dirty());
-}
-
-static ssize_t nr_regions_show(struct kobject *kobj, struct hbmpool_attr *a,
-			       char *buf)
-{
-	unsigned long n;
-
-	mutex_lock(&hbmpool_regions_lock);
-	n = hbmpool_nr_regions;
-	mutex_unlock(&hbmpool_regions_lock);
-	return sysfs_emit(buf, "%lu\n", n);
-}
-
-static struct hbmpool_attr root_attrs[] = {
-	HBMPOOL_ATTR_RW(cache_budget_pages, cache_budget_pages_show,
-			cache_budget_pages_store),
-	HBMPOOL_ATTR_RW(fetch_timeout_ms, fetch_timeout_ms_show,
-			fetch_timeout_ms_store),
-	HBMPOOL_ATTR_RO(cached_pages, cached_pages_show),
-	HBMPOOL_ATTR_RO(dirty_pages, dirty_pages_show),
-	HBMPOOL_ATTR_RO(nr_regions, nr_regions_show),
-	HBMPOOL_ATTR_WO(new_node, hbmpool_new_node_store),
-	HBMPOOL_ATTR_WO(del_node, hbmpool_del_node_store),
-};
-
-static struct attribute *root_attr_list[ARRAY_SIZE(root_attrs) + 1];
-
-static const struct attribute_group root_group = {
-	.attrs = root_attr_list,
-};
-
-static const struct attribute_group *root_groups[] = {
-	&root_group,
-	&hbmpool_global_stats_group,
-	NULL,
-};
-
 /*
  * Kobjects whose release, in this module's text, has not run yet.  Under
  * CONFIG_DEBUG_KOBJECT_RELEASE a release runs seconds after the last put:
@@ -331,47 +112,6 @@ void hbmpool_kobj_released(void)
 static void hbmpool_kobjs_wait(void)
 {
 	wait_var_event(&hbmpool_kobjs_live, !atomic_read(&hbmpool_kobjs_live));
-}
-
-static void hbmpool_dir_release(struct kobject *kobj)
-{
-	kfree(kobj);
-	hbmpool_kobj_released();
-}
-
-static const struct kobj_type hbmpool_root_ktype = {
-	.release = hbmpool_dir_release,
-	.sysfs_ops = &hbmpool_sysfs_ops,
-	.default_groups = root_groups,
-};
-
-/* Plain directories (nodes/) have no files of their own. */
-static const struct kobj_type hbmpool_dir_ktype = {
-	.release = hbmpool_dir_release,
-	.sysfs_ops = &hbmpool_sysfs_ops,
-};
-
-static struct kobject *hbmpool_kobj_create(const struct kobj_type *t,
-					   struct kobject *parent,
-					   const char *name)
-{
-	struct kobject *kobj = kzalloc(sizeof(*kobj), GFP_KERNEL);
-
-	if (!kobj)
-		return NULL;
-	hbmpool_kobj_born();
-	if (kobject_init_and_add(kobj, t, parent, "%s", name)) {
-		kobject_put(kobj);
-		return NULL;
-	}
-	return kobj;
-}
-
-/* Its files go now, whenever the release runs: kernfs drains their handlers. */
-static void hbmpool_kobj_destroy(struct kobject *kobj)
-{
-	kobject_del(kobj);
-	kobject_put(kobj);
 }
 
 /* ---- /dev/hbmpool ---- */
@@ -445,7 +185,7 @@ static struct miscdevice hbmpool_miscdev = {
  */
 static int __init hbmpool_init(void)
 {
-	int err, i;
+	int err;
 
 	if (cache_pages < HBMPOOL_BUDGET_MIN || cache_pages > HBMPOOL_BUDGET_MAX ||
 	    fetch_timeout_ms < HBMPOOL_TIMEOUT_MIN ||
@@ -457,9 +197,6 @@ static int __init hbmpool_init(void)
 	}
 	hbmpool_cache_budget = cache_pages;
 	hbmpool_fetch_timeout_ms = fetch_timeout_ms;
-
-	for (i = 0; i < ARRAY_SIZE(root_attrs); i++)
-		root_attr_list[i] = &root_attrs[i].attr;
 
 	err = hbmpool_counters_init(&hbmpool_global_stats);
 	if (err)
@@ -475,19 +212,13 @@ static int __init hbmpool_init(void)
 	if (err)
 		goto err_transport_exit;
 
-	err = -ENOMEM;
-	hbmpool_root_kobj = hbmpool_kobj_create(&hbmpool_root_ktype,
-						kernel_kobj, "hbmpool");
-	if (!hbmpool_root_kobj)
+	err = hbmpool_sysfs_init();
+	if (err)
 		goto err_kobjs_wait;
-	hbmpool_nodes_kobj = hbmpool_kobj_create(&hbmpool_dir_ktype,
-						 hbmpool_root_kobj, "nodes");
-	if (!hbmpool_nodes_kobj)
-		goto err_destroy_root;
 
 	err = hbmpool_regions_init();
 	if (err)
-		goto err_destroy_nodes;
+		goto err_sysfs_exit;
 
 	err = hbmpool_nodes_init();
 	if (err)
@@ -515,10 +246,8 @@ err_nodes_exit:
 	hbmpool_nodes_exit();
 err_regions_exit:
 	hbmpool_regions_exit();
-err_destroy_nodes:
-	hbmpool_kobj_destroy(hbmpool_nodes_kobj);
-err_destroy_root:
-	hbmpool_kobj_destroy(hbmpool_root_kobj);
+err_sysfs_exit:
+	hbmpool_sysfs_exit();
 err_kobjs_wait:
 	hbmpool_kobjs_wait();
 	hbmpool_sim_exit();
@@ -545,8 +274,7 @@ static void __exit hbmpool_exit(void)
 	hbmpool_cache_exit();
 	hbmpool_nodes_exit();
 	hbmpool_regions_exit();
-	hbmpool_kobj_destroy(hbmpool_nodes_kobj);
-	hbmpool_kobj_destroy(hbmpool_root_kobj);
+	hbmpool_sysfs_exit();
 	hbmpool_kobjs_wait();
 	hbmpool_sim_exit();
 	hbmpool_transport_exit();

@@ -25,16 +25,9 @@ static DEFINE_XARRAY(hbmpool_nodes);		/* id -> node */
 
 #define HBMPOOL_CAPACITY_MAX_MIB	65536U
 
-static const char * const hbmpool_link_names[] = {
-	[HBMPOOL_LINK_LOCAL] = "local",
-	[HBMPOOL_LINK_SCALEUP] = "scaleup",
-	[HBMPOOL_LINK_SCALEOUT] = "scaleout",
-	[HBMPOOL_LINK_SCALEACROSS] = "scaleacross",
-};
-
-static struct hbmpool_node *to_node(struct kobject *kobj)
+static struct hbmpool_node *to_node(struct device *dev)
 {
-	return container_of(kobj, struct hbmpool_node, kobj);
+	return container_of(dev, struct hbmpool_node, dev);
 }
 
 struct hbmpool_node *__hbmpool_node_lookup(u32 id)
@@ -43,13 +36,6 @@ struct hbmpool_node *__hbmpool_node_lookup(u32 id)
 	return xa_load(&hbmpool_nodes, id);
 }
 
-static const char * const hbmpool_node_state_names[] = {
-	[HBMPOOL_NODE_LIVE] = "up",
-	[HBMPOOL_NODE_UNREACHABLE] = "down",
-	[HBMPOOL_NODE_FENCED] = "fenced",
-	[HBMPOOL_NODE_REMOVED] = "removed",
-};
-
 /**
  * hbmpool_node_link_changed - a transport tells the link to @node went
  *	down or came back
@@ -57,108 +43,29 @@ static const char * const hbmpool_node_state_names[] = {
  * @up: the link works
  *
  * Requests to a node whose link is down fail at once with -ENOLINK.  A
- * fenced or removed node stays so.  May sleep.
+ * fenced or removed node stays so.  May sleep (it sends a uevent).
  */
 void hbmpool_node_link_changed(struct hbmpool_node *node, bool up)
 {
-	mutex_lock(&hbmpool_nodes_lock);
-	if (node->state == HBMPOOL_NODE_LIVE ||
-	    node->state == HBMPOOL_NODE_UNREACHABLE)
-		WRITE_ONCE(node->state, up ? HBMPOOL_NODE_LIVE :
-			   HBMPOOL_NODE_UNREACHABLE);
-	mutex_unlock(&hbmpool_nodes_lock);
+	enum hbmpool_node_state from = up ? HBMPOOL_NODE_UNREACHABLE :
+					    HBMPOOL_NODE_LIVE;
+	enum hbmpool_node_state to = up ? HBMPOOL_NODE_LIVE :
+					  HBMPOOL_NODE_UNREACHABLE;
+
+	/*
+	 * Lock-free: a transport may call this from a handler that node
+	 * removal waits for under hbmpool_nodes_lock (a debugfs knob).
+	 * Removal sets REMOVED before it waits, so no event follows it.
+	 */
+	if (cmpxchg(&node->state, from, to) == from &&
+	    device_is_registered(&node->dev))
+		kobject_uevent(&node->dev.kobj, KOBJ_CHANGE);
 }
 EXPORT_SYMBOL_GPL(hbmpool_node_link_changed);
 
-static bool hbmpool_node_is_local(const struct hbmpool_node *node)
+static void hbmpool_node_release(struct device *dev)
 {
-	return node->id == HBMPOOL_LOCAL_NODE;
-}
-
-/* ---- sysfs ---- */
-
-static ssize_t id_show(struct kobject *kobj, struct hbmpool_attr *a, char *buf)
-{
-	return sysfs_emit(buf, "%u\n", to_node(kobj)->id);
-}
-
-static ssize_t state_show(struct kobject *kobj, struct hbmpool_attr *a,
-			  char *buf)
-{
-	return sysfs_emit(buf, "%s\n",
-			  hbmpool_node_state_names[READ_ONCE(to_node(kobj)->state)]);
-}
-
-static ssize_t distance_show(struct kobject *kobj, struct hbmpool_attr *a,
-			     char *buf)
-{
-	return sysfs_emit(buf, "%u\n", to_node(kobj)->distance);
-}
-
-static ssize_t link_type_show(struct kobject *kobj, struct hbmpool_attr *a,
-			      char *buf)
-{
-	return sysfs_emit(buf, "%s\n", hbmpool_link_names[to_node(kobj)->link]);
-}
-
-static ssize_t transport_show(struct kobject *kobj, struct hbmpool_attr *a,
-			      char *buf)
-{
-	struct hbmpool_node *node = to_node(kobj);
-
-	return sysfs_emit(buf, "%s\n", node->transport ? node->transport->name : "local");
-}
-
-static ssize_t capacity_bytes_show(struct kobject *kobj,
-				   struct hbmpool_attr *a, char *buf)
-{
-	struct hbmpool_node *node = to_node(kobj);
-
-	if (hbmpool_node_is_local(node))
-		return sysfs_emit(buf, "%lu\n",
-				  READ_ONCE(hbmpool_cache_budget) << PAGE_SHIFT);
-	return sysfs_emit(buf, "%llu\n", node->capacity);
-}
-
-static ssize_t free_bytes_show(struct kobject *kobj, struct hbmpool_attr *a,
-			       char *buf)
-{
-	struct hbmpool_node *node = to_node(kobj);
-
-	if (hbmpool_node_is_local(node)) {
-		long left = READ_ONCE(hbmpool_cache_budget) - hbmpool_cache_nr_cached();
-
-		return sysfs_emit(buf, "%lu\n",
-				  left > 0 ? (unsigned long)left << PAGE_SHIFT : 0);
-	}
-	return sysfs_emit(buf, "%llu\n", node->transport->ops->free_bytes(node));
-}
-
-static struct hbmpool_attr node_attrs[] = {
-	HBMPOOL_ATTR_RO(id, id_show),
-	HBMPOOL_ATTR_RO(state, state_show),
-	HBMPOOL_ATTR_RO(distance, distance_show),
-	HBMPOOL_ATTR_RO(link_type, link_type_show),
-	HBMPOOL_ATTR_RO(transport, transport_show),
-	HBMPOOL_ATTR_RO(capacity_bytes, capacity_bytes_show),
-	HBMPOOL_ATTR_RO(free_bytes, free_bytes_show),
-};
-
-static struct attribute *node_attr_list[ARRAY_SIZE(node_attrs) + 1];
-
-static const struct attribute_group node_group = {
-	.attrs = node_attr_list,
-};
-
-static const struct attribute_group *node_groups[] = {
-	&node_group,
-	&hbmpool_stats_group,
-	NULL,
-};
-
-static void hbmpool_node_release(struct kobject *kobj)
-{
-	struct hbmpool_node *node = to_node(kobj);
+	struct hbmpool_node *node = to_node(dev);
 
 	if (node->transport) {
 		node->transport->ops->release(node);
@@ -169,12 +76,6 @@ static void hbmpool_node_release(struct kobject *kobj)
 	kfree(node);
 	hbmpool_kobj_released();
 }
-
-const struct kobj_type hbmpool_node_ktype = {
-	.release = hbmpool_node_release,
-	.sysfs_ops = &hbmpool_sysfs_ops,
-	.default_groups = node_groups,
-};
 
 /* ---- creation and removal ---- */
 
@@ -206,8 +107,11 @@ static struct hbmpool_node *hbmpool_node_alloc(u32 id, u32 distance,
 	node->capacity = capacity;
 	node->state = HBMPOOL_NODE_LIVE;
 	hbmpool_kobj_born();
-	kobject_init(&node->kobj, &hbmpool_node_ktype);	/* release frees from here on */
-	if (hbmpool_counters_init(&node->stats))
+	device_initialize(&node->dev);		/* release frees from here on */
+	node->dev.release = hbmpool_node_release;
+	hbmpool_sysfs_node_init(node);
+	if (dev_set_name(&node->dev, "node%u", id) ||
+	    hbmpool_counters_init(&node->stats))
 		goto err_put;
 	snprintf(name, sizeof(name), "node%u", id);
 	node->debugfs = debugfs_create_dir(name, hbmpool_debugfs_root);
@@ -231,7 +135,7 @@ static struct hbmpool_node *hbmpool_node_alloc(u32 id, u32 distance,
 
 err_put:
 	debugfs_remove_recursive(node->debugfs);
-	kobject_put(&node->kobj);
+	hbmpool_node_put(node);
 	*errp = err;
 	return NULL;
 }
@@ -242,19 +146,28 @@ static int hbmpool_node_publish(struct hbmpool_node *node)
 	int err;
 
 	lockdep_assert_held(&hbmpool_nodes_lock);
-	err = kobject_add(&node->kobj, hbmpool_nodes_kobj, "node%u", node->id);
-	if (!err)
-		err = xa_insert(&hbmpool_nodes, node->id, node, GFP_KERNEL);
-	if (err) {
-		kobject_del(&node->kobj);
-		debugfs_remove_recursive(node->debugfs);
-		kobject_put(&node->kobj);
-	}
+	err = xa_insert(&hbmpool_nodes, node->id, node, GFP_KERNEL);
+	if (err)
+		goto err_put;
+	err = device_add(&node->dev);	/* KOBJ_ADD to udev */
+	if (err)
+		goto err_erase;
+	err = hbmpool_sysfs_node_link(node);
+	if (err)
+		goto err_del;
+	return 0;
+
+err_del:
+	device_del(&node->dev);
+err_erase:
+	xa_erase(&hbmpool_nodes, node->id);
+err_put:
+	debugfs_remove_recursive(node->debugfs);
+	hbmpool_node_put(node);
 	return err;
 }
 
-ssize_t hbmpool_new_node_store(struct kobject *kobj, struct hbmpool_attr *a,
-			       const char *buf, size_t len)
+ssize_t hbmpool_new_node_store(const char *buf, size_t len)
 {
 	char link_name[16] = "scaleup";
 	struct hbmpool_transport *t;
@@ -268,7 +181,7 @@ ssize_t hbmpool_new_node_store(struct kobject *kobj, struct hbmpool_attr *a,
 	    !cap || cap > HBMPOOL_CAPACITY_MAX_MIB ||
 	    dist <= HBMPOOL_DISTANCE_LOCAL || dist > HBMPOOL_DISTANCE_MAX)
 		goto err_usage;
-	link = sysfs_match_string(hbmpool_link_names, link_name);
+	link = hbmpool_link_parse(link_name);
 	if (link <= HBMPOOL_LINK_LOCAL)
 		goto err_usage;
 
@@ -297,7 +210,7 @@ out_unlock:
 	if (err)
 		return err;
 	pr_info("node %u: %u MiB, distance %u, %s link, sim transport\n",
-		id, cap, dist, hbmpool_link_names[link]);
+		id, cap, dist, hbmpool_link_name(link));
 	return len;
 
 err_usage:
@@ -342,12 +255,12 @@ static void __hbmpool_node_unpublish(struct hbmpool_node *node)
 	node->debugfs = NULL;
 	if (node->transport)
 		node->transport->ops->shutdown(node);
-	kobject_del(&node->kobj);
+	hbmpool_sysfs_node_unlink(node);
+	device_del(&node->dev);		/* KOBJ_REMOVE to udev */
 	xa_erase(&hbmpool_nodes, node->id);
 }
 
-ssize_t hbmpool_del_node_store(struct kobject *kobj, struct hbmpool_attr *a,
-			       const char *buf, size_t len)
+ssize_t hbmpool_del_node_store(const char *buf, size_t len)
 {
 	struct hbmpool_node *node;
 	u32 id;
@@ -385,10 +298,7 @@ ssize_t hbmpool_del_node_store(struct kobject *kobj, struct hbmpool_attr *a,
 int hbmpool_nodes_init(void)
 {
 	struct hbmpool_node *local;
-	int i, err;
-
-	for (i = 0; i < ARRAY_SIZE(node_attrs); i++)
-		node_attr_list[i] = &node_attrs[i].attr;
+	int err;
 
 	local = hbmpool_node_alloc(HBMPOOL_LOCAL_NODE, HBMPOOL_DISTANCE_LOCAL,
 				   HBMPOOL_LINK_LOCAL, 0, NULL, &err);

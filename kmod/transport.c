@@ -295,6 +295,20 @@ void hbmpool_req_submit(struct hbmpool_req *req, unsigned int timeout_ms)
 		node->transport->ops->submit(node, req);
 }
 
+/*
+ * Whether fault injection may fail a request: the fault path then takes no
+ * shortcut around requests (its CPU-copy fast path), so that every fetch
+ * can be failed.
+ */
+bool hbmpool_fail_request_armed(void)
+{
+#ifdef CONFIG_FAULT_INJECTION_DEBUG_FS
+	return READ_ONCE(hbmpool_fail_request.probability) != 0;
+#else
+	return false;
+#endif
+}
+
 /* ---- init/exit ---- */
 
 int hbmpool_transport_init(void)

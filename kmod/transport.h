@@ -166,6 +166,7 @@ void hbmpool_req_complete(struct hbmpool_req *req, int status);
 void hbmpool_req_put(struct hbmpool_req *req);
 
 void hbmpool_node_link_changed(struct hbmpool_node *node, bool up);
+bool hbmpool_fail_request_armed(void);
 
 int hbmpool_transport_init(void);
 void hbmpool_transport_exit(void);

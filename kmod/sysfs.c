@@ -1,0 +1,453 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * sysfs: /sys/kernel/hbmpool (global knobs and counters, the control files
+ * new_node and del_node), and the nodes as devices on the "hbmpool" bus
+ * (/sys/bus/hbmpool/devices/nodeN, with uevents), linked from
+ * /sys/kernel/hbmpool/nodes/.
+ */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/device.h>
+#include <linux/kobject.h>
+#include <linux/slab.h>
+#include <linux/sysfs.h>
+
+#include "hbmpool.h"
+
+struct kobject *hbmpool_nodes_kobj;
+static struct kobject *hbmpool_root_kobj;
+
+/* ---- counters: one reader for every stats/ directory ---- */
+
+static ssize_t hbmpool_stat_show(struct hbmpool_counters *c, int stat, char *buf)
+{
+	u64 *v;
+	ssize_t n = 0;
+	int i;
+
+	v = kmalloc_array(HBMPOOL_NR_STATS, sizeof(*v), GFP_KERNEL);
+	if (!v)
+		return -ENOMEM;
+	hbmpool_counters_read(c, v);
+	if (stat != HBMPOOL_STAT_LAT0) {
+		n = sysfs_emit(buf, "%llu\n", v[stat]);
+	} else {
+		for (i = 0; i < HBMPOOL_LAT_BUCKETS; i++)
+			n += sysfs_emit_at(buf, n, "%llu %llu\n", 1ULL << i,
+					   v[HBMPOOL_STAT_LAT0 + i]);
+	}
+	kfree(v);
+	return n;
+}
+
+/* ---- nodes: devices on the hbmpool bus ---- */
+
+static struct hbmpool_node *to_node(struct device *dev)
+{
+	return container_of(dev, struct hbmpool_node, dev);
+}
+
+static const char * const hbmpool_link_names[] = {
+	[HBMPOOL_LINK_LOCAL] = "local",
+	[HBMPOOL_LINK_SCALEUP] = "scaleup",
+	[HBMPOOL_LINK_SCALEOUT] = "scaleout",
+	[HBMPOOL_LINK_SCALEACROSS] = "scaleacross",
+};
+
+static const char * const hbmpool_node_state_names[] = {
+	[HBMPOOL_NODE_LIVE] = "up",
+	[HBMPOOL_NODE_UNREACHABLE] = "down",
+	[HBMPOOL_NODE_FENCED] = "fenced",
+	[HBMPOOL_NODE_REMOVED] = "removed",
+};
+
+/* "LINK" of new_node: the index of the name, or -EINVAL. */
+int hbmpool_link_parse(const char *name)
+{
+	return sysfs_match_string(hbmpool_link_names, name);
+}
+
+const char *hbmpool_link_name(enum hbmpool_link link)
+{
+	return hbmpool_link_names[link];
+}
+
+static ssize_t id_show(struct device *dev, struct device_attribute *attr,
+		       char *buf)
+{
+	return sysfs_emit(buf, "%u\n", to_node(dev)->id);
+}
+static DEVICE_ATTR_RO(id);
+
+static ssize_t state_show(struct device *dev, struct device_attribute *attr,
+			  char *buf)
+{
+	return sysfs_emit(buf, "%s\n",
+			  hbmpool_node_state_names[READ_ONCE(to_node(dev)->state)]);
+}
+static DEVICE_ATTR_RO(state);
+
+static ssize_t distance_show(struct device *dev, struct device_attribute *attr,
+			     char *buf)
+{
+	return sysfs_emit(buf, "%u\n", to_node(dev)->distance);
+}
+static DEVICE_ATTR_RO(distance);
+
+static ssize_t link_type_show(struct device *dev, struct device_attribute *attr,
+			      char *buf)
+{
+	return sysfs_emit(buf, "%s\n", hbmpool_link_names[to_node(dev)->link]);
+}
+static DEVICE_ATTR_RO(link_type);
+
+static ssize_t transport_show(struct device *dev, struct device_attribute *attr,
+			      char *buf)
+{
+	struct hbmpool_node *node = to_node(dev);
+
+	return sysfs_emit(buf, "%s\n",
+			  node->transport ? node->transport->name : "local");
+}
+static DEVICE_ATTR_RO(transport);
+
+static ssize_t capacity_bytes_show(struct device *dev,
+				   struct device_attribute *attr, char *buf)
+{
+	struct hbmpool_node *node = to_node(dev);
+
+	if (!node->transport)	/* node 0: the cache */
+		return sysfs_emit(buf, "%lu\n",
+				  READ_ONCE(hbmpool_cache_budget) << PAGE_SHIFT);
+	return sysfs_emit(buf, "%llu\n", node->capacity);
+}
+static DEVICE_ATTR_RO(capacity_bytes);
+
+static ssize_t free_bytes_show(struct device *dev, struct device_attribute *attr,
+			       char *buf)
+{
+	struct hbmpool_node *node = to_node(dev);
+
+	if (!node->transport) {
+		long left = READ_ONCE(hbmpool_cache_budget) - hbmpool_cache_nr_cached();
+
+		return sysfs_emit(buf, "%lu\n",
+				  left > 0 ? (unsigned long)left << PAGE_SHIFT : 0);
+	}
+	return sysfs_emit(buf, "%llu\n", node->transport->ops->free_bytes(node));
+}
+static DEVICE_ATTR_RO(free_bytes);
+
+static struct attribute *hbmpool_node_attrs[] = {
+	&dev_attr_id.attr,
+	&dev_attr_state.attr,
+	&dev_attr_distance.attr,
+	&dev_attr_link_type.attr,
+	&dev_attr_transport.attr,
+	&dev_attr_capacity_bytes.attr,
+	&dev_attr_free_bytes.attr,
+	NULL,
+};
+
+static ssize_t node_stat_show(struct device *dev, struct device_attribute *attr,
+			      char *buf)
+{
+	struct dev_ext_attribute *ea = container_of(attr, struct dev_ext_attribute,
+						    attr);
+
+	return hbmpool_stat_show(&to_node(dev)->stats, (long)ea->var, buf);
+}
+
+#define HBMPOOL_NODE_STAT(_name, _stat)					\
+	static struct dev_ext_attribute node_stat_##_name = {		\
+		__ATTR(_name, 0444, node_stat_show, NULL), (void *)(_stat) }
+
+HBMPOOL_NODE_STAT(faults, HBMPOOL_STAT_FAULTS);
+HBMPOOL_NODE_STAT(fetches, HBMPOOL_STAT_FETCHES);
+HBMPOOL_NODE_STAT(bytes_fetched, HBMPOOL_STAT_BYTES_FETCHED);
+HBMPOOL_NODE_STAT(writebacks, HBMPOOL_STAT_WRITEBACKS);
+HBMPOOL_NODE_STAT(bytes_written_back, HBMPOOL_STAT_BYTES_WRITTEN_BACK);
+HBMPOOL_NODE_STAT(evictions, HBMPOOL_STAT_EVICTIONS);
+HBMPOOL_NODE_STAT(errors, HBMPOOL_STAT_ERRORS);
+HBMPOOL_NODE_STAT(timeouts, HBMPOOL_STAT_TIMEOUTS);
+HBMPOOL_NODE_STAT(fetch_latency_hist, HBMPOOL_STAT_LAT0);
+
+static struct attribute *hbmpool_node_stats_attrs[] = {
+	&node_stat_faults.attr.attr,
+	&node_stat_fetches.attr.attr,
+	&node_stat_bytes_fetched.attr.attr,
+	&node_stat_writebacks.attr.attr,
+	&node_stat_bytes_written_back.attr.attr,
+	&node_stat_evictions.attr.attr,
+	&node_stat_errors.attr.attr,
+	&node_stat_timeouts.attr.attr,
+	&node_stat_fetch_latency_hist.attr.attr,
+	NULL,
+};
+
+static const struct attribute_group hbmpool_node_group = {
+	.attrs = hbmpool_node_attrs,
+};
+
+static const struct attribute_group hbmpool_node_stats_group = {
+	.name = "stats",
+	.attrs = hbmpool_node_stats_attrs,
+};
+
+static const struct attribute_group *hbmpool_node_groups[] = {
+	&hbmpool_node_group,
+	&hbmpool_node_stats_group,
+	NULL,
+};
+
+static int hbmpool_bus_uevent(struct device *dev, struct kobj_uevent_env *env)
+{
+	struct hbmpool_node *node = to_node(dev);
+
+	return add_uevent_var(env, "HBMPOOL_NODE=%u", node->id) ?:
+	       add_uevent_var(env, "HBMPOOL_NODE_STATE=%s",
+			      hbmpool_node_state_names[READ_ONCE(node->state)]);
+}
+
+struct bus_type hbmpool_bus = {
+	.name = "hbmpool",
+	.dev_groups = hbmpool_node_groups,
+	.uevent = hbmpool_bus_uevent,
+};
+
+/* ---- /sys/kernel/hbmpool ---- */
+
+static ssize_t cache_budget_pages_show(struct kobject *kobj,
+				       struct kobj_attribute *attr, char *buf)
+{
+	return sysfs_emit(buf, "%lu\n", READ_ONCE(hbmpool_cache_budget));
+}
+
+static ssize_t cache_budget_pages_store(struct kobject *kobj,
+					struct kobj_attribute *attr,
+					const char *buf, size_t len)
+{
+	unsigned long v;
+	int err;
+
+	if (kstrtoul(buf, 0, &v) || v < HBMPOOL_BUDGET_MIN ||
+	    v > HBMPOOL_BUDGET_MAX) {
+		pr_err("cache_budget_pages: expected a number of pages in [%lu, %lu]\n",
+		       HBMPOOL_BUDGET_MIN, HBMPOOL_BUDGET_MAX);
+		return -EINVAL;
+	}
+	err = hbmpool_ctl_begin();
+	if (err)
+		return err;
+	WRITE_ONCE(hbmpool_cache_budget, v);
+	hbmpool_cache_budget_changed();
+	hbmpool_ctl_end();
+	return len;
+}
+
+static struct kobj_attribute cache_budget_pages_attr = __ATTR_RW(cache_budget_pages);
+
+static ssize_t fetch_timeout_ms_show(struct kobject *kobj,
+				     struct kobj_attribute *attr, char *buf)
+{
+	return sysfs_emit(buf, "%u\n", READ_ONCE(hbmpool_fetch_timeout_ms));
+}
+
+static ssize_t fetch_timeout_ms_store(struct kobject *kobj,
+				      struct kobj_attribute *attr,
+				      const char *buf, size_t len)
+{
+	unsigned int v;
+
+	if (kstrtouint(buf, 0, &v) || v < HBMPOOL_TIMEOUT_MIN ||
+	    v > HBMPOOL_TIMEOUT_MAX) {
+		pr_err("fetch_timeout_ms: expected milliseconds in [%u, %u]\n",
+		       HBMPOOL_TIMEOUT_MIN, HBMPOOL_TIMEOUT_MAX);
+		return -EINVAL;
+	}
+	WRITE_ONCE(hbmpool_fetch_timeout_ms, v);
+	return len;
+}
+
+static struct kobj_attribute fetch_timeout_ms_attr = __ATTR_RW(fetch_timeout_ms);
+
+static ssize_t cached_pages_show(struct kobject *kobj,
+				 struct kobj_attribute *attr, char *buf)
+{
+	return sysfs_emit(buf, "%ld\n", hbmpool_cache_nr_cached());
+}
+
+static struct kobj_attribute cached_pages_attr = __ATTR_RO(cached_pages);
+
+static ssize_t dirty_pages_show(struct kobject *kobj,
+				struct kobj_attribute *attr, char *buf)
+{
+	return sysfs_emit(buf, "%ld\n", hbmpool_cache_nr_dirty());
+}
+
+static struct kobj_attribute dirty_pages_attr = __ATTR_RO(dirty_pages);
+
+static ssize_t nr_regions_show(struct kobject *kobj,
+			       struct kobj_attribute *attr, char *buf)
+{
+	unsigned long n;
+
+	mutex_lock(&hbmpool_regions_lock);
+	n = hbmpool_nr_regions;
+	mutex_unlock(&hbmpool_regions_lock);
+	return sysfs_emit(buf, "%lu\n", n);
+}
+
+static struct kobj_attribute nr_regions_attr = __ATTR_RO(nr_regions);
+
+static ssize_t new_node_store(struct kobject *kobj, struct kobj_attribute *attr,
+			      const char *buf, size_t len)
+{
+	return hbmpool_new_node_store(buf, len);
+}
+
+static struct kobj_attribute new_node_attr = __ATTR_WO(new_node);
+
+static ssize_t del_node_store(struct kobject *kobj, struct kobj_attribute *attr,
+			      const char *buf, size_t len)
+{
+	return hbmpool_del_node_store(buf, len);
+}
+
+static struct kobj_attribute del_node_attr = __ATTR_WO(del_node);
+
+static struct attribute *hbmpool_root_attrs[] = {
+	&cache_budget_pages_attr.attr,
+	&fetch_timeout_ms_attr.attr,
+	&cached_pages_attr.attr,
+	&dirty_pages_attr.attr,
+	&nr_regions_attr.attr,
+	&new_node_attr.attr,
+	&del_node_attr.attr,
+	NULL,
+};
+
+/* A global counter: a kobj_attribute that knows its index. */
+struct hbmpool_stat_attr {
+	struct kobj_attribute attr;
+	int stat;
+};
+
+static ssize_t global_stat_show(struct kobject *kobj, struct kobj_attribute *attr,
+				char *buf)
+{
+	return hbmpool_stat_show(&hbmpool_global_stats,
+				 container_of(attr, struct hbmpool_stat_attr, attr)->stat,
+				 buf);
+}
+
+#define HBMPOOL_GLOBAL_STAT(_name, _stat)				\
+	static struct hbmpool_stat_attr global_stat_##_name = {	\
+		__ATTR(_name, 0444, global_stat_show, NULL), _stat }
+
+HBMPOOL_GLOBAL_STAT(faults, HBMPOOL_STAT_FAULTS);
+HBMPOOL_GLOBAL_STAT(fetches, HBMPOOL_STAT_FETCHES);
+HBMPOOL_GLOBAL_STAT(bytes_fetched, HBMPOOL_STAT_BYTES_FETCHED);
+HBMPOOL_GLOBAL_STAT(writebacks, HBMPOOL_STAT_WRITEBACKS);
+HBMPOOL_GLOBAL_STAT(bytes_written_back, HBMPOOL_STAT_BYTES_WRITTEN_BACK);
+HBMPOOL_GLOBAL_STAT(evictions, HBMPOOL_STAT_EVICTIONS);
+HBMPOOL_GLOBAL_STAT(errors, HBMPOOL_STAT_ERRORS);
+HBMPOOL_GLOBAL_STAT(timeouts, HBMPOOL_STAT_TIMEOUTS);
+HBMPOOL_GLOBAL_STAT(fetch_latency_hist, HBMPOOL_STAT_LAT0);
+HBMPOOL_GLOBAL_STAT(over_budget, HBMPOOL_STAT_OVER_BUDGET);
+HBMPOOL_GLOBAL_STAT(shrinker_freed, HBMPOOL_STAT_SHRINKER_FREED);
+
+static struct attribute *hbmpool_global_stats_attrs[] = {
+	&global_stat_faults.attr.attr,
+	&global_stat_fetches.attr.attr,
+	&global_stat_bytes_fetched.attr.attr,
+	&global_stat_writebacks.attr.attr,
+	&global_stat_bytes_written_back.attr.attr,
+	&global_stat_evictions.attr.attr,
+	&global_stat_errors.attr.attr,
+	&global_stat_timeouts.attr.attr,
+	&global_stat_fetch_latency_hist.attr.attr,
+	&global_stat_over_budget.attr.attr,
+	&global_stat_shrinker_freed.attr.attr,
+	NULL,
+};
+
+static const struct attribute_group hbmpool_root_group = {
+	.attrs = hbmpool_root_attrs,
+};
+
+static const struct attribute_group hbmpool_global_stats_group = {
+	.name = "stats",
+	.attrs = hbmpool_global_stats_attrs,
+};
+
+static const struct attribute_group *hbmpool_root_groups[] = {
+	&hbmpool_root_group,
+	&hbmpool_global_stats_group,
+	NULL,
+};
+
+/* ---- a node's presence in sysfs ---- */
+
+/* node.c: before device_add() */
+void hbmpool_sysfs_node_init(struct hbmpool_node *node)
+{
+	node->dev.bus = &hbmpool_bus;
+}
+
+/* After device_add(): the link in /sys/kernel/hbmpool/nodes/. */
+int hbmpool_sysfs_node_link(struct hbmpool_node *node)
+{
+	return sysfs_create_link(hbmpool_nodes_kobj, &node->dev.kobj,
+				 dev_name(&node->dev));
+}
+
+void hbmpool_sysfs_node_unlink(struct hbmpool_node *node)
+{
+	sysfs_remove_link(hbmpool_nodes_kobj, dev_name(&node->dev));
+}
+
+/* ---- init/exit ---- */
+
+int hbmpool_sysfs_init(void)
+{
+	int err;
+
+	err = bus_register(&hbmpool_bus);
+	if (err)
+		return err;
+	err = -ENOMEM;
+	hbmpool_root_kobj = kobject_create_and_add("hbmpool", kernel_kobj);
+	if (!hbmpool_root_kobj)
+		goto err_bus;
+	err = sysfs_create_groups(hbmpool_root_kobj, hbmpool_root_groups);
+	if (err)
+		goto err_root;
+	err = -ENOMEM;
+	hbmpool_nodes_kobj = kobject_create_and_add("nodes", hbmpool_root_kobj);
+	if (!hbmpool_nodes_kobj)
+		goto err_groups;
+	return 0;
+
+err_groups:
+	sysfs_remove_groups(hbmpool_root_kobj, hbmpool_root_groups);
+err_root:
+	kobject_put(hbmpool_root_kobj);
+err_bus:
+	bus_unregister(&hbmpool_bus);
+	return err;
+}
+
+/*
+ * Every node is gone.  The files go now, whenever the kobjects' releases
+ * (which are the core's) run: kernfs drains their handlers.
+ */
+void hbmpool_sysfs_exit(void)
+{
+	kobject_del(hbmpool_nodes_kobj);
+	kobject_put(hbmpool_nodes_kobj);
+	sysfs_remove_groups(hbmpool_root_kobj, hbmpool_root_groups);
+	kobject_del(hbmpool_root_kobj);
+	kobject_put(hbmpool_root_kobj);
+	bus_unregister(&hbmpool_bus);
+}
