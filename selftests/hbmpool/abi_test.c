@@ -993,4 +993,4 @@ TEST_F(abi, create_length_overflow)
 	EXPECT_EQ(n0, nregions());
 }
 
-HBMT_MAIN
+TEST_HARNESS_MAIN

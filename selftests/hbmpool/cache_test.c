@@ -325,4 +325,4 @@ TEST_F(cache_misc, shrinker)
 	EXPECT_EQ(0, hbm_pattern_check(self->r.map, 8 * HBMT_PAGE, 0, seed, NULL));
 }
 
-HBMT_MAIN
+TEST_HARNESS_MAIN

@@ -393,4 +393,4 @@ TEST_F(conc, scm_rights)
 	close(sv[1]);
 }
 
-HBMT_MAIN
+TEST_HARNESS_MAIN

@@ -463,4 +463,4 @@ TEST_F_TIMEOUT(fail, fail_writeback_under_pressure, 120)
 	EXPECT_EQ(0, hbm_pattern_check(self->r.map, n * HBMT_PAGE, 0, 0x9e55, NULL));
 }
 
-HBMT_MAIN
+TEST_HARNESS_MAIN
