@@ -85,7 +85,7 @@ $(LINUX_SRC)/.stamp:
 	@touch $@
 
 module: kinfo
-	@$(call require,Kbuild kmod/Kbuild)
+	@$(call require,Kbuild kmod/Kbuild VERSION)
 	$(MAKE) -C $(KDIR) M=$(CURDIR) modules
 
 tools:
@@ -112,7 +112,7 @@ lint-checkpatch: ksft
 # sparse (C=2: every file) and W=1 on a full module build; any warning that
 # names one of our files fails.  Full log in build/lint-sparse.log.
 lint-sparse: kinfo
-	@$(call require,Kbuild kmod/Kbuild)
+	@$(call require,Kbuild kmod/Kbuild VERSION)
 	@echo "  SPARSE  C=2 W=1 -> build/lint-sparse.log"; \
 	mkdir -p $(BUILD); \
 	rc=0; $(MAKE) -C $(KDIR) M=$(CURDIR) C=2 W=1 modules >$(BUILD)/lint-sparse.log 2>&1 || rc=$$?; \
@@ -200,7 +200,7 @@ debug-kernel:
 debug-module: debug-kernel
 	@rm -rf $(DEBUG_MOD)
 	@mkdir -p $(DEBUG_MOD)/kmod
-	@cp -p Kbuild $(DEBUG_MOD)/
+	@cp -p Kbuild VERSION $(DEBUG_MOD)/
 	@cp -pr uapi $(DEBUG_MOD)/
 	@cp -p kmod/Kbuild $(KMOD_SRCS) $(DEBUG_MOD)/kmod/
 	$(MAKE) -C $(DEBUG_KDIR) M=$(DEBUG_MOD) KCFLAGS=-g modules
