@@ -28,6 +28,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include "hbmcli.h"
 #include "hbmlib.h"
 #include "hbmsys.h"
 
@@ -209,39 +210,27 @@ int main(int argc, char **argv)
 	while ((c = getopt_long(argc, argv, "s:n:N:i:eh", opts, NULL)) != -1) {
 		switch (c) {
 		case 's':
-			if (hbm_parse_size(optarg, &size) || !size || size % PAGE) {
-				fprintf(stderr, "bad --size '%s' (a non-zero multiple of 4 KiB)\n", optarg);
-				return 2;
-			}
+			if (hbm_parse_size(optarg, &size) || !size || size % PAGE)
+				return hbm_cli_bad("size", optarg, "(a non-zero multiple of 4 KiB)");
 			break;
 		case 'n':
-			if (hbm_parse_u64(optarg, &v) || v < 1 || v > 63) {
-				fprintf(stderr, "bad --node '%s' (1..63)\n", optarg);
-				return 2;
-			}
+			if (hbm_parse_u64(optarg, &v) || v < 1 || v > 63)
+				return hbm_cli_bad("node", optarg, "(1..63)");
 			nodemask = 1ULL << v;
 			break;
 		case 'N':
-			if (hbm_parse_nodelist(optarg, 1, 63, &nodemask)) {
-				fprintf(stderr, "bad --nodes '%s' (e.g. 1,3-5)\n", optarg);
-				return 2;
-			}
+			if (hbm_parse_nodelist(optarg, 1, 63, &nodemask))
+				return hbm_cli_bad("nodes", optarg, "(e.g. 1,3-5)");
 			break;
 		case 'i':
-			if (hbm_parse_u64(optarg, &iters) || !iters || iters > 1000) {
-				fprintf(stderr, "bad --iterations '%s' (1..1000)\n", optarg);
-				return 2;
-			}
+			if (hbm_parse_u64(optarg, &iters) || !iters || iters > 1000)
+				return hbm_cli_bad("iterations", optarg, "(1..1000)");
 			break;
 		case 'e':
 			evict = 1;
 			break;
-		case 'h':
-			usage(stdout, argv[0]);
-			return 0;
-		default:
-			usage(stderr, argv[0]);
-			return 2;
+		default:	/* 'h', or an unknown option */
+			return hbm_cli_usage(usage, argv[0], c == 'h');
 		}
 	}
 	npages = size / PAGE;
