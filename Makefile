@@ -55,16 +55,27 @@ help:
 deps:
 	@$(RIG)/deps.sh
 
+# Every target that needs the kernel headers goes through here first, so that
+# a machine without them gets this message, not an error from kbuild.
 kinfo:
-	@if [ -z "$(KDIR)" ] || [ ! -d "$(KDIR)" ]; then \
-		echo "no kernel headers (KDIR='$(KDIR)'): run 'make deps'" >&2; exit 1; fi
+	@if [ -z "$(KDIR)" ] || [ ! -f "$(KDIR)/Makefile" ] || \
+	    [ ! -f "$(KDIR)/include/generated/utsrelease.h" ]; then \
+		echo "no kernel headers (KDIR='$(KDIR)'): run 'make deps' (as root)" \
+		     "to install them, or pass KDIR=/path/to/headers" >&2; exit 1; fi
 	@echo "  KDIR    $(KDIR)"
 	@echo "  KVER    $(KVER)"
+
+# $(call require,FILE...): fail the target if a part of the tree is missing.
+# Never skip: 'make check' must not pass with parts of the project deleted.
+require = for f in $(1); do [ -f "$$f" ] || { \
+	echo "$@: $$f is missing: this part of hbmpool cannot be built or tested" >&2; \
+	exit 1; }; done
 
 # A few files of Debian's kernel source, never copied into the repo.
 ksft: $(LINUX_SRC)/.stamp
 $(LINUX_SRC)/.stamp:
-	@test -r $(LINUX_SRC_TAR) || { echo "$(LINUX_SRC_TAR) missing: make deps" >&2; exit 1; }
+	@test -r $(LINUX_SRC_TAR) || { echo "$(LINUX_SRC_TAR) missing: run 'make deps'" \
+		"(as root) to install linux-source-6.1" >&2; exit 1; }
 	@echo "  EXTRACT $(KSFT_FILES) from $(LINUX_SRC_TAR)"
 	@mkdir -p $(LINUX_SRC)
 	@tar -xJf $(LINUX_SRC_TAR) -C $(LINUX_SRC) --strip-components=1 \
@@ -74,26 +85,25 @@ $(LINUX_SRC)/.stamp:
 	@touch $@
 
 module: kinfo
-	@if [ ! -f Kbuild ] || [ ! -f kmod/Kbuild ]; then \
-		echo "module: Kbuild or kmod/Kbuild missing: skipped"; exit 0; fi; \
+	@$(call require,Kbuild kmod/Kbuild VERSION)
 	$(MAKE) -C $(KDIR) M=$(CURDIR) modules
 
 tools:
-	@if [ -f tools/Makefile ]; then $(MAKE) -C tools; \
-	else echo "tools: no tools/Makefile yet: skipped"; fi
+	@$(call require,tools/Makefile)
+	$(MAKE) -C tools
 
 selftests: ksft
-	@if [ -f selftests/Makefile ]; then \
-		$(MAKE) -C selftests KSFT_INC=$(KSFT_INC); \
-	else echo "selftests: no selftests/Makefile yet: skipped"; fi
+	@$(call require,selftests/Makefile)
+	$(MAKE) -C selftests KSFT_INC=$(KSFT_INC)
 
 # Userspace is linted by its normal build (-Wall -Wextra -Werror): lint
-# depends on tools and selftests.
-lint: lint-checkpatch lint-sparse lint-shell tools selftests
+# depends on tools and selftests.  kinfo first: no headers, no lint.
+lint: kinfo lint-checkpatch lint-sparse lint-shell tools selftests
 
 lint-checkpatch: ksft
 	@echo "  CHECKPATCH --strict $(KMOD_SRCS) $(UAPI_HDRS)"
-	@[ -n "$(strip $(KMOD_SRCS) $(UAPI_HDRS))" ] || { echo "  (nothing to check)"; exit 0; }; \
+	@[ -n "$(strip $(KMOD_SRCS))" ] && [ -n "$(strip $(UAPI_HDRS))" ] || { \
+		echo "$@: no kmod/*.[ch] or no uapi/linux/*.h: nothing to check" >&2; exit 1; }; \
 	out=$$(perl $(CHECKPATCH) --strict --no-tree --show-types --color=never \
 		-f $(KMOD_SRCS) $(UAPI_HDRS) 2>&1) || true; \
 	if grep -qE '^(ERROR|WARNING|CHECK):' <<<"$$out"; then \
@@ -102,8 +112,8 @@ lint-checkpatch: ksft
 # sparse (C=2: every file) and W=1 on a full module build; any warning that
 # names one of our files fails.  Full log in build/lint-sparse.log.
 lint-sparse: kinfo
-	@if [ ! -f kmod/Kbuild ]; then echo "lint-sparse: no kmod/Kbuild: skipped"; exit 0; fi; \
-	echo "  SPARSE  C=2 W=1 -> build/lint-sparse.log"; \
+	@$(call require,Kbuild kmod/Kbuild VERSION)
+	@echo "  SPARSE  C=2 W=1 -> build/lint-sparse.log"; \
 	mkdir -p $(BUILD); \
 	rc=0; $(MAKE) -C $(KDIR) M=$(CURDIR) C=2 W=1 modules >$(BUILD)/lint-sparse.log 2>&1 || rc=$$?; \
 	bad=$$(grep -E '(warning|error):' $(BUILD)/lint-sparse.log | grep -E '(^|/)(kmod|uapi)/' || true); \
@@ -115,11 +125,12 @@ lint-shell:
 	@echo "  SHELLCHECK $(words $(SHELL_SCRIPTS)) scripts"
 	@shellcheck -x $(SHELL_SCRIPTS)
 
-# Host-side unit tests of the selftests, if they provide them.
+# Host-side unit tests of tools/lib (selftests/unit/).
 unit: ksft
-	@if [ -f selftests/Makefile ] && grep -q '^unit:' selftests/Makefile; then \
-		$(MAKE) -C selftests KSFT_INC=$(KSFT_INC) unit; \
-	else echo "unit: no 'unit' target in selftests/Makefile: skipped"; fi
+	@$(call require,selftests/Makefile)
+	@grep -q '^unit:' selftests/Makefile || { \
+		echo "unit: selftests/Makefile has no 'unit' target: no host unit tests" >&2; exit 1; }
+	$(MAKE) -C selftests KSFT_INC=$(KSFT_INC) unit
 
 rig-tests:
 	$(RIG)/run-tests.sh
@@ -189,7 +200,7 @@ debug-kernel:
 debug-module: debug-kernel
 	@rm -rf $(DEBUG_MOD)
 	@mkdir -p $(DEBUG_MOD)/kmod
-	@cp -p Kbuild $(DEBUG_MOD)/
+	@cp -p Kbuild VERSION $(DEBUG_MOD)/
 	@cp -pr uapi $(DEBUG_MOD)/
 	@cp -p kmod/Kbuild $(KMOD_SRCS) $(DEBUG_MOD)/kmod/
 	$(MAKE) -C $(DEBUG_KDIR) M=$(DEBUG_MOD) KCFLAGS=-g modules

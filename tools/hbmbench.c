@@ -28,6 +28,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include "hbmcli.h"
 #include "hbmlib.h"
 #include "hbmsys.h"
 
@@ -112,15 +113,18 @@ static int region_new(int dev, uint64_t size, struct hbmpool_region_create *rc, 
 	while (rc->chunk_size > PAGE && size / rc->chunk_size < 4 * (uint64_t)__builtin_popcountll(nodemask))
 		rc->chunk_size /= 2;
 	fd = hbm_region_create(dev, rc);
-	if (fd < 0)
-		return fd;
-	*m = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-	if (*m == MAP_FAILED) {
-		int e = -errno;
+	if (fd >= 0) {
+		*m = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+		if (*m == MAP_FAILED) {
+			int e = -errno;
 
-		close(fd);
-		return e;
+			close(fd);
+			fd = e;
+		}
 	}
+	if (fd < 0)
+		fprintf(stderr, "hbmbench: create and map %llu bytes: %s\n",
+			(unsigned long long)size, strerror(-fd));
 	return fd;
 }
 
@@ -138,6 +142,21 @@ static void fault_pass(enum phase ph, uint8_t *m, uint64_t npages, const uint32_
 	res[ph].total_ns += hbm_now_ns() - start;
 	res[ph].bytes += npages * PAGE;
 	res[ph].ran = 1;
+}
+
+/* One fault pass over a new cold region, which is then unmapped and closed. */
+static int cold_pass(int dev, uint64_t size, struct hbmpool_region_create *rc,
+		     enum phase ph, const uint32_t *order)
+{
+	uint8_t *m;
+	int fd = region_new(dev, size, rc, &m);
+
+	if (fd < 0)
+		return fd;
+	fault_pass(ph, m, size / PAGE, order);
+	munmap(m, size);
+	close(fd);
+	return 0;
 }
 
 static void print_row(enum phase ph)
@@ -191,39 +210,27 @@ int main(int argc, char **argv)
 	while ((c = getopt_long(argc, argv, "s:n:N:i:eh", opts, NULL)) != -1) {
 		switch (c) {
 		case 's':
-			if (hbm_parse_size(optarg, &size) || !size || size % PAGE) {
-				fprintf(stderr, "bad --size '%s' (a non-zero multiple of 4 KiB)\n", optarg);
-				return 2;
-			}
+			if (hbm_parse_size(optarg, &size) || !size || size % PAGE)
+				return hbm_cli_bad("size", optarg, "(a non-zero multiple of 4 KiB)");
 			break;
 		case 'n':
-			if (hbm_parse_u64(optarg, &v) || v < 1 || v > 63) {
-				fprintf(stderr, "bad --node '%s' (1..63)\n", optarg);
-				return 2;
-			}
+			if (hbm_parse_u64(optarg, &v) || v < 1 || v > 63)
+				return hbm_cli_bad("node", optarg, "(1..63)");
 			nodemask = 1ULL << v;
 			break;
 		case 'N':
-			if (hbm_parse_nodelist(optarg, 1, 63, &nodemask)) {
-				fprintf(stderr, "bad --nodes '%s' (e.g. 1,3-5)\n", optarg);
-				return 2;
-			}
+			if (hbm_parse_nodelist(optarg, 1, 63, &nodemask))
+				return hbm_cli_bad("nodes", optarg, "(e.g. 1,3-5)");
 			break;
 		case 'i':
-			if (hbm_parse_u64(optarg, &iters) || !iters || iters > 1000) {
-				fprintf(stderr, "bad --iterations '%s' (1..1000)\n", optarg);
-				return 2;
-			}
+			if (hbm_parse_u64(optarg, &iters) || !iters || iters > 1000)
+				return hbm_cli_bad("iterations", optarg, "(1..1000)");
 			break;
 		case 'e':
 			evict = 1;
 			break;
-		case 'h':
-			usage(stdout, argv[0]);
-			return 0;
-		default:
-			usage(stderr, argv[0]);
-			return 2;
+		default:	/* 'h', or an unknown option */
+			return hbm_cli_usage(usage, argv[0], c == 'h');
 		}
 	}
 	npages = size / PAGE;
@@ -288,41 +295,27 @@ int main(int argc, char **argv)
 	for (uint64_t it = 0; it < iters; it++) {
 		struct hbmpool_chunk_info *ch;
 		struct hbmpool_region_info ri;
-		uint8_t *m, *m2;
-		int fd, fd2;
+		uint8_t *m;
+		int fd;
 		uint64_t start;
 
-		/* Sequential cold faults. */
+		/* Sequential cold faults; the region stays for the baselines. */
 		fd = region_new(dev, size, &rc, &m);
-		if (fd < 0) {
-			fprintf(stderr, "hbmbench: create %llu bytes: %s\n", (unsigned long long)size, strerror(-fd));
+		if (fd < 0)
 			return 1;
-		}
 		fault_pass(SEQ_FAULT, m, npages, NULL);
 
 		/* The same with the fast path off: every miss drops mmap_lock and retries. */
 		if (have_debugfs && !set_nowait(0)) {
-			fd2 = region_new(dev, size, &rc, &m2);
-			if (fd2 < 0) {
-				fprintf(stderr, "hbmbench: create: %s\n", strerror(-fd2));
+			if (cold_pass(dev, size, &rc, SEQ_FAULT_RETRY, NULL))
 				return 1;
-			}
-			fault_pass(SEQ_FAULT_RETRY, m2, npages, NULL);
-			munmap(m2, size);
-			close(fd2);
 			set_nowait(1);
 		}
 
 		/* Random cold faults on a second region. */
-		fd2 = region_new(dev, size, &rc, &m2);
-		if (fd2 < 0) {
-			fprintf(stderr, "hbmbench: create: %s\n", strerror(-fd2));
-			return 1;
-		}
 		hbm_permutation(perm, npages, it + 1);
-		fault_pass(RAND_FAULT, m2, npages, perm);
-		munmap(m2, size);
-		close(fd2);
+		if (cold_pass(dev, size, &rc, RAND_FAULT, perm))
+			return 1;
 
 		/* Baseline a: pread of the same HBM bytes, 4 KiB at a time. */
 		ch = calloc(size / rc.chunk_size + 1, sizeof(*ch));
@@ -365,14 +358,8 @@ int main(int argc, char **argv)
 			uint64_t b = npages / 8 < 16 ? 16 : npages / 8;
 
 			hbm_set_global_u64("cache_budget_pages", b);
-			fd = region_new(dev, size, &rc, &m);
-			if (fd < 0) {
-				fprintf(stderr, "hbmbench: create: %s\n", strerror(-fd));
+			if (cold_pass(dev, size, &rc, EVICT_FAULT, NULL))
 				return 1;
-			}
-			fault_pass(EVICT_FAULT, m, npages, NULL);
-			munmap(m, size);
-			close(fd);
 			hbm_set_global_u64("cache_budget_pages", 2 * npages + 64);
 		}
 	}

@@ -18,6 +18,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include "hbmcli.h"
 #include "hbmlib.h"
 #include "hbmsys.h"
 
@@ -61,23 +62,15 @@ int main(int argc, char **argv)
 	while ((c = getopt_long(argc, argv, "c:s:h", opts, NULL)) != -1) {
 		switch (c) {
 		case 'c':
-			if (hbm_parse_size(optarg, &chunk)) {
-				fprintf(stderr, "bad --chunk '%s'\n", optarg);
-				return 2;
-			}
+			if (hbm_parse_size(optarg, &chunk))
+				return hbm_cli_bad("chunk", optarg, NULL);
 			break;
 		case 's':
-			if (hbm_parse_u64(optarg, &seed)) {
-				fprintf(stderr, "bad --seed '%s'\n", optarg);
-				return 2;
-			}
+			if (hbm_parse_u64(optarg, &seed))
+				return hbm_cli_bad("seed", optarg, NULL);
 			break;
-		case 'h':
-			usage(stdout, argv[0]);
-			return 0;
-		default:
-			usage(stderr, argv[0]);
-			return 2;
+		default:	/* 'h', or an unknown option */
+			return hbm_cli_usage(usage, argv[0], c == 'h');
 		}
 	}
 

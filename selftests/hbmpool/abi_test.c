@@ -899,6 +899,22 @@ TEST_F(abi, sysfs_new_del_node_errors)
 	EXPECT_EQ(0, hbm_node_del(N_SPARE));
 }
 
+/* Set knob to keep, then check each bad value fails with EINVAL and keeps it. */
+static void knob_rejects(struct __test_metadata *_metadata, const char *knob,
+			 uint64_t keep, const char *const *bad, size_t nbad)
+{
+	char path[128];
+	uint64_t v;
+
+	snprintf(path, sizeof(path), HBM_SYSFS "/%s", knob);
+	ASSERT_EQ(0, hbm_set_global_u64(knob, keep));
+	for (size_t i = 0; i < nbad; i++) {
+		EXPECT_EQ(-EINVAL, hbm_write_str(path, bad[i])) TH_LOG("%s %s", knob, bad[i]);
+		ASSERT_EQ(0, hbm_global_u64(knob, &v));
+		EXPECT_EQ(keep, v);
+	}
+}
+
 /* cache_budget_pages and fetch_timeout_ms reject out-of-range and junk with EINVAL, keep their value, and accept their bounds. */
 TEST_F(abi, sysfs_knob_ranges)
 {
@@ -906,13 +922,7 @@ TEST_F(abi, sysfs_knob_ranges)
 	static const char *const bad_timeout[] = { "0\n", "9\n", "600001\n", "x\n", "-5\n" };
 	uint64_t v;
 
-	ASSERT_EQ(0, hbm_set_global_u64("cache_budget_pages", 300));
-	for (size_t i = 0; i < sizeof(bad_budget) / sizeof(bad_budget[0]); i++) {
-		EXPECT_EQ(-EINVAL, hbm_write_str(HBM_SYSFS "/cache_budget_pages", bad_budget[i]))
-			TH_LOG("budget %s", bad_budget[i]);
-		ASSERT_EQ(0, hbm_global_u64("cache_budget_pages", &v));
-		EXPECT_EQ(300, v);
-	}
+	knob_rejects(_metadata, "cache_budget_pages", 300, bad_budget, ARRAY_SIZE(bad_budget));
 	EXPECT_EQ(0, hbm_set_global_u64("cache_budget_pages", 16));
 	ASSERT_EQ(0, hbm_global_u64("cache_budget_pages", &v));
 	EXPECT_EQ(16, v);
@@ -920,13 +930,7 @@ TEST_F(abi, sysfs_knob_ranges)
 	ASSERT_EQ(0, hbm_global_u64("cache_budget_pages", &v));
 	EXPECT_EQ(16777216, v);
 
-	ASSERT_EQ(0, hbm_set_global_u64("fetch_timeout_ms", 1234));
-	for (size_t i = 0; i < sizeof(bad_timeout) / sizeof(bad_timeout[0]); i++) {
-		EXPECT_EQ(-EINVAL, hbm_write_str(HBM_SYSFS "/fetch_timeout_ms", bad_timeout[i]))
-			TH_LOG("timeout %s", bad_timeout[i]);
-		ASSERT_EQ(0, hbm_global_u64("fetch_timeout_ms", &v));
-		EXPECT_EQ(1234, v);
-	}
+	knob_rejects(_metadata, "fetch_timeout_ms", 1234, bad_timeout, ARRAY_SIZE(bad_timeout));
 	EXPECT_EQ(0, hbm_set_global_u64("fetch_timeout_ms", 10));
 	EXPECT_EQ(0, hbm_set_global_u64("fetch_timeout_ms", 600000));
 	ASSERT_EQ(0, hbm_global_u64("fetch_timeout_ms", &v));
@@ -999,4 +1003,4 @@ TEST_F(abi, create_length_overflow)
 	EXPECT_EQ(n0, nregions());
 }
 
-HBMT_MAIN
+TEST_HARNESS_MAIN

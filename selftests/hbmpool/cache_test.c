@@ -53,11 +53,17 @@ FIXTURE_VARIANT_ADD(cache, random)
 	.write_order = RANDOM, .read_order = RANDOM,
 };
 
+/* Both fixtures: the budget and nodes N_A and N_B. */
+static void cache_env_setup(struct __test_metadata *_metadata, struct hbmt_env *env)
+{
+	hbmt_env_setup(_metadata, env, BUDGET, 5000);
+	hbmt_env_node(_metadata, env, N_A, 4, 20, NULL);
+	hbmt_env_node(_metadata, env, N_B, 4, 30, NULL);
+}
+
 FIXTURE_SETUP(cache)
 {
-	hbmt_env_setup(_metadata, &self->env, BUDGET, 5000);
-	hbmt_env_node(_metadata, &self->env, N_A, 4, 20, NULL);
-	hbmt_env_node(_metadata, &self->env, N_B, 4, 30, NULL);
+	cache_env_setup(_metadata, &self->env);
 }
 
 FIXTURE_TEARDOWN(cache)
@@ -225,9 +231,7 @@ FIXTURE(cache_misc)
 
 FIXTURE_SETUP(cache_misc)
 {
-	hbmt_env_setup(_metadata, &self->env, BUDGET, 5000);
-	hbmt_env_node(_metadata, &self->env, N_A, 4, 20, NULL);
-	hbmt_env_node(_metadata, &self->env, N_B, 4, 30, NULL);
+	cache_env_setup(_metadata, &self->env);
 }
 
 FIXTURE_TEARDOWN(cache_misc)
@@ -322,4 +326,4 @@ TEST_F(cache_misc, shrinker)
 	EXPECT_EQ(0, hbm_pattern_check(self->r.map, 8 * HBMT_PAGE, 0, seed, NULL));
 }
 
-HBMT_MAIN
+TEST_HARNESS_MAIN

@@ -239,6 +239,24 @@ static int wait_child(pid_t pid)
 	return WEXITSTATUS(status);
 }
 
+/*
+ * The child's side of a two-process test on a LEN mapping m: write the
+ * first half with seed mine, tell the parent (wfd), wait for its answer
+ * (rfd), then check the second half, which the parent wrote with seed
+ * theirs.  Exits 0 if it matches, 1 if not, 2 if the pipe failed.
+ */
+static void __attribute__((noreturn)) child_swap_halves(uint8_t *m, int wfd, int rfd,
+							uint64_t mine, uint64_t theirs)
+{
+	const uint64_t half = LEN / 2;
+	char c = 0;
+
+	hbm_pattern_fill(m, half, 0, mine);
+	if (write(wfd, "x", 1) != 1 || read(rfd, &c, 1) != 1)
+		_exit(2);
+	_exit(hbm_pattern_check(m + half, half, half, theirs, NULL) == 0 ? 0 : 1);
+}
+
 /* fork with the mapping shared: the child's writes are seen by the parent and the parent's by the child, one fetch per page overall. */
 TEST_F(conc, fork_shared_mapping)
 {
@@ -255,15 +273,8 @@ TEST_F(conc, fork_shared_mapping)
 	ASSERT_EQ(0, pipe(to_parent));
 	pid = fork();
 	ASSERT_LE(0, pid);
-	if (pid == 0) {
-		int ok;
-
-		hbm_pattern_fill(self->r.map, half, 0, 0xc41d);
-		if (write(to_parent[1], "x", 1) != 1 || read(to_child[0], &c, 1) != 1)
-			_exit(2);
-		ok = hbm_pattern_check(self->r.map + half, half, half, 0xa7e7, NULL) == 0;
-		_exit(ok ? 0 : 1);
-	}
+	if (pid == 0)
+		child_swap_halves(self->r.map, to_parent[1], to_child[0], 0xc41d, 0xa7e7);
 	ASSERT_EQ(1, read(to_parent[0], &c, 1));
 	EXPECT_EQ(0, hbm_pattern_check(self->r.map, half, 0, 0xc41d, NULL))
 		TH_LOG("parent does not see the child's writes");
@@ -292,15 +303,10 @@ TEST_F(conc, fork_inherited_fd_own_mapping)
 	ASSERT_LE(0, pid);
 	if (pid == 0) {
 		uint8_t *m = mmap(NULL, LEN, PROT_READ | PROT_WRITE, MAP_SHARED, self->r.fd, 0);
-		int ok;
 
 		if (m == MAP_FAILED)
 			_exit(3);
-		hbm_pattern_fill(m, half, 0, 0x11);
-		if (write(to_parent[1], "x", 1) != 1 || read(to_child[0], &c, 1) != 1)
-			_exit(2);
-		ok = hbm_pattern_check(m + half, half, half, 0x22, NULL) == 0;
-		_exit(ok ? 0 : 1);
+		child_swap_halves(m, to_parent[1], to_child[0], 0x11, 0x22);
 	}
 	ASSERT_EQ(1, read(to_parent[0], &c, 1));
 	self->r.map = mmap(NULL, LEN, PROT_READ | PROT_WRITE, MAP_SHARED, self->r.fd, 0);
@@ -364,7 +370,7 @@ TEST_F(conc, scm_rights)
 		struct hbmpool_region_info ri;
 		uint32_t id = 0;
 		uint8_t *m;
-		int fd = recv_fd(sv[1], &id), ok;
+		int fd = recv_fd(sv[1], &id);
 
 		if (fd < 0)
 			_exit(3);
@@ -373,11 +379,7 @@ TEST_F(conc, scm_rights)
 		m = mmap(NULL, LEN, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
 		if (m == MAP_FAILED)
 			_exit(5);
-		hbm_pattern_fill(m, half, 0, 0x5c);
-		if (write(sv[1], "x", 1) != 1 || read(sv[1], &c, 1) != 1)
-			_exit(2);
-		ok = hbm_pattern_check(m + half, half, half, 0x5d, NULL) == 0;
-		_exit(ok ? 0 : 1);
+		child_swap_halves(m, sv[1], sv[1], 0x5c, 0x5d);
 	}
 	/* A fresh region, created after the fork. */
 	ASSERT_EQ(0, hbmt_region_open(&r2, self->env.devfd, LEN, CHUNK,
@@ -393,4 +395,4 @@ TEST_F(conc, scm_rights)
 	close(sv[1]);
 }
 
-HBMT_MAIN
+TEST_HARNESS_MAIN

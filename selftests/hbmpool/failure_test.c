@@ -141,39 +141,53 @@ TEST_F(fail, hang_fetch_timeout)
 	EXPECT_EQ(0, hbmt_probe_write(pg(self, 3), 42, NULL));
 }
 
-struct hang_arg {
+/* A thread that reads one page: result is 0 or SIGBUS once done is set. */
+struct toucher {
 	uint8_t *addr;
 	int result;
 	volatile int started;
+	volatile int done;
 };
 
-static void *hang_toucher(void *p)
+static void *toucher_thread(void *p)
 {
-	struct hang_arg *a = p;
+	struct toucher *a = p;
 	uint64_t v;
 
 	a->started = 1;
 	a->result = hbmt_probe_read(a->addr, &v, NULL);
+	__atomic_store_n(&a->done, 1, __ATOMIC_SEQ_CST);
 	return NULL;
+}
+
+/*
+ * With a 20 s fetch timeout and hang_fetch=1 on N_A, open a 16-page region
+ * there and start a toucher of page p: it parks on the hung fetch.  Returns
+ * 300 ms after the thread started.
+ */
+static void park_toucher(struct __test_metadata *_metadata, FIXTURE_DATA(fail) *self,
+			 struct toucher *a, pthread_t *t, uint64_t p, const char *name)
+{
+	ASSERT_EQ(0, hbm_set_global_u64("fetch_timeout_ms", 20000));
+	ASSERT_EQ(0, hbmt_region_open(&self->r, self->env.devfd, 16 * HBMT_PAGE, CHUNK,
+				      HBMPOOL_POLICY_BIND, 1ULL << N_A, 0, name));
+	ASSERT_EQ(0, hbm_node_knob(N_A, "hang_fetch", 1));
+	a->addr = pg(self, p);
+	ASSERT_EQ(0, pthread_create(t, NULL, toucher_thread, a));
+	while (!a->started)
+		hbmt_sleep_ms(10);
+	hbmt_sleep_ms(300);
 }
 
 /* A fetch parked by hang_fetch is completed with ECANCELED when hang_fetch goes back to 0: the waiting thread gets SIGBUS without a timeout, and the next touch works. */
 TEST_F(fail, hang_fetch_cancelled)
 {
-	struct hang_arg a = { 0 };
+	struct toucher a = { 0 };
 	struct hbmpool_stats st;
 	pthread_t t;
 	uint64_t v = 1;
 
-	ASSERT_EQ(0, hbm_set_global_u64("fetch_timeout_ms", 20000));
-	ASSERT_EQ(0, hbmt_region_open(&self->r, self->env.devfd, 16 * HBMT_PAGE, CHUNK,
-				      HBMPOOL_POLICY_BIND, 1ULL << N_A, 0, "cancel"));
-	ASSERT_EQ(0, hbm_node_knob(N_A, "hang_fetch", 1));
-	a.addr = pg(self, 5);
-	ASSERT_EQ(0, pthread_create(&t, NULL, hang_toucher, &a));
-	while (!a.started)
-		hbmt_sleep_ms(10);
-	hbmt_sleep_ms(300);
+	park_toucher(_metadata, self, &a, &t, 5, "cancel");
 	/* Other pages of the region are not blocked by the parked fault's
 	 * mmap_lock: a cached page of the same mapping can be read. */
 	ASSERT_EQ(0, hbm_node_knob(N_A, "hang_fetch", 0));
@@ -186,40 +200,14 @@ TEST_F(fail, hang_fetch_cancelled)
 	EXPECT_EQ(0, v);
 }
 
-struct parked_arg {
-	uint8_t *addr;
-	int result;
-	volatile int started;
-	volatile int done;
-};
-
-static void *parked_toucher(void *p)
-{
-	struct parked_arg *a = p;
-	uint64_t v;
-
-	a->started = 1;
-	a->result = hbmt_probe_read(a->addr, &v, NULL);
-	__atomic_store_n(&a->done, 1, __ATOMIC_SEQ_CST);
-	return NULL;
-}
-
 /* A fault waiting on the link does not hold mmap_lock: while one thread is parked on a hung fetch (20 s timeout), another maps, protects and unmaps memory (mmap_lock for writing) and finishes first; the parked thread ends only when the hang is cleared. */
 TEST_F(fail, fault_wait_drops_mmap_lock)
 {
-	struct parked_arg a = { 0 };
+	struct toucher a = { 0 };
 	pthread_t t;
 	int i;
 
-	ASSERT_EQ(0, hbm_set_global_u64("fetch_timeout_ms", 20000));
-	ASSERT_EQ(0, hbmt_region_open(&self->r, self->env.devfd, 16 * HBMT_PAGE, CHUNK,
-				      HBMPOOL_POLICY_BIND, 1ULL << N_A, 0, "mmaplock"));
-	ASSERT_EQ(0, hbm_node_knob(N_A, "hang_fetch", 1));
-	a.addr = pg(self, 7);
-	ASSERT_EQ(0, pthread_create(&t, NULL, parked_toucher, &a));
-	while (!a.started)
-		hbmt_sleep_ms(10);
-	hbmt_sleep_ms(300);
+	park_toucher(_metadata, self, &a, &t, 7, "mmaplock");
 	for (i = 0; i < 16; i++) {
 		void *m = mmap(NULL, 1 << 20, PROT_READ | PROT_WRITE,
 			       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
@@ -463,4 +451,4 @@ TEST_F_TIMEOUT(fail, fail_writeback_under_pressure, 120)
 	EXPECT_EQ(0, hbm_pattern_check(self->r.map, n * HBMT_PAGE, 0, 0x9e55, NULL));
 }
 
-HBMT_MAIN
+TEST_HARNESS_MAIN

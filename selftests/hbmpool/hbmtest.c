@@ -68,7 +68,8 @@ static void probe_install(void)
 	sigaction(SIGBUS, &sa, NULL);
 }
 
-int hbmt_probe_read(const volatile void *addr, uint64_t *val, void **fault_addr)
+/* One u64 read (write == 0, into *val) or write (of *val) at addr. */
+static int probe(volatile uint64_t *addr, uint64_t *val, int write, void **fault_addr)
 {
 	probe_install();
 	if (sigsetjmp(probe_jb, 1)) {
@@ -77,23 +78,22 @@ int hbmt_probe_read(const volatile void *addr, uint64_t *val, void **fault_addr)
 		return SIGBUS;
 	}
 	probe_armed = 1;
-	*val = *(const volatile uint64_t *)addr;
+	if (write)
+		*addr = *val;
+	else
+		*val = *addr;
 	probe_armed = 0;
 	return 0;
 }
 
+int hbmt_probe_read(const volatile void *addr, uint64_t *val, void **fault_addr)
+{
+	return probe((volatile uint64_t *)addr, val, 0, fault_addr);
+}
+
 int hbmt_probe_write(volatile void *addr, uint64_t val, void **fault_addr)
 {
-	probe_install();
-	if (sigsetjmp(probe_jb, 1)) {
-		if (fault_addr)
-			*fault_addr = probe_addr;
-		return SIGBUS;
-	}
-	probe_armed = 1;
-	*(volatile uint64_t *)addr = val;
-	probe_armed = 0;
-	return 0;
+	return probe(addr, &val, 1, fault_addr);
 }
 
 int hbmt_region_open(struct hbmt_region *r, int devfd, uint64_t len,

@@ -318,4 +318,4 @@ TEST_F(integrity, remap_keeps_data)
 	munmap(m, 2 * CHUNK);
 }
 
-HBMT_MAIN
+TEST_HARNESS_MAIN

@@ -238,4 +238,4 @@ TEST_F(life, emfile_leaks_nothing)
 	expect_idle(_metadata, self);
 }
 
-HBMT_MAIN
+TEST_HARNESS_MAIN

@@ -11,17 +11,13 @@
 set -u
 
 here=$(cd "$(dirname "$0")" && pwd)
+# shellcheck source-path=SCRIPTDIR source=lib.sh
+. "$here/lib.sh"
 tools=$here/../../tools
 sys=/sys/kernel/hbmpool
 nodes="57 58"
-n=0
-fails=0
 budget0=
 
-echo "TAP version 13"
-skip_all() { echo "1..0 # SKIP $*"; exit 4; }
-ok() { n=$((n + 1)); echo "ok $n - $*"; }
-nok() { n=$((n + 1)); echo "not ok $n - $*"; fails=$((fails + 1)); }
 cleanup() {
 	local id
 	[ -n "$budget0" ] && echo "$budget0" >$sys/cache_budget_pages

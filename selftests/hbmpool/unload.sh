@@ -16,23 +16,14 @@
 set -u
 
 here=$(cd "$(dirname "$0")" && pwd)
+# shellcheck source-path=SCRIPTDIR source=lib.sh
+. "$here/lib.sh"
 ko=${HBMPOOL_KO:-$here/../../kmod/hbmpool.ko}
 holder=$here/region_holder
 node=63
 sys=/sys/kernel/hbmpool
-n=0
-fails=0
 hpid=
 
-echo "TAP version 13"
-skip_all() { echo "1..0 # SKIP $*"; exit 4; }
-ok() { n=$((n + 1)); echo "ok $n - $*"; }
-nok() { n=$((n + 1)); echo "not ok $n - $*"; fails=$((fails + 1)); }
-check() { # check DESCRIPTION COMMAND...
-	local d=$1
-	shift
-	if "$@"; then ok "$d"; else nok "$d"; fi
-}
 cleanup() {
 	[ -n "$hpid" ] && kill "$hpid" 2>/dev/null && wait "$hpid" 2>/dev/null
 	# shellcheck disable=SC2086 # HBMPOOL_PARAMS is a list of module parameters

@@ -44,23 +44,8 @@ static int parse_digits(const char **sp, uint64_t *out)
 	return 0;
 }
 
-int hbm_parse_u64(const char *s, uint64_t *out)
-{
-	uint64_t v;
-	int ret;
-
-	if (!s)
-		return -EINVAL;
-	ret = parse_digits(&s, &v);
-	if (ret)
-		return ret;
-	if (*s)
-		return -EINVAL;
-	*out = v;
-	return 0;
-}
-
-int hbm_parse_size(const char *s, uint64_t *out)
+/* A number (decimal or 0x hex), with a size suffix if units, then the end. */
+static int parse_number(const char *s, int units, uint64_t *out)
 {
 	unsigned int shift = 0;
 	uint64_t v;
@@ -71,23 +56,35 @@ int hbm_parse_size(const char *s, uint64_t *out)
 	ret = parse_digits(&s, &v);
 	if (ret)
 		return ret;
-	switch (*s) {
-	case 'k': case 'K': shift = 10; s++; break;
-	case 'm': case 'M': shift = 20; s++; break;
-	case 'g': case 'G': shift = 30; s++; break;
-	case 't': case 'T': shift = 40; s++; break;
-	default: break;
+	if (units) {
+		switch (*s) {
+		case 'k': case 'K': shift = 10; s++; break;
+		case 'm': case 'M': shift = 20; s++; break;
+		case 'g': case 'G': shift = 30; s++; break;
+		case 't': case 'T': shift = 40; s++; break;
+		default: break;
+		}
+		if (shift && s[0] == 'i' && s[1] == 'B')
+			s += 2;
+		else if (s[0] == 'B')
+			s++;
 	}
-	if (shift && s[0] == 'i' && s[1] == 'B')
-		s += 2;
-	else if (s[0] == 'B')
-		s++;
 	if (*s)
 		return -EINVAL;
 	if (shift && v > (UINT64_MAX >> shift))
 		return -ERANGE;
 	*out = v << shift;
 	return 0;
+}
+
+int hbm_parse_u64(const char *s, uint64_t *out)
+{
+	return parse_number(s, 0, out);
+}
+
+int hbm_parse_size(const char *s, uint64_t *out)
+{
+	return parse_number(s, 1, out);
 }
 
 int hbm_parse_nodelist(const char *s, unsigned int min_id, unsigned int max_id,

@@ -19,8 +19,8 @@ PKGS=(
 	linux-image-amd64 linux-headers-amd64 linux-source-6.1
 	# toolchain
 	gcc make libc6-dev pkg-config kmod perl python3 xz-utils
-	# userspace libraries of tools/ and selftests/
-	libnl-3-dev libnl-genl-3-dev
+	# userspace libraries of tools/ and selftests/ (liburing: io_uring tests)
+	libnl-3-dev libnl-genl-3-dev liburing-dev
 	# lint
 	sparse shellcheck
 	# rig

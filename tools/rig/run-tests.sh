@@ -5,7 +5,9 @@
 #
 # usage: run-tests.sh [-t SECS] [-i ID] [TEST...]
 #   TEST: a line of the test list, or its executable's name (default: all)
-#   -t SECS: timeout per test (default $RIG_TEST_TIMEOUT or 300)
+#   -t SECS: timeout per test (default $RIG_TEST_TIMEOUT, else the
+#            "timeout=SECS" line of the test directory's kselftest settings
+#            file, selftests/hbmpool/settings: the one place for it)
 #   -i ID: VM id (default tests): output in $RIG_BUILD/out-ID/
 #
 # The test list is selftests/hbmpool/tests.list if it exists: one test per
@@ -38,7 +40,7 @@ set -euo pipefail
 # shellcheck source-path=SCRIPTDIR source=lib.sh
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
-per_test=${RIG_TEST_TIMEOUT:-300}
+per_test=${RIG_TEST_TIMEOUT:-}
 id=tests
 while [ $# -gt 0 ]; do
 	case "$1" in
@@ -56,6 +58,13 @@ tdir=$(realpath -m "${RIG_SELFTESTS:-$REPO/selftests/hbmpool}")
 allow=$tdir/kernel-log.allow
 [ -r "$ko" ] || rig_die "$ko not built (make module)"
 [ -d "$tdir" ] || rig_die "no test directory $tdir"
+if [ -z "$per_test" ]; then
+	# kselftest's settings file: "timeout=SECS" (run_kselftest.sh reads it too)
+	[ -r "$tdir/settings" ] || rig_die "no $tdir/settings (timeout=SECS) and no -t"
+	per_test=$(sed -n 's/^timeout=\([0-9]*\)$/\1/p' "$tdir/settings" | tail -n 1)
+	[ -n "$per_test" ] || rig_die "$tdir/settings has no line timeout=SECS"
+fi
+[[ "$per_test" =~ ^[1-9][0-9]*$ ]] || rig_die "bad per-test timeout '$per_test'"
 
 all=()
 if [ -r "$tdir/tests.list" ]; then
@@ -89,7 +98,9 @@ for t in "${tests[@]+"${tests[@]}"}"; do
 	exe=${t%% *}
 	[ -x "$tdir/$exe" ] || rig_die "test $tdir/$exe is missing or not executable (make selftests)"
 done
-[ ${#tests[@]} -gt 0 ] || rig_log "warning: no tests found in $tdir"
+# No test at all is a failure, not an empty pass: 'make check' must not pass
+# with the tests deleted.
+[ ${#tests[@]} -gt 0 ] || rig_die "no tests found in $tdir (make selftests)"
 
 out=$RIG_BUILD/out-$id
 kml_args=()	# RIG_KMEMLEAK=1: see the kmemleak section below
