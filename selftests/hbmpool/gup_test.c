@@ -348,4 +348,4 @@ TEST_F_TIMEOUT(gup, writes_survive_eviction, 240)
 	EXPECT_EQ(0, st.errors);
 }
 
-HBMT_MAIN
+TEST_HARNESS_MAIN

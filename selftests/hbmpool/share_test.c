@@ -386,4 +386,4 @@ TEST_F(share, outlives_creator)
 	close(done[1]);
 }
 
-HBMT_MAIN
+TEST_HARNESS_MAIN
