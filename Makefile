@@ -190,7 +190,11 @@ DEBUG_APPEND       ?= watchdog_thresh=30 log_buf_len=8M pci=noacpi
 
 .PHONY: debug-kernel debug-module check-debug
 
+# The kernel's own build needs these besides the module's.
+DEBUG_DEPS := flex bison bc libelf-dev libssl-dev
+
 debug-kernel:
+	@DEPS_EXTRA="$(DEBUG_DEPS)" $(RIG)/deps.sh
 	@RIG_DEBUG_KDIR=$(DEBUG_KDIR) LINUX_SRC_TAR=$(LINUX_SRC_TAR) $(RIG)/debug-kernel.sh >/dev/null
 
 # A copy of the module's sources: an M=$(CURDIR) build would overwrite the
