@@ -77,6 +77,26 @@ static void hbmpool_node_release(struct device *dev)
 	hbmpool_kobj_released();
 }
 
+/* ---- debugfs: fault injection for every transport ---- */
+
+static int hbmpool_fail_knob_get(void *data, u64 *val)
+{
+	*val = READ_ONCE(*(bool *)data);
+	return 0;
+}
+
+static int hbmpool_fail_knob_set(void *data, u64 val)
+{
+	if (val > 1) {
+		pr_err("fail_fetch, fail_writeback: expected 0 or 1\n");
+		return -EINVAL;
+	}
+	WRITE_ONCE(*(bool *)data, val);
+	return 0;
+}
+DEFINE_DEBUGFS_ATTRIBUTE(hbmpool_fail_knob_fops, hbmpool_fail_knob_get,
+			 hbmpool_fail_knob_set, "%llu\n");
+
 /* ---- creation and removal ---- */
 
 /*
@@ -115,9 +135,10 @@ static struct hbmpool_node *hbmpool_node_alloc(u32 id, u32 distance,
 		goto err_put;
 	snprintf(name, sizeof(name), "node%u", id);
 	node->debugfs = debugfs_create_dir(name, hbmpool_debugfs_root);
-	debugfs_create_bool("fail_fetch", 0644, node->debugfs, &node->fail_fetch);
-	debugfs_create_bool("fail_writeback", 0644, node->debugfs,
-			    &node->fail_writeback);
+	debugfs_create_file_unsafe("fail_fetch", 0644, node->debugfs,
+				   &node->fail_fetch, &hbmpool_fail_knob_fops);
+	debugfs_create_file_unsafe("fail_writeback", 0644, node->debugfs,
+				   &node->fail_writeback, &hbmpool_fail_knob_fops);
 	if (!t)
 		return node;
 	if (t->node_priv_size) {
