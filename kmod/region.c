@@ -540,13 +540,15 @@ static int hbmpool_region_inode(struct hbmpool_region *r, umode_t mode)
 }
 
 /*
- * A new O_RDWR | O_CLOEXEC descriptor of @r, which holds the caller's
- * reference from now on; the ioctl's reply is copied out by @reply before
- * the descriptor is installed.  Returns the fd or an error; on error the
- * reference is dropped.
+ * Gives the caller a new O_RDWR | O_CLOEXEC descriptor of @r, which takes
+ * over the caller's reference (dropped on error).  The ioctl's reply @req
+ * (@ksize bytes, @usize of them user space's) gets its size, region id and
+ * fd filled in through @size, @id and @fdp and is copied out to @argp
+ * before the descriptor is installed.  Returns the fd or an error.
  */
-static int hbmpool_region_install(struct hbmpool_region *r,
-				  int (*reply)(void *ctx, int fd), void *ctx)
+static long hbmpool_region_reply_fd(struct hbmpool_region *r,
+				    void __user *argp, void *req, size_t ksize,
+				    u32 usize, u32 *size, u32 *id, u32 *fdp)
 {
 	struct file *file;
 	int fd, err;
@@ -567,7 +569,11 @@ static int hbmpool_region_install(struct hbmpool_region *r,
 	}
 	__module_get(THIS_MODULE);	/* for the file, dropped by fops_put() */
 	file->private_data = r;		/* the file holds the caller's reference */
-	err = reply(ctx, fd);
+
+	*size = ksize;
+	*id = r->id;
+	*fdp = fd;
+	err = hbmpool_copy_out(argp, req, ksize, usize);
 	if (err) {
 		put_unused_fd(fd);
 		fput(file);
@@ -577,33 +583,15 @@ static int hbmpool_region_install(struct hbmpool_region *r,
 	return fd;
 }
 
-struct hbmpool_create_reply {
-	struct hbmpool_region_create *req;
-	void __user *argp;
-	u32 usize;
-	u32 id;
-};
-
-static int hbmpool_create_reply(void *ctx, int fd)
-{
-	struct hbmpool_create_reply *c = ctx;
-
-	c->req->size = sizeof(*c->req);
-	c->req->region_id = c->id;
-	c->req->fd = fd;
-	return hbmpool_copy_out(c->argp, c->req, sizeof(*c->req), c->usize);
-}
-
 long hbmpool_ioc_region_create(void __user *argp)
 {
 	struct hbmpool_region_create req;
-	struct hbmpool_create_reply reply = { .req = &req, .argp = argp };
 	struct hbmpool_region *r;
-	u32 id;
+	u32 id, usize;
 	int err;
 
 	err = hbmpool_copy_in(&req, sizeof(req), HBMPOOL_REGION_CREATE_SIZE_VER0,
-			      argp, &reply.usize);
+			      argp, &usize);
 	if (err)
 		return err;
 	err = hbmpool_check_create(&req);
@@ -655,8 +643,8 @@ long hbmpool_ioc_region_create(void __user *argp)
 		hbmpool_ioc_reject("region create", "a shared region of that name exists");
 		goto err_put;
 	}
-	reply.id = r->id;
-	return hbmpool_region_install(r, hbmpool_create_reply, &reply);
+	return hbmpool_region_reply_fd(r, argp, &req, sizeof(req), usize,
+				       &req.size, &req.region_id, &req.fd);
 
 err_put:
 	hbmpool_region_put(r);
@@ -665,32 +653,15 @@ err_put:
 
 /* ---- opening a shared region by name ---- */
 
-struct hbmpool_open_reply {
-	struct hbmpool_region_open *req;
-	void __user *argp;
-	u32 usize;
-	u32 id;
-};
-
-static int hbmpool_open_reply(void *ctx, int fd)
-{
-	struct hbmpool_open_reply *c = ctx;
-
-	c->req->size = sizeof(*c->req);
-	c->req->region_id = c->id;
-	c->req->fd = fd;
-	return hbmpool_copy_out(c->argp, c->req, sizeof(*c->req), c->usize);
-}
-
 long hbmpool_ioc_region_open(void __user *argp)
 {
 	struct hbmpool_region_open req;
-	struct hbmpool_open_reply reply = { .req = &req, .argp = argp };
 	struct hbmpool_region *r;
+	u32 usize;
 	int err;
 
 	err = hbmpool_copy_in(&req, sizeof(req), HBMPOOL_REGION_OPEN_SIZE_VER0,
-			      argp, &reply.usize);
+			      argp, &usize);
 	if (err)
 		return err;
 	if (req.flags || memchr_inv(req.reserved, 0, sizeof(req.reserved))) {
@@ -714,8 +685,8 @@ long hbmpool_ioc_region_open(void __user *argp)
 		hbmpool_region_put(r);
 		return err;
 	}
-	reply.id = r->id;
-	return hbmpool_region_install(r, hbmpool_open_reply, &reply);
+	return hbmpool_region_reply_fd(r, argp, &req, sizeof(req), usize,
+				       &req.size, &req.region_id, &req.fd);
 }
 
 /* ---- node removal ---- */
