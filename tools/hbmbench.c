@@ -14,7 +14,12 @@
  * the region).  Knobs changed are restored at exit.  Numbers only: nothing
  * here asserts on timing.
  *
+ * --regions N measures something else instead: the kernel memory a region
+ * costs (Slab + Percpu of /proc/meminfo, per region, N one-page regions
+ * held open), against a one-page memfd as the baseline, in the same run.
+ *
  * usage: hbmbench [--size SIZE] [--node N | --nodes LIST] [--iterations N] [--evict]
+ *        hbmbench --regions N [--node N | --nodes LIST]
  * Output: a table, then machine-readable "key=value" lines
  * (ratio.seq_fault_vs_memcpy=0.xx, ...); ratios are fault throughput over
  * baseline throughput.
@@ -26,6 +31,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include "hbmcli.h"
@@ -179,6 +185,92 @@ static double mbps(enum phase ph)
 	return res[ph].total_ns ? (double)res[ph].bytes / ((double)res[ph].total_ns / 1e9) / 1e6 : 0;
 }
 
+/* A /proc/meminfo field in bytes, or -1. */
+static long long meminfo_bytes(const char *field)
+{
+	size_t flen = strlen(field);
+	long long kb = -1;
+	char line[256];
+	FILE *f = fopen("/proc/meminfo", "re");
+
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f))
+		if (!strncmp(line, field, flen) && line[flen] == ':') {
+			kb = atoll(line + flen + 1);
+			break;
+		}
+	fclose(f);
+	return kb < 0 ? -1 : kb * 1024;
+}
+
+/* Kernel memory that objects of this program hold: slab and per-CPU. */
+static void kmem(long long *slab, long long *percpu)
+{
+	/* let deferred frees (RCU, per-CPU slab caches) settle */
+	usleep(200 * 1000);
+	*slab = meminfo_bytes("Slab");
+	*percpu = meminfo_bytes("Percpu");
+}
+
+/*
+ * --regions N: N one-page regions held open, then N one-page memfds, each
+ * measured as kernel memory per object.
+ */
+static int bench_regions(int dev, uint64_t n)
+{
+	struct rlimit rl = { .rlim_cur = n + 64, .rlim_max = n + 64 };
+	long long slab0, pcpu0, slab1, pcpu1, slab2, pcpu2;
+	struct hbmpool_region_create rc;
+	int *fds = calloc(n, sizeof(*fds));
+	double reg_slab, reg_pcpu, mfd_slab, mfd_pcpu;
+	uint64_t i;
+
+	if (!fds || setrlimit(RLIMIT_NOFILE, &rl)) {
+		fprintf(stderr, "hbmbench: cannot hold %llu descriptors\n", (unsigned long long)n);
+		return 1;
+	}
+	kmem(&slab0, &pcpu0);
+	for (i = 0; i < n; i++) {
+		hbm_create_init(&rc, PAGE, PAGE, HBMPOOL_POLICY_INTERLEAVE, nodemask, 0, "");
+		fds[i] = hbm_region_create(dev, &rc);
+		if (fds[i] < 0) {
+			fprintf(stderr, "hbmbench: region %llu: %s\n", (unsigned long long)i,
+				strerror(-fds[i]));
+			return 1;
+		}
+	}
+	kmem(&slab1, &pcpu1);
+	for (i = 0; i < n; i++)
+		close(fds[i]);
+	kmem(&slab0, &pcpu0);	/* the baseline starts from the same point */
+	for (i = 0; i < n; i++) {
+		fds[i] = memfd_create("hbmbench", MFD_CLOEXEC);
+		if (fds[i] < 0 || ftruncate(fds[i], PAGE)) {
+			perror("hbmbench: memfd");
+			return 1;
+		}
+	}
+	kmem(&slab2, &pcpu2);
+	for (i = 0; i < n; i++)
+		close(fds[i]);
+	free(fds);
+	reg_slab = (double)(slab1 - slab0) / n;
+	reg_pcpu = (double)(pcpu1 - pcpu0) / n;
+	mfd_slab = (double)(slab2 - slab0) / n;
+	mfd_pcpu = (double)(pcpu2 - pcpu0) / n;
+	printf("%-24s %14s %14s\n", "object (one page)", "slab B/obj", "percpu B/obj");
+	printf("%-24s %14.0f %14.0f\n", "hbmpool region", reg_slab, reg_pcpu);
+	printf("%-24s %14.0f %14.0f\n", "memfd (baseline)", mfd_slab, mfd_pcpu);
+	printf("regions.n=%llu\n", (unsigned long long)n);
+	printf("regions.slab_bytes_per_region=%.0f\n", reg_slab);
+	printf("regions.percpu_bytes_per_region=%.0f\n", reg_pcpu);
+	printf("regions.slab_bytes_per_memfd=%.0f\n", mfd_slab);
+	printf("ratio.region_vs_memfd_kmem=%.2f\n",
+	       (reg_slab + reg_pcpu) / (mfd_slab + mfd_pcpu));
+	return 0;
+}
+
 static void usage(FILE *f, const char *argv0)
 {
 	fprintf(f, "usage: %s [--size SIZE] [--node N | --nodes LIST] [--iterations N] [--evict]\n"
@@ -186,7 +278,9 @@ static void usage(FILE *f, const char *argv0)
 		"  --node N          use remote node N\n"
 		"  --nodes LIST      use nodes, e.g. 1,3-5 (default: every remote node up)\n"
 		"  --iterations N    repeat each phase N times (default 3)\n"
-		"  --evict           add a sequential fault phase with budget = size/8\n", argv0);
+		"  --evict           add a sequential fault phase with budget = size/8\n"
+		"  --regions N       instead: kernel memory per region, N one-page regions,\n"
+		"                    against a one-page memfd\n", argv0);
 }
 
 int main(int argc, char **argv)
@@ -197,17 +291,18 @@ int main(int argc, char **argv)
 		{ "nodes", required_argument, NULL, 'N' },
 		{ "iterations", required_argument, NULL, 'i' },
 		{ "evict", no_argument, NULL, 'e' },
+		{ "regions", required_argument, NULL, 'r' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	uint64_t size = 8ULL << 20, iters = 3, npages, v;
+	uint64_t size = 8ULL << 20, iters = 3, npages, v, nregions = 0;
 	struct hbm_node nodes[HBMPOOL_MAX_NODES];
 	struct hbmpool_region_create rc;
 	int c, n, dev, evict = 0, have_debugfs;
 	uint32_t *perm;
 	uint8_t *buf;
 
-	while ((c = getopt_long(argc, argv, "s:n:N:i:eh", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "s:n:N:i:er:h", opts, NULL)) != -1) {
 		switch (c) {
 		case 's':
 			if (hbm_parse_size(optarg, &size) || !size || size % PAGE)
@@ -228,6 +323,10 @@ int main(int argc, char **argv)
 			break;
 		case 'e':
 			evict = 1;
+			break;
+		case 'r':
+			if (hbm_parse_u64(optarg, &nregions) || !nregions || nregions > 1000000)
+				return hbm_cli_bad("regions", optarg, "(1..1000000)");
 			break;
 		default:	/* 'h', or an unknown option */
 			return hbm_cli_usage(usage, argv[0], c == 'h');
@@ -254,6 +353,8 @@ int main(int argc, char **argv)
 		fprintf(stderr, "hbmbench: open %s: %s\n", HBM_DEV, strerror(-dev));
 		return 1;
 	}
+	if (nregions)
+		return bench_regions(dev, nregions);
 	for (int ph = 0; ph < NPHASE; ph++) {
 		res[ph].lat = calloc(npages * iters, sizeof(uint64_t));
 		if (!res[ph].lat)
