@@ -81,12 +81,17 @@ static struct page *hbmpool_page_new(struct hbmpool_region *r, pgoff_t index)
 	return page;
 }
 
-/* Takes a locked page that holds no data out of the cache; unlocks and puts it. */
+/*
+ * Takes a locked page that holds no data out of the cache and unlocks it;
+ * the cache's reference goes last, as it may be the only one.
+ */
 void hbmpool_page_abandon(struct hbmpool_region *r, struct page *page)
 {
-	if (hbmpool_remove_page(r, page))
-		put_page(page);		/* the cache's reference */
+	bool removed = hbmpool_remove_page(r, page);
+
 	unlock_page(page);		/* waiters see mapping == NULL and look again */
+	if (removed)
+		put_page(page);		/* the cache's reference */
 }
 
 static void hbmpool_count_fetch(struct hbmpool_region *r,
