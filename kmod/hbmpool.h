@@ -106,7 +106,6 @@ void hbmpool_kobj_released(void);
 /* Control entry points run between these; see main.c. */
 int hbmpool_ctl_begin(void);
 void hbmpool_ctl_end(void);
-void hbmpool_ctl_assert_held(void);
 
 /* ---- debugfs (main.c): the root; node.c makes a directory per node ---- */
 

@@ -57,11 +57,6 @@ void hbmpool_ctl_end(void)
 	mutex_unlock(&hbmpool_ctl_lock);
 }
 
-void hbmpool_ctl_assert_held(void)
-{
-	lockdep_assert_held(&hbmpool_ctl_lock);
-}
-
 /* ---- ioctl structure copies ---- */
 
 int hbmpool_copy_in(void *dst, size_t ksize, size_t ver0,
