@@ -39,12 +39,25 @@ KSFT_FILES    := tools/testing/selftests/kselftest_harness.h \
 		 scripts/checkpatch.pl scripts/spelling.txt \
 		 scripts/const_structs.checkpatch
 
+# The kernel's ynl (tools/net/ynl, pure Python) and the netlink schemas, from
+# Debian's linux-source-6.12: the netlink test drives the family with it and
+# compares the kernel's policy with the spec.  Never copied into the repo.
+YNL_SRC_TAR   ?= /usr/src/linux-source-6.12.tar.xz
+YNL_DIR       := $(BUILD)/ynl
+YNL_FILES     := tools/net/ynl/cli.py tools/net/ynl/lib/__init__.py \
+		 tools/net/ynl/lib/nlspec.py tools/net/ynl/lib/ynl.py \
+		 Documentation/netlink/genetlink.yaml \
+		 Documentation/netlink/genetlink-legacy.yaml \
+		 Documentation/netlink/specs/nlctrl.yaml
+NL_SPEC       := Documentation/netlink/specs/hbmpool.yaml
+NL_HDR        := uapi/linux/hbmpool_nl.h
+
 KMOD_SRCS      = $(filter-out %.mod.c,$(wildcard kmod/*.[ch]))
 UAPI_HDRS      = $(wildcard uapi/linux/*.h)
 SHELL_SCRIPTS  = $(shell find . -path ./build -prune -o -path ./.git -prune -o \
 		   -name '*.sh' -type f -print) .ci/run
 
-.PHONY: all deps kinfo ksft module tools selftests lint lint-checkpatch \
+.PHONY: all deps kinfo ksft ynl module tools selftests lint lint-checkpatch lint-netlink \
 	lint-sparse lint-shell unit rig-tests check demo bench clean help
 
 all: module tools selftests
@@ -84,6 +97,26 @@ $(LINUX_SRC)/.stamp:
 		{ echo "ksft: $$f not found in $(LINUX_SRC_TAR)" >&2; exit 1; }; done
 	@touch $@
 
+ynl: $(YNL_DIR)/.stamp
+$(YNL_DIR)/.stamp:
+	@test -r $(YNL_SRC_TAR) || { echo "$(YNL_SRC_TAR) missing: make deps" >&2; exit 1; }
+	@echo "  EXTRACT ynl from $(YNL_SRC_TAR)"
+	@mkdir -p $(YNL_DIR)
+	@tar -xJf $(YNL_SRC_TAR) -C $(YNL_DIR) --strip-components=1 \
+		--wildcards $(addprefix '*/',$(YNL_FILES))
+	@for f in $(YNL_FILES); do test -f $(YNL_DIR)/$$f || \
+		{ echo "ynl: $$f not found in $(YNL_SRC_TAR)" >&2; exit 1; }; done
+	@touch $@
+
+# The netlink spec is valid for its schema and agrees with the uapi header
+# (the running kernel is compared in the rig: selftests/hbmpool/netlink_test.sh).
+lint-netlink: ynl
+	@echo "  NETLINK $(NL_SPEC) ~ $(NL_HDR)"
+	@/usr/bin/python3 -c 'import sys, yaml, jsonschema; \
+		jsonschema.validate(yaml.safe_load(open(sys.argv[1])), yaml.safe_load(open(sys.argv[2])))' \
+		$(NL_SPEC) $(YNL_DIR)/Documentation/netlink/genetlink.yaml
+	@/usr/bin/python3 tools/netlink/check-spec.py --spec $(NL_SPEC) --header $(NL_HDR)
+
 module: kinfo
 	@$(call require,Kbuild kmod/Kbuild VERSION)
 	$(MAKE) -C $(KDIR) M=$(CURDIR) modules
@@ -92,13 +125,13 @@ tools:
 	@$(call require,tools/Makefile)
 	$(MAKE) -C tools
 
-selftests: ksft
+selftests: ksft ynl
 	@$(call require,selftests/Makefile)
 	$(MAKE) -C selftests KSFT_INC=$(KSFT_INC)
 
 # Userspace is linted by its normal build (-Wall -Wextra -Werror): lint
 # depends on tools and selftests.  kinfo first: no headers, no lint.
-lint: kinfo lint-checkpatch lint-sparse lint-shell tools selftests
+lint: kinfo lint-checkpatch lint-sparse lint-shell lint-netlink tools selftests
 
 lint-checkpatch: ksft
 	@echo "  CHECKPATCH --strict $(KMOD_SRCS) $(UAPI_HDRS)"

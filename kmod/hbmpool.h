@@ -99,6 +99,11 @@ extern struct kobject *hbmpool_nodes_kobj;
 int hbmpool_sysfs_init(void);
 void hbmpool_sysfs_exit(void);
 
+/* ---- generic netlink (netlink.c) ---- */
+
+int hbmpool_netlink_init(void);
+void hbmpool_netlink_exit(void);
+
 /* Module exit waits for the releases of nodes (main.c). */
 void hbmpool_kobj_born(void);
 void hbmpool_kobj_released(void);
@@ -166,6 +171,9 @@ int hbmpool_nodes_init(void);
 void hbmpool_nodes_exit(void);
 ssize_t hbmpool_new_node_store(const char *buf, size_t len);
 ssize_t hbmpool_del_node_store(const char *buf, size_t len);
+u64 hbmpool_node_capacity(struct hbmpool_node *node);
+u64 hbmpool_node_free(struct hbmpool_node *node);
+struct hbmpool_node *hbmpool_node_get_next(unsigned long *id);
 int hbmpool_link_parse(const char *name);
 const char *hbmpool_link_name(enum hbmpool_link link);
 void hbmpool_sysfs_node_init(struct hbmpool_node *node);

@@ -227,6 +227,10 @@ static int __init hbmpool_init(void)
 	if (err)
 		goto err_cache_exit;
 
+	err = hbmpool_netlink_init();
+	if (err)
+		goto err_misc_deregister;
+
 	mutex_lock(&hbmpool_ctl_lock);
 	hbmpool_enabled = true;
 	mutex_unlock(&hbmpool_ctl_lock);
@@ -235,6 +239,8 @@ static int __init hbmpool_init(void)
 		HBMPOOL_VERSION, hbmpool_cache_budget, hbmpool_fetch_timeout_ms);
 	return 0;
 
+err_misc_deregister:
+	misc_deregister(&hbmpool_miscdev);
 err_cache_exit:
 	hbmpool_cache_exit();
 err_nodes_exit:
@@ -265,6 +271,7 @@ static void __exit hbmpool_exit(void)
 	 * in its loop after dropping the last reference of one: the cache
 	 * stops it before the nodes go.
 	 */
+	hbmpool_netlink_exit();
 	misc_deregister(&hbmpool_miscdev);
 	hbmpool_cache_exit();
 	hbmpool_nodes_exit();

@@ -36,6 +36,41 @@ struct hbmpool_node *__hbmpool_node_lookup(u32 id)
 	return xa_load(&hbmpool_nodes, id);
 }
 
+/* Bytes @node exports; node 0, the local cache: its budget. */
+u64 hbmpool_node_capacity(struct hbmpool_node *node)
+{
+	if (!node->transport)
+		return (u64)READ_ONCE(hbmpool_cache_budget) << PAGE_SHIFT;
+	return node->capacity;
+}
+
+/* Bytes of @node not reserved; node 0: budget minus cached pages. */
+u64 hbmpool_node_free(struct hbmpool_node *node)
+{
+	if (!node->transport) {
+		long left = READ_ONCE(hbmpool_cache_budget) - hbmpool_cache_nr_cached();
+
+		return left > 0 ? (u64)left << PAGE_SHIFT : 0;
+	}
+	return node->transport->ops->free_bytes(node);
+}
+
+/*
+ * A reference to the first node whose id is at least *@id, for a walk of
+ * the table (netlink dumps); *@id is set to its id.  NULL at the end.
+ */
+struct hbmpool_node *hbmpool_node_get_next(unsigned long *id)
+{
+	struct hbmpool_node *node;
+
+	mutex_lock(&hbmpool_nodes_lock);
+	node = xa_find(&hbmpool_nodes, id, ULONG_MAX, XA_PRESENT);
+	if (node)
+		hbmpool_node_get(node);
+	mutex_unlock(&hbmpool_nodes_lock);
+	return node;
+}
+
 /**
  * hbmpool_node_link_changed - a transport tells the link to @node went
  *	down or came back

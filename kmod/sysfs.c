@@ -114,27 +114,14 @@ static DEVICE_ATTR_RO(transport);
 static ssize_t capacity_bytes_show(struct device *dev,
 				   struct device_attribute *attr, char *buf)
 {
-	struct hbmpool_node *node = to_node(dev);
-
-	if (!node->transport)	/* node 0: the cache */
-		return sysfs_emit(buf, "%lu\n",
-				  READ_ONCE(hbmpool_cache_budget) << PAGE_SHIFT);
-	return sysfs_emit(buf, "%llu\n", node->capacity);
+	return sysfs_emit(buf, "%llu\n", hbmpool_node_capacity(to_node(dev)));
 }
 static DEVICE_ATTR_RO(capacity_bytes);
 
 static ssize_t free_bytes_show(struct device *dev, struct device_attribute *attr,
 			       char *buf)
 {
-	struct hbmpool_node *node = to_node(dev);
-
-	if (!node->transport) {
-		long left = READ_ONCE(hbmpool_cache_budget) - hbmpool_cache_nr_cached();
-
-		return sysfs_emit(buf, "%lu\n",
-				  left > 0 ? (unsigned long)left << PAGE_SHIFT : 0);
-	}
-	return sysfs_emit(buf, "%llu\n", node->transport->ops->free_bytes(node));
+	return sysfs_emit(buf, "%llu\n", hbmpool_node_free(to_node(dev)));
 }
 static DEVICE_ATTR_RO(free_bytes);
 

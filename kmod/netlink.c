@@ -1,0 +1,308 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The hbmpool generic netlink family, as Documentation/netlink/specs/
+ * hbmpool.yaml specifies it (uapi/linux/hbmpool_nl.h): parameters, global
+ * counters and nodes.  The handlers validate strictly (the policies below
+ * mirror the spec's checks), report every rejection through extack, and
+ * call the core's operations, which sysfs calls too.  Tables are written
+ * for 6.1: struct genl_ops with a policy each, no split ops.
+ */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <net/genetlink.h>
+#include <linux/hbmpool_nl.h>
+
+#include "hbmpool.h"
+
+static struct genl_family hbmpool_genl;
+
+/* The kernel's states and link types are the ABI's, value for value. */
+static_assert((int)HBMPOOL_NODE_LIVE == (int)HBMPOOL_NODE_STATE_LIVE);
+static_assert((int)HBMPOOL_NODE_UNREACHABLE == (int)HBMPOOL_NODE_STATE_UNREACHABLE);
+static_assert((int)HBMPOOL_NODE_FENCED == (int)HBMPOOL_NODE_STATE_FENCED);
+static_assert((int)HBMPOOL_NODE_REMOVED == (int)HBMPOOL_NODE_STATE_REMOVED);
+static_assert((int)HBMPOOL_LINK_LOCAL == (int)HBMPOOL_LINK_TYPE_LOCAL);
+static_assert((int)HBMPOOL_LINK_SCALEUP == (int)HBMPOOL_LINK_TYPE_SCALEUP);
+static_assert((int)HBMPOOL_LINK_SCALEOUT == (int)HBMPOOL_LINK_TYPE_SCALEOUT);
+static_assert((int)HBMPOOL_LINK_SCALEACROSS == (int)HBMPOOL_LINK_TYPE_SCALEACROSS);
+
+/* ---- policies ---- */
+
+static struct netlink_range_validation hbmpool_budget_range = {
+	.min = HBMPOOL_BUDGET_MIN,
+	.max = HBMPOOL_BUDGET_MAX,
+};
+
+static struct netlink_range_validation hbmpool_timeout_range = {
+	.min = HBMPOOL_TIMEOUT_MIN,
+	.max = HBMPOOL_TIMEOUT_MAX,
+};
+
+static const struct nla_policy hbmpool_params_set_policy[HBMPOOL_A_PARAMS_FETCH_TIMEOUT_MS + 1] = {
+	[HBMPOOL_A_PARAMS_CACHE_BUDGET_PAGES] =
+		NLA_POLICY_FULL_RANGE(NLA_U64, &hbmpool_budget_range),
+	[HBMPOOL_A_PARAMS_FETCH_TIMEOUT_MS] =
+		NLA_POLICY_FULL_RANGE(NLA_U32, &hbmpool_timeout_range),
+};
+
+static const struct nla_policy hbmpool_node_get_policy[HBMPOOL_A_NODE_ID + 1] = {
+	[HBMPOOL_A_NODE_ID] = NLA_POLICY_MAX(NLA_U32, HBMPOOL_MAX_NODES - 1),
+};
+
+/* ---- params ---- */
+
+static int hbmpool_nl_params_get(struct sk_buff *skb, struct genl_info *info)
+{
+	struct sk_buff *msg;
+	void *hdr;
+
+	msg = genlmsg_new(NLMSG_GOODSIZE, GFP_KERNEL);
+	if (!msg)
+		return -ENOMEM;
+	hdr = genlmsg_put_reply(msg, info, &hbmpool_genl, 0, info->genlhdr->cmd);
+	if (!hdr ||
+	    nla_put_u64_64bit(msg, HBMPOOL_A_PARAMS_CACHE_BUDGET_PAGES,
+			      READ_ONCE(hbmpool_cache_budget), HBMPOOL_A_PARAMS_PAD) ||
+	    nla_put_u32(msg, HBMPOOL_A_PARAMS_FETCH_TIMEOUT_MS,
+			READ_ONCE(hbmpool_fetch_timeout_ms))) {
+		nlmsg_free(msg);
+		return -EMSGSIZE;
+	}
+	genlmsg_end(msg, hdr);
+	return genlmsg_reply(msg, info);
+}
+
+static int hbmpool_nl_params_set(struct sk_buff *skb, struct genl_info *info)
+{
+	struct nlattr **tb = info->attrs;
+	int err;
+
+	if (!tb[HBMPOOL_A_PARAMS_CACHE_BUDGET_PAGES] &&
+	    !tb[HBMPOOL_A_PARAMS_FETCH_TIMEOUT_MS]) {
+		NL_SET_ERR_MSG(info->extack, "no parameter to set");
+		return -EINVAL;
+	}
+	err = hbmpool_ctl_begin();
+	if (err) {
+		NL_SET_ERR_MSG(info->extack, "the module is being unloaded");
+		return err;
+	}
+	if (tb[HBMPOOL_A_PARAMS_CACHE_BUDGET_PAGES]) {
+		WRITE_ONCE(hbmpool_cache_budget,
+			   nla_get_u64(tb[HBMPOOL_A_PARAMS_CACHE_BUDGET_PAGES]));
+		hbmpool_cache_budget_changed();
+	}
+	if (tb[HBMPOOL_A_PARAMS_FETCH_TIMEOUT_MS])
+		WRITE_ONCE(hbmpool_fetch_timeout_ms,
+			   nla_get_u32(tb[HBMPOOL_A_PARAMS_FETCH_TIMEOUT_MS]));
+	hbmpool_ctl_end();
+	return 0;
+}
+
+/* ---- counters ---- */
+
+/* The counters of @c; @global adds the ones only the module has. */
+static int hbmpool_nl_put_stats(struct sk_buff *msg, struct hbmpool_counters *c,
+				bool global)
+{
+	static const u8 attr_of[HBMPOOL_STAT_LAT0] = {
+		[HBMPOOL_STAT_FAULTS] = HBMPOOL_A_STATS_FAULTS,
+		[HBMPOOL_STAT_FETCHES] = HBMPOOL_A_STATS_FETCHES,
+		[HBMPOOL_STAT_BYTES_FETCHED] = HBMPOOL_A_STATS_BYTES_FETCHED,
+		[HBMPOOL_STAT_WRITEBACKS] = HBMPOOL_A_STATS_WRITEBACKS,
+		[HBMPOOL_STAT_BYTES_WRITTEN_BACK] = HBMPOOL_A_STATS_BYTES_WRITTEN_BACK,
+		[HBMPOOL_STAT_EVICTIONS] = HBMPOOL_A_STATS_EVICTIONS,
+		[HBMPOOL_STAT_ERRORS] = HBMPOOL_A_STATS_ERRORS,
+		[HBMPOOL_STAT_TIMEOUTS] = HBMPOOL_A_STATS_TIMEOUTS,
+		[HBMPOOL_STAT_OVER_BUDGET] = HBMPOOL_A_STATS_OVER_BUDGET,
+		[HBMPOOL_STAT_SHRINKER_FREED] = HBMPOOL_A_STATS_SHRINKER_FREED,
+	};
+	u64 *v;
+	int i, err = -EMSGSIZE;
+
+	v = kmalloc_array(HBMPOOL_NR_STATS, sizeof(*v), GFP_KERNEL);
+	if (!v)
+		return -ENOMEM;
+	hbmpool_counters_read(c, v);
+	for (i = 0; i < HBMPOOL_STAT_LAT0; i++) {
+		if (!global && (i == HBMPOOL_STAT_OVER_BUDGET ||
+				i == HBMPOOL_STAT_SHRINKER_FREED))
+			continue;
+		if (nla_put_u64_64bit(msg, attr_of[i], v[i], HBMPOOL_A_STATS_PAD))
+			goto out;
+	}
+	if (global &&
+	    (nla_put_u64_64bit(msg, HBMPOOL_A_STATS_CACHED_PAGES,
+			       hbmpool_cache_nr_cached(), HBMPOOL_A_STATS_PAD) ||
+	     nla_put_u64_64bit(msg, HBMPOOL_A_STATS_DIRTY_PAGES,
+			       hbmpool_cache_nr_dirty(), HBMPOOL_A_STATS_PAD)))
+		goto out;
+	for (i = 0; i < HBMPOOL_LAT_BUCKETS; i++)
+		if (nla_put_u64_64bit(msg, HBMPOOL_A_STATS_LAT_HIST,
+				      v[HBMPOOL_STAT_LAT0 + i], HBMPOOL_A_STATS_PAD))
+			goto out;
+	err = 0;
+out:
+	kfree(v);
+	return err;
+}
+
+static int hbmpool_nl_stats_get(struct sk_buff *skb, struct genl_info *info)
+{
+	struct sk_buff *msg;
+	void *hdr;
+	int err;
+
+	msg = genlmsg_new(NLMSG_GOODSIZE, GFP_KERNEL);
+	if (!msg)
+		return -ENOMEM;
+	hdr = genlmsg_put_reply(msg, info, &hbmpool_genl, 0, info->genlhdr->cmd);
+	err = hdr ? hbmpool_nl_put_stats(msg, &hbmpool_global_stats, true) : -EMSGSIZE;
+	if (err) {
+		nlmsg_free(msg);
+		return err;
+	}
+	genlmsg_end(msg, hdr);
+	return genlmsg_reply(msg, info);
+}
+
+/* ---- nodes ---- */
+
+static int hbmpool_nl_node_fill(struct sk_buff *msg, struct hbmpool_node *node,
+				u32 portid, u32 seq, int flags)
+{
+	struct nlattr *nest;
+	void *hdr;
+	int err;
+
+	hdr = genlmsg_put(msg, portid, seq, &hbmpool_genl, flags,
+			  HBMPOOL_CMD_NODE_GET);
+	if (!hdr)
+		return -EMSGSIZE;
+	if (nla_put_u32(msg, HBMPOOL_A_NODE_ID, node->id) ||
+	    nla_put_string(msg, HBMPOOL_A_NODE_TRANSPORT,
+			   node->transport ? node->transport->name : "local") ||
+	    nla_put_u32(msg, HBMPOOL_A_NODE_DISTANCE, node->distance) ||
+	    nla_put_u32(msg, HBMPOOL_A_NODE_LINK_TYPE, node->link) ||
+	    nla_put_u32(msg, HBMPOOL_A_NODE_STATE, READ_ONCE(node->state)) ||
+	    nla_put_u64_64bit(msg, HBMPOOL_A_NODE_CAPACITY,
+			      hbmpool_node_capacity(node), HBMPOOL_A_NODE_PAD) ||
+	    nla_put_u64_64bit(msg, HBMPOOL_A_NODE_FREE, hbmpool_node_free(node),
+			      HBMPOOL_A_NODE_PAD))
+		goto err_cancel;
+	nest = nla_nest_start(msg, HBMPOOL_A_NODE_STATS);
+	if (!nest)
+		goto err_cancel;
+	err = hbmpool_nl_put_stats(msg, &node->stats, false);
+	if (err) {
+		genlmsg_cancel(msg, hdr);
+		return err;
+	}
+	nla_nest_end(msg, nest);
+	genlmsg_end(msg, hdr);
+	return 0;
+
+err_cancel:
+	genlmsg_cancel(msg, hdr);
+	return -EMSGSIZE;
+}
+
+static int hbmpool_nl_node_get(struct sk_buff *skb, struct genl_info *info)
+{
+	struct nlattr *attr = info->attrs[HBMPOOL_A_NODE_ID];
+	struct hbmpool_node *node;
+	unsigned long id;
+	struct sk_buff *msg;
+	int err;
+
+	if (GENL_REQ_ATTR_CHECK(info, HBMPOOL_A_NODE_ID))
+		return -EINVAL;
+	id = nla_get_u32(attr);
+	node = hbmpool_node_get_next(&id);
+	if (node && node->id != nla_get_u32(attr)) {
+		hbmpool_node_put(node);
+		node = NULL;
+	}
+	if (!node) {
+		NL_SET_ERR_MSG_ATTR(info->extack, attr, "no such node");
+		return -ENODEV;
+	}
+	msg = genlmsg_new(NLMSG_GOODSIZE, GFP_KERNEL);
+	err = msg ? hbmpool_nl_node_fill(msg, node, info->snd_portid,
+					 info->snd_seq, 0) : -ENOMEM;
+	hbmpool_node_put(node);
+	if (err) {
+		nlmsg_free(msg);
+		return err;
+	}
+	return genlmsg_reply(msg, info);
+}
+
+/* Resumable: cb->args[0] is the next id to look at. */
+static int hbmpool_nl_node_dump(struct sk_buff *skb, struct netlink_callback *cb)
+{
+	unsigned long id = cb->args[0];
+	struct hbmpool_node *node;
+	int err = 0;
+
+	while ((node = hbmpool_node_get_next(&id))) {
+		err = hbmpool_nl_node_fill(skb, node, NETLINK_CB(cb->skb).portid,
+					   cb->nlh->nlmsg_seq, NLM_F_MULTI);
+		hbmpool_node_put(node);
+		if (err)
+			break;
+		id++;
+	}
+	cb->args[0] = id;
+	/* a full message ends this part of the dump; the next one resumes */
+	if (err == -EMSGSIZE && skb->len)
+		return skb->len;
+	return err ?: skb->len;
+}
+
+/* ---- the family ---- */
+
+static const struct genl_ops hbmpool_genl_ops[] = {
+	{
+		.cmd = HBMPOOL_CMD_PARAMS_GET,
+		.doit = hbmpool_nl_params_get,
+	},
+	{
+		.cmd = HBMPOOL_CMD_PARAMS_SET,
+		.doit = hbmpool_nl_params_set,
+		.policy = hbmpool_params_set_policy,
+		.maxattr = ARRAY_SIZE(hbmpool_params_set_policy) - 1,
+		.flags = GENL_ADMIN_PERM,
+	},
+	{
+		.cmd = HBMPOOL_CMD_STATS_GET,
+		.doit = hbmpool_nl_stats_get,
+	},
+	{
+		.cmd = HBMPOOL_CMD_NODE_GET,
+		.doit = hbmpool_nl_node_get,
+		.dumpit = hbmpool_nl_node_dump,
+		.policy = hbmpool_node_get_policy,
+		.maxattr = ARRAY_SIZE(hbmpool_node_get_policy) - 1,
+	},
+};
+
+static struct genl_family hbmpool_genl __ro_after_init = {
+	.name = HBMPOOL_FAMILY_NAME,
+	.version = HBMPOOL_FAMILY_VERSION,
+	.netnsok = false,
+	.module = THIS_MODULE,
+	.ops = hbmpool_genl_ops,
+	.n_ops = ARRAY_SIZE(hbmpool_genl_ops),
+	.resv_start_op = HBMPOOL_CMD_PARAMS_GET,	/* every op validates strictly */
+};
+
+int hbmpool_netlink_init(void)
+{
+	return genl_register_family(&hbmpool_genl);
+}
+
+void hbmpool_netlink_exit(void)
+{
+	genl_unregister_family(&hbmpool_genl);
+}
