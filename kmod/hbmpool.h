@@ -99,10 +99,25 @@ extern struct kobject *hbmpool_nodes_kobj;
 int hbmpool_sysfs_init(void);
 void hbmpool_sysfs_exit(void);
 
-/* ---- generic netlink (netlink.c) ---- */
+/* ---- state-change events (events.c) and generic netlink (netlink.c) ---- */
+
+enum hbmpool_event {
+	HBMPOOL_EVENT_NODE_ADD,
+	HBMPOOL_EVENT_NODE_DEL,
+	HBMPOOL_EVENT_NODE_CHANGE,
+};
+
+struct hbmpool_node;
+void hbmpool_event_node(struct hbmpool_node *node, enum hbmpool_event ev);
+void hbmpool_event_params(void);
+u64 hbmpool_events_hold(void);
+void hbmpool_events_release(void);
 
 int hbmpool_netlink_init(void);
 void hbmpool_netlink_exit(void);
+void hbmpool_nl_notify_node(struct hbmpool_node *node, enum hbmpool_event ev,
+			    u64 seq);
+void hbmpool_nl_notify_params(u64 seq);
 
 /* Module exit waits for the releases of nodes (main.c). */
 void hbmpool_kobj_born(void);

@@ -2,7 +2,8 @@
 /*
  * The hbmpool generic netlink family, as Documentation/netlink/specs/
  * hbmpool.yaml specifies it (uapi/linux/hbmpool_nl.h): parameters, global
- * counters and nodes.  The handlers validate strictly (the policies below
+ * counters and nodes, and the monitor group, which announces every event
+ * of events.c.  The handlers validate strictly (the policies below
  * mirror the spec's checks), report every rejection through extack, and
  * call the core's operations, which sysfs calls too.  Tables are written
  * for 6.1: struct genl_ops with a policy each, no split ops.
@@ -15,6 +16,17 @@
 #include "hbmpool.h"
 
 static struct genl_family hbmpool_genl;
+
+/* Set while the family is registered; under the events lock (events.c). */
+static bool hbmpool_nl_ready;
+
+enum {
+	HBMPOOL_MCGRP_MONITOR_IDX,
+};
+
+static const struct genl_multicast_group hbmpool_mcgrps[] = {
+	[HBMPOOL_MCGRP_MONITOR_IDX] = { .name = HBMPOOL_MCGRP_MONITOR },
+};
 
 /* The kernel's states and link types are the ABI's, value for value. */
 static_assert((int)HBMPOOL_NODE_LIVE == (int)HBMPOOL_NODE_STATE_LIVE);
@@ -51,24 +63,42 @@ static const struct nla_policy hbmpool_node_get_policy[HBMPOOL_A_NODE_ID + 1] = 
 
 /* ---- params ---- */
 
+static int hbmpool_nl_params_fill(struct sk_buff *msg, u32 portid, u32 seq,
+				  u8 cmd, u64 evseq)
+{
+	void *hdr;
+
+	hdr = genlmsg_put(msg, portid, seq, &hbmpool_genl, 0, cmd);
+	if (!hdr)
+		return -EMSGSIZE;
+	if (nla_put_u64_64bit(msg, HBMPOOL_A_PARAMS_CACHE_BUDGET_PAGES,
+			      READ_ONCE(hbmpool_cache_budget), HBMPOOL_A_PARAMS_PAD) ||
+	    nla_put_u32(msg, HBMPOOL_A_PARAMS_FETCH_TIMEOUT_MS,
+			READ_ONCE(hbmpool_fetch_timeout_ms)) ||
+	    nla_put_u64_64bit(msg, HBMPOOL_A_PARAMS_SEQ, evseq,
+			      HBMPOOL_A_PARAMS_PAD)) {
+		genlmsg_cancel(msg, hdr);
+		return -EMSGSIZE;
+	}
+	genlmsg_end(msg, hdr);
+	return 0;
+}
+
 static int hbmpool_nl_params_get(struct sk_buff *skb, struct genl_info *info)
 {
 	struct sk_buff *msg;
-	void *hdr;
+	int err;
 
 	msg = genlmsg_new(NLMSG_GOODSIZE, GFP_KERNEL);
 	if (!msg)
 		return -ENOMEM;
-	hdr = genlmsg_put_reply(msg, info, &hbmpool_genl, 0, info->genlhdr->cmd);
-	if (!hdr ||
-	    nla_put_u64_64bit(msg, HBMPOOL_A_PARAMS_CACHE_BUDGET_PAGES,
-			      READ_ONCE(hbmpool_cache_budget), HBMPOOL_A_PARAMS_PAD) ||
-	    nla_put_u32(msg, HBMPOOL_A_PARAMS_FETCH_TIMEOUT_MS,
-			READ_ONCE(hbmpool_fetch_timeout_ms))) {
+	err = hbmpool_nl_params_fill(msg, info->snd_portid, info->snd_seq,
+				     HBMPOOL_CMD_PARAMS_GET, hbmpool_events_hold());
+	hbmpool_events_release();
+	if (err) {
 		nlmsg_free(msg);
-		return -EMSGSIZE;
+		return err;
 	}
-	genlmsg_end(msg, hdr);
 	return genlmsg_reply(msg, info);
 }
 
@@ -95,6 +125,7 @@ static int hbmpool_nl_params_set(struct sk_buff *skb, struct genl_info *info)
 	if (tb[HBMPOOL_A_PARAMS_FETCH_TIMEOUT_MS])
 		WRITE_ONCE(hbmpool_fetch_timeout_ms,
 			   nla_get_u32(tb[HBMPOOL_A_PARAMS_FETCH_TIMEOUT_MS]));
+	hbmpool_event_params();
 	hbmpool_ctl_end();
 	return 0;
 }
@@ -169,16 +200,18 @@ static int hbmpool_nl_stats_get(struct sk_buff *skb, struct genl_info *info)
 /* ---- nodes ---- */
 
 static int hbmpool_nl_node_fill(struct sk_buff *msg, struct hbmpool_node *node,
-				u32 portid, u32 seq, int flags)
+				u32 portid, u32 seq, int flags, u8 cmd,
+				u64 evseq, struct netlink_callback *cb)
 {
 	struct nlattr *nest;
 	void *hdr;
 	int err;
 
-	hdr = genlmsg_put(msg, portid, seq, &hbmpool_genl, flags,
-			  HBMPOOL_CMD_NODE_GET);
+	hdr = genlmsg_put(msg, portid, seq, &hbmpool_genl, flags, cmd);
 	if (!hdr)
 		return -EMSGSIZE;
+	if (cb)
+		genl_dump_check_consistent(cb, hdr);
 	if (nla_put_u32(msg, HBMPOOL_A_NODE_ID, node->id) ||
 	    nla_put_string(msg, HBMPOOL_A_NODE_TRANSPORT,
 			   node->transport ? node->transport->name : "local") ||
@@ -188,7 +221,8 @@ static int hbmpool_nl_node_fill(struct sk_buff *msg, struct hbmpool_node *node,
 	    nla_put_u64_64bit(msg, HBMPOOL_A_NODE_CAPACITY,
 			      hbmpool_node_capacity(node), HBMPOOL_A_NODE_PAD) ||
 	    nla_put_u64_64bit(msg, HBMPOOL_A_NODE_FREE, hbmpool_node_free(node),
-			      HBMPOOL_A_NODE_PAD))
+			      HBMPOOL_A_NODE_PAD) ||
+	    nla_put_u64_64bit(msg, HBMPOOL_A_NODE_SEQ, evseq, HBMPOOL_A_NODE_PAD))
 		goto err_cancel;
 	nest = nla_nest_start(msg, HBMPOOL_A_NODE_STATS);
 	if (!nest)
@@ -228,8 +262,14 @@ static int hbmpool_nl_node_get(struct sk_buff *skb, struct genl_info *info)
 		return -ENODEV;
 	}
 	msg = genlmsg_new(NLMSG_GOODSIZE, GFP_KERNEL);
-	err = msg ? hbmpool_nl_node_fill(msg, node, info->snd_portid,
-					 info->snd_seq, 0) : -ENOMEM;
+	if (msg) {
+		err = hbmpool_nl_node_fill(msg, node, info->snd_portid,
+					   info->snd_seq, 0, HBMPOOL_CMD_NODE_GET,
+					   hbmpool_events_hold(), NULL);
+		hbmpool_events_release();
+	} else {
+		err = -ENOMEM;
+	}
 	hbmpool_node_put(node);
 	if (err) {
 		nlmsg_free(msg);
@@ -246,8 +286,14 @@ static int hbmpool_nl_node_dump(struct sk_buff *skb, struct netlink_callback *cb
 	int err = 0;
 
 	while ((node = hbmpool_node_get_next(&id))) {
+		u64 evseq = hbmpool_events_hold();
+
+		/* a change between two parts of the dump flags it interrupted */
+		cb->seq = (u32)evseq;
 		err = hbmpool_nl_node_fill(skb, node, NETLINK_CB(cb->skb).portid,
-					   cb->nlh->nlmsg_seq, NLM_F_MULTI);
+					   cb->nlh->nlmsg_seq, NLM_F_MULTI,
+					   HBMPOOL_CMD_NODE_GET, evseq, cb);
+		hbmpool_events_release();
 		hbmpool_node_put(node);
 		if (err)
 			break;
@@ -258,6 +304,66 @@ static int hbmpool_nl_node_dump(struct sk_buff *skb, struct netlink_callback *cb
 	if (err == -EMSGSIZE && skb->len)
 		return skb->len;
 	return err ?: skb->len;
+}
+
+/* ---- the monitor group: called by events.c, under its lock ---- */
+
+static bool hbmpool_nl_listened(void)
+{
+	return hbmpool_nl_ready &&
+	       genl_has_listeners(&hbmpool_genl, &init_net, HBMPOOL_MCGRP_MONITOR_IDX);
+}
+
+static void hbmpool_nl_multicast(struct sk_buff *msg)
+{
+	genlmsg_multicast(&hbmpool_genl, msg, 0, HBMPOOL_MCGRP_MONITOR_IDX,
+			  GFP_KERNEL);
+}
+
+void hbmpool_nl_notify_node(struct hbmpool_node *node, enum hbmpool_event ev,
+			    u64 seq)
+{
+	static const u8 cmd_of[] = {
+		[HBMPOOL_EVENT_NODE_ADD] = HBMPOOL_CMD_NODE_ADD_NTF,
+		[HBMPOOL_EVENT_NODE_DEL] = HBMPOOL_CMD_NODE_DEL_NTF,
+		[HBMPOOL_EVENT_NODE_CHANGE] = HBMPOOL_CMD_NODE_CHANGE_NTF,
+	};
+	struct sk_buff *msg;
+
+	if (!hbmpool_nl_listened())
+		return;
+	msg = genlmsg_new(NLMSG_GOODSIZE, GFP_KERNEL);
+	if (!msg)
+		goto lost;
+	if (hbmpool_nl_node_fill(msg, node, 0, 0, 0, cmd_of[ev], seq, NULL)) {
+		nlmsg_free(msg);
+		goto lost;
+	}
+	hbmpool_nl_multicast(msg);
+	return;
+lost:
+	/* listeners see the gap in sequence numbers and dump again */
+	pr_warn_ratelimited("event %llu for node %u lost: out of memory\n",
+			    seq, node->id);
+}
+
+void hbmpool_nl_notify_params(u64 seq)
+{
+	struct sk_buff *msg;
+
+	if (!hbmpool_nl_listened())
+		return;
+	msg = genlmsg_new(NLMSG_GOODSIZE, GFP_KERNEL);
+	if (!msg)
+		goto lost;
+	if (hbmpool_nl_params_fill(msg, 0, 0, HBMPOOL_CMD_PARAMS_CHANGE_NTF, seq)) {
+		nlmsg_free(msg);
+		goto lost;
+	}
+	hbmpool_nl_multicast(msg);
+	return;
+lost:
+	pr_warn_ratelimited("event %llu (parameters) lost: out of memory\n", seq);
 }
 
 /* ---- the family ---- */
@@ -294,15 +400,27 @@ static struct genl_family hbmpool_genl __ro_after_init = {
 	.module = THIS_MODULE,
 	.ops = hbmpool_genl_ops,
 	.n_ops = ARRAY_SIZE(hbmpool_genl_ops),
+	.mcgrps = hbmpool_mcgrps,
+	.n_mcgrps = ARRAY_SIZE(hbmpool_mcgrps),
 	.resv_start_op = HBMPOOL_CMD_PARAMS_GET,	/* every op validates strictly */
 };
 
 int hbmpool_netlink_init(void)
 {
-	return genl_register_family(&hbmpool_genl);
+	int err = genl_register_family(&hbmpool_genl);
+
+	if (err)
+		return err;
+	hbmpool_events_hold();
+	hbmpool_nl_ready = true;
+	hbmpool_events_release();
+	return 0;
 }
 
 void hbmpool_netlink_exit(void)
 {
+	hbmpool_events_hold();
+	hbmpool_nl_ready = false;
+	hbmpool_events_release();
 	genl_unregister_family(&hbmpool_genl);
 }

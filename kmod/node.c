@@ -93,8 +93,10 @@ void hbmpool_node_link_changed(struct hbmpool_node *node, bool up)
 	 * Removal sets REMOVED before it waits, so no event follows it.
 	 */
 	if (cmpxchg(&node->state, from, to) == from &&
-	    device_is_registered(&node->dev))
+	    device_is_registered(&node->dev)) {
 		kobject_uevent(&node->dev.kobj, KOBJ_CHANGE);
+		hbmpool_event_node(node, HBMPOOL_EVENT_NODE_CHANGE);
+	}
 }
 EXPORT_SYMBOL_GPL(hbmpool_node_link_changed);
 
@@ -211,6 +213,7 @@ static int hbmpool_node_publish(struct hbmpool_node *node)
 	err = hbmpool_sysfs_node_link(node);
 	if (err)
 		goto err_del;
+	hbmpool_event_node(node, HBMPOOL_EVENT_NODE_ADD);
 	return 0;
 
 err_del:
@@ -314,6 +317,7 @@ static void __hbmpool_node_unpublish(struct hbmpool_node *node)
 	hbmpool_sysfs_node_unlink(node);
 	device_del(&node->dev);		/* KOBJ_REMOVE to udev */
 	xa_erase(&hbmpool_nodes, node->id);
+	hbmpool_event_node(node, HBMPOOL_EVENT_NODE_DEL);
 }
 
 ssize_t hbmpool_del_node_store(const char *buf, size_t len)

@@ -228,6 +228,7 @@ static ssize_t cache_budget_pages_store(struct kobject *kobj,
 		return err;
 	WRITE_ONCE(hbmpool_cache_budget, v);
 	hbmpool_cache_budget_changed();
+	hbmpool_event_params();
 	hbmpool_ctl_end();
 	return len;
 }
@@ -245,6 +246,7 @@ static ssize_t fetch_timeout_ms_store(struct kobject *kobj,
 				      const char *buf, size_t len)
 {
 	unsigned int v;
+	int err;
 
 	if (kstrtouint(buf, 0, &v) || v < HBMPOOL_TIMEOUT_MIN ||
 	    v > HBMPOOL_TIMEOUT_MAX) {
@@ -252,7 +254,12 @@ static ssize_t fetch_timeout_ms_store(struct kobject *kobj,
 		       HBMPOOL_TIMEOUT_MIN, HBMPOOL_TIMEOUT_MAX);
 		return -EINVAL;
 	}
+	err = hbmpool_ctl_begin();
+	if (err)
+		return err;
 	WRITE_ONCE(hbmpool_fetch_timeout_ms, v);
+	hbmpool_event_params();
+	hbmpool_ctl_end();
 	return len;
 }
 

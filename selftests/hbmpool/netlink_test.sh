@@ -9,7 +9,10 @@
 # params get and set agree with sysfs; a value out of range, an empty set, a
 # missing or unknown node and an unprivileged set are refused with the
 # documented errno and an extack message; stats and node dumps carry what
-# sysfs shows.
+# sysfs shows.  The monitor group: a listener sees one event per change,
+# whatever path made it (sysfs, netlink, the transport), in order, with
+# consecutive sequence numbers, also when several writers race; a get
+# reports the sequence number its values reflect.
 # TAP output; exit 0 pass, 1 fail, 4 skip.
 set -u
 
@@ -23,11 +26,13 @@ py=/usr/bin/python3
 sys=/sys/kernel/hbmpool
 node=46
 timeout0=
+mon=
 
 cleanup() {
+	[ -n "$mon" ] && kill "$mon" 2>/dev/null
 	[ -n "$timeout0" ] && echo "$timeout0" >$sys/fetch_timeout_ms
 	[ -d $sys/nodes/node$node ] && echo $node >$sys/del_node
-	rm -f "${out:-}"
+	rm -f "${out:-}" "${events:-}" "${ready:-}"
 }
 
 # nl ARGS...: the ynl CLI on the hbmpool spec; output in $out, status returned
@@ -53,7 +58,7 @@ json() { "$py" -c "import json, sys; j = json.load(open(sys.argv[1])); sys.exit(
 "$py" -c 'import yaml, jsonschema' 2>/dev/null || skip_all "python3-yaml or python3-jsonschema missing (make deps)"
 out=$(mktemp)
 trap cleanup EXIT
-echo "1..14"
+echo "1..18"
 
 check "spec, uapi header and kernel agree (operations, flags, policies)" \
 	"$py" "$top/tools/netlink/check-spec.py" --spec "$spec" \
@@ -103,5 +108,79 @@ check "node-get do: an id above the maximum is ERANGE" \
 	refused "Numerical result out of range" "id" --do node-get --json '{"id": 64}'
 check "node-get do: without an id, EINVAL naming the missing attribute" \
 	refused "Invalid argument" "id" --do node-get --json '{}'
+
+# monitor: subscribe, then change things by every path; a last change to a
+# sentinel value ends the listener
+events=$(mktemp)
+ready=$events.ready
+"$py" - "$ynl" "$spec" "$events" "$ready" <<'PYEOF' &
+import json, sys, time
+ynl, spec, out, ready = sys.argv[1:5]
+sys.path.insert(0, ynl + "/tools/net/ynl")
+from lib import YnlFamily
+y = YnlFamily(spec, ynl + "/Documentation/netlink/genetlink.yaml")
+y.ntf_subscribe("monitor")
+open(ready, "w").close()
+ev, deadline = [], time.time() + 120
+while time.time() < deadline:
+    y.check_ntf()
+    while y.async_msg_queue:
+        ev.append(y.async_msg_queue.pop(0))
+    if ev and ev[-1]["msg"].get("fetch-timeout-ms") == 4321:
+        break
+    time.sleep(0.05)
+json.dump(ev, open(out, "w"))
+PYEOF
+mon=$!
+for _ in $(seq 600); do
+	[ -e "$ready" ] && break
+	sleep 0.1
+done
+nl --do params-get
+seq0=$("$py" -c 'import json,sys; print(json.load(open(sys.argv[1]))["seq"])' "$out")
+echo 3000 >$sys/fetch_timeout_ms
+nl --do params-set --json '{"fetch-timeout-ms": 3001}'
+echo "$((node + 1)) 4 20" >$sys/new_node
+echo 1 >/sys/kernel/debug/hbmpool/node$((node + 1))/link_down
+echo 0 >/sys/kernel/debug/hbmpool/node$((node + 1))/link_down
+echo $((node + 1)) >$sys/del_node
+writers=()
+for w in 1 2 3 4; do
+	( for i in $(seq 10); do echo $((2000 + w * 100 + i)) >$sys/fetch_timeout_ms; done ) &
+	writers+=($!)
+done
+wait "${writers[@]}"
+echo 4321 >$sys/fetch_timeout_ms
+wait "$mon"
+mon=
+rm -f "$ready"
+nl --do params-get
+# the events, in order: (name, seq, node id or None, state or None)
+check "monitor: one event per change, in order, none missing" \
+	"$py" - "$events" "${seq0:-x}" "$((node + 1))" <<'PYEOF'
+import json, sys
+ev = json.load(open(sys.argv[1]))
+seq0, nid = int(sys.argv[2]), int(sys.argv[3])
+names = [e["name"] for e in ev]
+want = (["params-change-ntf"] * 2 + ["node-add-ntf", "node-change-ntf", "node-change-ntf",
+         "node-del-ntf"] + ["params-change-ntf"] * 41)
+if names != want:
+    sys.exit(f"events {names} != {want}")
+seqs = [e["msg"]["seq"] for e in ev]
+if seqs != list(range(seq0 + 1, seq0 + 1 + len(want))):
+    sys.exit(f"sequence numbers {seqs} are not {seq0 + 1}..")
+states = [e["msg"].get("state") for e in ev[2:6]]
+if states != ["live", "unreachable", "live", "removed"] or any(e["msg"]["id"] != nid for e in ev[2:6]):
+    sys.exit(f"node events {ev[2:6]}")
+if ev[1]["msg"]["fetch-timeout-ms"] != 3001:
+    sys.exit(f"params event {ev[1]}")
+PYEOF
+check "monitor: a get reflects the last event's sequence number" \
+	json "j['seq'] == ${seq0:-0} + 47"
+check "monitor: the values of the last event are the current ones" \
+	"$py" -c 'import json,sys; e=json.load(open(sys.argv[1]))[-1]["msg"]; sys.exit(e["fetch-timeout-ms"] != int(open("/sys/kernel/hbmpool/fetch_timeout_ms").read()))' "$events"
+nl --dump node-get
+check "node-get dump: every node carries the sequence number it reflects" \
+	json "all(n['seq'] == ${seq0:-0} + 47 for n in j)"
 
 [ "$fails" -eq 0 ]

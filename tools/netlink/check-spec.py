@@ -112,7 +112,16 @@ def check_kernel(spec, ynl_dir):
             policies.setdefault(p["policy"]["policy-id"], {})[p["policy"]["attr-id"]] = p["policy"]
 
     sets = {s["name"]: {a["name"]: a for a in s["attributes"]} for s in spec["attribute-sets"]}
-    sops = {op["value"]: op for op in spec["operations"]["list"]}
+    # notifications are messages the kernel sends, not operations it has
+    sops = {op["value"]: op for op in spec["operations"]["list"]
+            if "notify" not in op and "event" not in op}
+    kgroups = set()
+    for entry in fam.get("mcast-groups", []):
+        for g in entry.values():
+            kgroups.add(g["name"])
+    sgroups = {g["name"] for g in spec.get("mcast-groups", {}).get("list", [])}
+    if kgroups != sgroups:
+        err(f"multicast groups: {sorted(sgroups)} in the spec, {sorted(kgroups)} in the kernel")
     for oid in sorted(set(kops) - set(sops)):
         err(f"kernel op {oid} is not in the spec")
     for oid, op in sorted(sops.items()):
