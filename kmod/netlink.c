@@ -314,8 +314,27 @@ static bool hbmpool_nl_listened(void)
 	       genl_has_listeners(&hbmpool_genl, &init_net, HBMPOOL_MCGRP_MONITOR_IDX);
 }
 
-static void hbmpool_nl_multicast(struct sk_buff *msg)
+/*
+ * Announces event @seq to the monitor group: @node's attributes, or the
+ * parameters if @node is NULL.  A lost event shows to listeners as a gap in
+ * the sequence numbers: they dump again.
+ */
+static void hbmpool_nl_event(struct hbmpool_node *node, u8 cmd, u64 seq)
 {
+	struct sk_buff *msg;
+	int err = -ENOMEM;
+
+	if (!hbmpool_nl_listened())
+		return;
+	msg = genlmsg_new(NLMSG_GOODSIZE, GFP_KERNEL);
+	if (msg)
+		err = node ? hbmpool_nl_node_fill(msg, node, 0, 0, 0, cmd, seq, NULL) :
+			     hbmpool_nl_params_fill(msg, 0, 0, cmd, seq);
+	if (err) {
+		nlmsg_free(msg);
+		pr_warn_ratelimited("event %llu lost: %d\n", seq, err);
+		return;
+	}
 	genlmsg_multicast(&hbmpool_genl, msg, 0, HBMPOOL_MCGRP_MONITOR_IDX,
 			  GFP_KERNEL);
 }
@@ -328,42 +347,13 @@ void hbmpool_nl_notify_node(struct hbmpool_node *node, enum hbmpool_event ev,
 		[HBMPOOL_EVENT_NODE_DEL] = HBMPOOL_CMD_NODE_DEL_NTF,
 		[HBMPOOL_EVENT_NODE_CHANGE] = HBMPOOL_CMD_NODE_CHANGE_NTF,
 	};
-	struct sk_buff *msg;
 
-	if (!hbmpool_nl_listened())
-		return;
-	msg = genlmsg_new(NLMSG_GOODSIZE, GFP_KERNEL);
-	if (!msg)
-		goto lost;
-	if (hbmpool_nl_node_fill(msg, node, 0, 0, 0, cmd_of[ev], seq, NULL)) {
-		nlmsg_free(msg);
-		goto lost;
-	}
-	hbmpool_nl_multicast(msg);
-	return;
-lost:
-	/* listeners see the gap in sequence numbers and dump again */
-	pr_warn_ratelimited("event %llu for node %u lost: out of memory\n",
-			    seq, node->id);
+	hbmpool_nl_event(node, cmd_of[ev], seq);
 }
 
 void hbmpool_nl_notify_params(u64 seq)
 {
-	struct sk_buff *msg;
-
-	if (!hbmpool_nl_listened())
-		return;
-	msg = genlmsg_new(NLMSG_GOODSIZE, GFP_KERNEL);
-	if (!msg)
-		goto lost;
-	if (hbmpool_nl_params_fill(msg, 0, 0, HBMPOOL_CMD_PARAMS_CHANGE_NTF, seq)) {
-		nlmsg_free(msg);
-		goto lost;
-	}
-	hbmpool_nl_multicast(msg);
-	return;
-lost:
-	pr_warn_ratelimited("event %llu (parameters) lost: out of memory\n", seq);
+	hbmpool_nl_event(NULL, HBMPOOL_CMD_PARAMS_CHANGE_NTF, seq);
 }
 
 /* ---- the family ---- */
