@@ -184,6 +184,11 @@ static inline void hbmpool_node_put(struct hbmpool_node *node)
 
 int hbmpool_nodes_init(void);
 void hbmpool_nodes_exit(void);
+struct netlink_ext_ack;
+int hbmpool_node_create(u32 id, const char *transport, u64 capacity,
+			u32 distance, enum hbmpool_link link,
+			struct netlink_ext_ack *extack);
+int hbmpool_node_delete(u32 id, struct netlink_ext_ack *extack);
 ssize_t hbmpool_new_node_store(const char *buf, size_t len);
 ssize_t hbmpool_del_node_store(const char *buf, size_t len);
 u64 hbmpool_node_capacity(struct hbmpool_node *node);

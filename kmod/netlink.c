@@ -61,6 +61,22 @@ static const struct nla_policy hbmpool_node_get_policy[HBMPOOL_A_NODE_ID + 1] = 
 	[HBMPOOL_A_NODE_ID] = NLA_POLICY_MAX(NLA_U32, HBMPOOL_MAX_NODES - 1),
 };
 
+static struct netlink_range_validation hbmpool_capacity_range = {
+	.min = PAGE_SIZE,
+	.max = 64ULL << 30,
+};
+
+/* node-new: STATE (5) is left unspecified, which strict validation refuses */
+static const struct nla_policy hbmpool_node_new_policy[HBMPOOL_A_NODE_CAPACITY + 1] = {
+	[HBMPOOL_A_NODE_ID] = NLA_POLICY_MAX(NLA_U32, HBMPOOL_MAX_NODES - 1),
+	[HBMPOOL_A_NODE_TRANSPORT] = { .type = NLA_NUL_STRING, .len = 15 },
+	[HBMPOOL_A_NODE_DISTANCE] = NLA_POLICY_RANGE(NLA_U32, HBMPOOL_DISTANCE_LOCAL + 1,
+						     HBMPOOL_DISTANCE_MAX),
+	[HBMPOOL_A_NODE_LINK_TYPE] = NLA_POLICY_RANGE(NLA_U32, HBMPOOL_LINK_SCALEUP,
+						      HBMPOOL_LINK_SCALEACROSS),
+	[HBMPOOL_A_NODE_CAPACITY] = NLA_POLICY_FULL_RANGE(NLA_U64, &hbmpool_capacity_range),
+};
+
 /* ---- params ---- */
 
 static int hbmpool_nl_params_fill(struct sk_buff *msg, u32 portid, u32 seq,
@@ -128,6 +144,34 @@ static int hbmpool_nl_params_set(struct sk_buff *skb, struct genl_info *info)
 	hbmpool_event_params();
 	hbmpool_ctl_end();
 	return 0;
+}
+
+static int hbmpool_nl_node_new(struct sk_buff *skb, struct genl_info *info)
+{
+	struct nlattr **tb = info->attrs;
+	const char *transport = "sim";
+
+	if (GENL_REQ_ATTR_CHECK(info, HBMPOOL_A_NODE_ID) ||
+	    GENL_REQ_ATTR_CHECK(info, HBMPOOL_A_NODE_CAPACITY) ||
+	    GENL_REQ_ATTR_CHECK(info, HBMPOOL_A_NODE_DISTANCE))
+		return -EINVAL;
+	if (tb[HBMPOOL_A_NODE_TRANSPORT])
+		transport = nla_data(tb[HBMPOOL_A_NODE_TRANSPORT]);
+	return hbmpool_node_create(nla_get_u32(tb[HBMPOOL_A_NODE_ID]), transport,
+				   nla_get_u64(tb[HBMPOOL_A_NODE_CAPACITY]),
+				   nla_get_u32(tb[HBMPOOL_A_NODE_DISTANCE]),
+				   tb[HBMPOOL_A_NODE_LINK_TYPE] ?
+				   nla_get_u32(tb[HBMPOOL_A_NODE_LINK_TYPE]) :
+				   HBMPOOL_LINK_SCALEUP,
+				   info->extack);
+}
+
+static int hbmpool_nl_node_del(struct sk_buff *skb, struct genl_info *info)
+{
+	if (GENL_REQ_ATTR_CHECK(info, HBMPOOL_A_NODE_ID))
+		return -EINVAL;
+	return hbmpool_node_delete(nla_get_u32(info->attrs[HBMPOOL_A_NODE_ID]),
+				   info->extack);
 }
 
 /* ---- counters ---- */
@@ -380,6 +424,20 @@ static const struct genl_ops hbmpool_genl_ops[] = {
 		.dumpit = hbmpool_nl_node_dump,
 		.policy = hbmpool_node_get_policy,
 		.maxattr = ARRAY_SIZE(hbmpool_node_get_policy) - 1,
+	},
+	{
+		.cmd = HBMPOOL_CMD_NODE_NEW,
+		.doit = hbmpool_nl_node_new,
+		.policy = hbmpool_node_new_policy,
+		.maxattr = ARRAY_SIZE(hbmpool_node_new_policy) - 1,
+		.flags = GENL_ADMIN_PERM,
+	},
+	{
+		.cmd = HBMPOOL_CMD_NODE_DEL,
+		.doit = hbmpool_nl_node_del,
+		.policy = hbmpool_node_get_policy,
+		.maxattr = ARRAY_SIZE(hbmpool_node_get_policy) - 1,
+		.flags = GENL_ADMIN_PERM,
 	},
 };
 

@@ -11,6 +11,7 @@
 #include <linux/slab.h>
 #include <linux/sysfs.h>
 #include <linux/xarray.h>
+#include <net/netlink.h>
 
 #include "hbmpool.h"
 
@@ -226,55 +227,153 @@ err_put:
 	return err;
 }
 
+static void hbmpool_node_remove(struct hbmpool_node *node);
+static void __hbmpool_node_unpublish(struct hbmpool_node *node);
+
+/*
+ * A refusal: @msg (a string literal) goes to the netlink caller, or to the
+ * log for sysfs writers.
+ */
+static void hbmpool_node_refuse(struct netlink_ext_ack *extack, const char *msg)
+{
+	if (extack)
+		extack->_msg = msg;
+	else
+		pr_err("%s\n", msg);
+}
+
+/**
+ * hbmpool_node_create - a new node of the domain
+ * @id: 1..HBMPOOL_MAX_NODES - 1, not in use
+ * @transport: the name of a registered transport
+ * @capacity: bytes the node exports, page aligned
+ * @distance: HBMPOOL_DISTANCE_LOCAL + 1 .. HBMPOOL_DISTANCE_MAX
+ * @link: not HBMPOOL_LINK_LOCAL
+ * @extack: for netlink callers; NULL logs instead
+ *
+ * The one way to create a node, for netlink and sysfs.  Return: 0, -EINVAL,
+ * -EEXIST, -ENOENT (no such transport), -ENODEV (module going), -ENOMEM.
+ */
+int hbmpool_node_create(u32 id, const char *transport, u64 capacity,
+			u32 distance, enum hbmpool_link link,
+			struct netlink_ext_ack *extack)
+{
+	struct hbmpool_transport *t;
+	struct hbmpool_node *node;
+	int err;
+
+	if (id == HBMPOOL_LOCAL_NODE || id >= HBMPOOL_MAX_NODES) {
+		hbmpool_node_refuse(extack, "node ids are 1..63 (0 is the local node)");
+		return -EINVAL;
+	}
+	if (!capacity || !PAGE_ALIGNED(capacity) ||
+	    capacity > ((u64)HBMPOOL_CAPACITY_MAX_MIB << 20)) {
+		hbmpool_node_refuse(extack, "capacity: page aligned, at most 64 GiB");
+		return -EINVAL;
+	}
+	if (distance <= HBMPOOL_DISTANCE_LOCAL || distance > HBMPOOL_DISTANCE_MAX) {
+		hbmpool_node_refuse(extack, "distance: 11..255");
+		return -EINVAL;
+	}
+	if (link == HBMPOOL_LINK_LOCAL || link > HBMPOOL_LINK_SCALEACROSS) {
+		hbmpool_node_refuse(extack, "link type: scaleup, scaleout or scaleacross");
+		return -EINVAL;
+	}
+	t = hbmpool_transport_get(transport);
+	if (!t) {
+		hbmpool_node_refuse(extack, "no such transport");
+		return -ENOENT;
+	}
+	err = hbmpool_ctl_begin();
+	if (err) {
+		hbmpool_transport_put(t);
+		return err;
+	}
+	mutex_lock(&hbmpool_nodes_lock);
+	if (__hbmpool_node_lookup(id)) {
+		hbmpool_transport_put(t);
+		hbmpool_node_refuse(extack, "a node of that id exists");
+		err = -EEXIST;
+		goto out_unlock;
+	}
+	node = hbmpool_node_alloc(id, distance, link, capacity, t, &err);
+	/* on failure, publish drops the reference and with it the transport */
+	if (node)
+		err = hbmpool_node_publish(node);
+out_unlock:
+	mutex_unlock(&hbmpool_nodes_lock);
+	hbmpool_ctl_end();
+	if (!err)
+		pr_info("node %u: %llu MiB, distance %u, %s link, %s transport\n",
+			id, capacity >> 20, distance, hbmpool_link_name(link),
+			transport);
+	return err;
+}
+
 ssize_t hbmpool_new_node_store(const char *buf, size_t len)
 {
 	char link_name[16] = "scaleup";
-	struct hbmpool_transport *t;
 	u32 id, cap, dist;
-	struct hbmpool_node *node;
 	int n, link, err;
 	char extra;
 
 	n = sscanf(buf, "%u %u %u %15s %c", &id, &cap, &dist, link_name, &extra);
-	if (n < 3 || n > 4 || id == HBMPOOL_LOCAL_NODE || id >= HBMPOOL_MAX_NODES ||
-	    !cap || cap > HBMPOOL_CAPACITY_MAX_MIB ||
-	    dist <= HBMPOOL_DISTANCE_LOCAL || dist > HBMPOOL_DISTANCE_MAX)
-		goto err_usage;
-	link = hbmpool_link_parse(link_name);
-	if (link <= HBMPOOL_LINK_LOCAL)
-		goto err_usage;
+	link = n >= 3 && n <= 4 ? hbmpool_link_parse(link_name) : -EINVAL;
+	if (link <= HBMPOOL_LINK_LOCAL || !cap || cap > HBMPOOL_CAPACITY_MAX_MIB) {
+		pr_err("new_node: expected \"ID CAPACITY_MIB DISTANCE [LINK]\": ID 1..63, CAPACITY_MIB 1..65536, DISTANCE 11..255, LINK scaleup|scaleout|scaleacross\n");
+		return -EINVAL;
+	}
+	err = hbmpool_node_create(id, "sim", (u64)cap << 20, dist, link, NULL);
+	return err ?: len;
+}
 
+/**
+ * hbmpool_node_delete - remove node @id from the domain
+ * @id: a node other than node 0
+ * @extack: for netlink callers; NULL logs instead
+ *
+ * Its cached pages are dropped (dirty ones are lost and counted), regions
+ * placed on it get SIGBUS there.  Return: 0, -EINVAL, -ENODEV.
+ */
+int hbmpool_node_delete(u32 id, struct netlink_ext_ack *extack)
+{
+	struct hbmpool_node *node;
+	int err;
+
+	if (id == HBMPOOL_LOCAL_NODE) {
+		hbmpool_node_refuse(extack, "node 0 is the local node");
+		return -EINVAL;
+	}
 	err = hbmpool_ctl_begin();
 	if (err)
 		return err;
 	mutex_lock(&hbmpool_nodes_lock);
-	if (__hbmpool_node_lookup(id)) {
-		mutex_unlock(&hbmpool_nodes_lock);
-		hbmpool_ctl_end();
-		pr_err("new_node: node %u exists\n", id);
-		return -EEXIST;
-	}
-	err = -ENODEV;
-	t = hbmpool_transport_get("sim");
-	if (!t)
-		goto out_unlock;
-	node = hbmpool_node_alloc(id, dist, link, (u64)cap << 20, t, &err);
-	if (!node)
-		goto out_unlock;
-	/* on failure, publish dropped the reference and with it the transport */
-	err = hbmpool_node_publish(node);
-out_unlock:
+	node = __hbmpool_node_lookup(id);
+	if (node)
+		__hbmpool_node_unpublish(node);
 	mutex_unlock(&hbmpool_nodes_lock);
+	if (node)
+		hbmpool_node_remove(node);
 	hbmpool_ctl_end();
-	if (err)
-		return err;
-	pr_info("node %u: %u MiB, distance %u, %s link, sim transport\n",
-		id, cap, dist, hbmpool_link_name(link));
-	return len;
+	if (!node) {
+		hbmpool_node_refuse(extack, "no such node");
+		return -ENODEV;
+	}
+	return 0;
+}
 
-err_usage:
-	pr_err("new_node: expected \"ID CAPACITY_MIB DISTANCE [LINK]\": ID 1..63, CAPACITY_MIB 1..65536, DISTANCE 11..255, LINK scaleup|scaleout|scaleacross\n");
-	return -EINVAL;
+ssize_t hbmpool_del_node_store(const char *buf, size_t len)
+{
+	u32 id;
+	int err;
+
+	if (kstrtou32(buf, 0, &id) || id >= HBMPOOL_MAX_NODES) {
+		pr_err("del_node: expected a node id 1..%u\n",
+		       HBMPOOL_MAX_NODES - 1);
+		return -EINVAL;
+	}
+	err = hbmpool_node_delete(id, NULL);
+	return err ?: len;
 }
 
 /*
@@ -318,39 +417,6 @@ static void __hbmpool_node_unpublish(struct hbmpool_node *node)
 	device_del(&node->dev);		/* KOBJ_REMOVE to udev */
 	xa_erase(&hbmpool_nodes, node->id);
 	hbmpool_event_node(node, HBMPOOL_EVENT_NODE_DEL);
-}
-
-ssize_t hbmpool_del_node_store(const char *buf, size_t len)
-{
-	struct hbmpool_node *node;
-	u32 id;
-	int err;
-
-	if (kstrtou32(buf, 0, &id) || id >= HBMPOOL_MAX_NODES) {
-		pr_err("del_node: expected a node id 1..%u\n",
-		       HBMPOOL_MAX_NODES - 1);
-		return -EINVAL;
-	}
-	if (id == HBMPOOL_LOCAL_NODE) {
-		pr_err("del_node: node 0 is the local node\n");
-		return -EINVAL;
-	}
-	err = hbmpool_ctl_begin();
-	if (err)
-		return err;
-	mutex_lock(&hbmpool_nodes_lock);
-	node = __hbmpool_node_lookup(id);
-	if (node)
-		__hbmpool_node_unpublish(node);
-	mutex_unlock(&hbmpool_nodes_lock);
-	if (node)
-		hbmpool_node_remove(node);
-	hbmpool_ctl_end();
-	if (!node) {
-		pr_err("del_node: no node %u\n", id);
-		return -ENODEV;
-	}
-	return len;
 }
 
 /* ---- init/exit ---- */

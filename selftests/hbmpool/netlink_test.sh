@@ -58,7 +58,7 @@ json() { "$py" -c "import json, sys; j = json.load(open(sys.argv[1])); sys.exit(
 "$py" -c 'import yaml, jsonschema' 2>/dev/null || skip_all "python3-yaml or python3-jsonschema missing (make deps)"
 out=$(mktemp)
 trap cleanup EXIT
-echo "1..18"
+echo "1..25"
 
 check "spec, uapi header and kernel agree (operations, flags, policies)" \
 	"$py" "$top/tools/netlink/check-spec.py" --spec "$spec" \
@@ -109,6 +109,26 @@ check "node-get do: an id above the maximum is ERANGE" \
 check "node-get do: without an id, EINVAL naming the missing attribute" \
 	refused "Invalid argument" "id" --do node-get --json '{}'
 
+# node-new / node-del
+nl --do node-new --json '{"id": 48, "capacity": 8388608, "distance": 30, "link-type": "scaleacross"}'
+check "node-new: the node exists with its attributes" \
+	[ "$(cat $sys/nodes/node48/link_type) $(cat $sys/nodes/node48/capacity_bytes) $(cat $sys/nodes/node48/transport)" = "scaleacross 8388608 sim" ]
+check "node-new: an existing id is EEXIST with a message" \
+	refused "File exists" "a node of that id exists" \
+	--do node-new --json '{"id": 48, "capacity": 8388608, "distance": 30}'
+check "node-new: id 0 is EINVAL" \
+	refused "Invalid argument" "0 is the local node" \
+	--do node-new --json '{"id": 0, "capacity": 8388608, "distance": 30}'
+check "node-new: without a capacity, EINVAL naming it" \
+	refused "Invalid argument" "capacity" --do node-new --json '{"id": 49, "distance": 30}'
+check "node-new: an unknown transport is ENOENT" \
+	refused "No such file or directory" "no such transport" \
+	--do node-new --json '{"id": 49, "capacity": 8388608, "distance": 30, "transport": "rdma"}'
+nl --do node-del --json '{"id": 48}'
+check "node-del: the node is gone" [ ! -e $sys/nodes/node48 ]
+check "node-del: an absent node is ENODEV" \
+	refused "No such device" "no such node" --do node-del --json '{"id": 48}'
+
 # monitor: subscribe, then change things by every path; a last change to a
 # sentinel value ends the listener
 events=$(mktemp)
@@ -140,10 +160,10 @@ nl --do params-get
 seq0=$("$py" -c 'import json,sys; print(json.load(open(sys.argv[1]))["seq"])' "$out")
 echo 3000 >$sys/fetch_timeout_ms
 nl --do params-set --json '{"fetch-timeout-ms": 3001}'
-echo "$((node + 1)) 4 20" >$sys/new_node
+nl --do node-new --json "{\"id\": $((node + 1)), \"capacity\": 4194304, \"distance\": 20}"
 echo 1 >/sys/kernel/debug/hbmpool/node$((node + 1))/link_down
 echo 0 >/sys/kernel/debug/hbmpool/node$((node + 1))/link_down
-echo $((node + 1)) >$sys/del_node
+nl --do node-del --json "{\"id\": $((node + 1))}"
 writers=()
 for w in 1 2 3 4; do
 	( for i in $(seq 10); do echo $((2000 + w * 100 + i)) >$sys/fetch_timeout_ms; done ) &
