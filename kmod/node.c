@@ -231,15 +231,16 @@ static void hbmpool_node_remove(struct hbmpool_node *node);
 static void __hbmpool_node_unpublish(struct hbmpool_node *node);
 
 /*
- * A refusal: @msg (a string literal) goes to the netlink caller, or to the
- * log for sysfs writers.
+ * A refusal about node @id: @msg (a string literal) goes to the netlink
+ * caller, or to the log for sysfs writers.
  */
-static void hbmpool_node_refuse(struct netlink_ext_ack *extack, const char *msg)
+static void hbmpool_node_refuse(struct netlink_ext_ack *extack, u32 id,
+				const char *msg)
 {
 	if (extack)
 		extack->_msg = msg;
 	else
-		pr_err("%s\n", msg);
+		pr_err("node %u: %s\n", id, msg);
 }
 
 /**
@@ -263,25 +264,25 @@ int hbmpool_node_create(u32 id, const char *transport, u64 capacity,
 	int err;
 
 	if (id == HBMPOOL_LOCAL_NODE || id >= HBMPOOL_MAX_NODES) {
-		hbmpool_node_refuse(extack, "node ids are 1..63 (0 is the local node)");
+		hbmpool_node_refuse(extack, id, "node ids are 1..63 (0 is the local node)");
 		return -EINVAL;
 	}
 	if (!capacity || !PAGE_ALIGNED(capacity) ||
 	    capacity > ((u64)HBMPOOL_CAPACITY_MAX_MIB << 20)) {
-		hbmpool_node_refuse(extack, "capacity: page aligned, at most 64 GiB");
+		hbmpool_node_refuse(extack, id, "capacity: page aligned, at most 64 GiB");
 		return -EINVAL;
 	}
 	if (distance <= HBMPOOL_DISTANCE_LOCAL || distance > HBMPOOL_DISTANCE_MAX) {
-		hbmpool_node_refuse(extack, "distance: 11..255");
+		hbmpool_node_refuse(extack, id, "distance: 11..255");
 		return -EINVAL;
 	}
 	if (link == HBMPOOL_LINK_LOCAL || link > HBMPOOL_LINK_SCALEACROSS) {
-		hbmpool_node_refuse(extack, "link type: scaleup, scaleout or scaleacross");
+		hbmpool_node_refuse(extack, id, "link type: scaleup, scaleout or scaleacross");
 		return -EINVAL;
 	}
 	t = hbmpool_transport_get(transport);
 	if (!t) {
-		hbmpool_node_refuse(extack, "no such transport");
+		hbmpool_node_refuse(extack, id, "no such transport");
 		return -ENOENT;
 	}
 	err = hbmpool_ctl_begin();
@@ -292,7 +293,7 @@ int hbmpool_node_create(u32 id, const char *transport, u64 capacity,
 	mutex_lock(&hbmpool_nodes_lock);
 	if (__hbmpool_node_lookup(id)) {
 		hbmpool_transport_put(t);
-		hbmpool_node_refuse(extack, "a node of that id exists");
+		hbmpool_node_refuse(extack, id, "a node of that id exists");
 		err = -EEXIST;
 		goto out_unlock;
 	}
@@ -341,7 +342,7 @@ int hbmpool_node_delete(u32 id, struct netlink_ext_ack *extack)
 	int err;
 
 	if (id == HBMPOOL_LOCAL_NODE) {
-		hbmpool_node_refuse(extack, "node 0 is the local node");
+		hbmpool_node_refuse(extack, id, "node 0 is the local node");
 		return -EINVAL;
 	}
 	err = hbmpool_ctl_begin();
@@ -356,7 +357,7 @@ int hbmpool_node_delete(u32 id, struct netlink_ext_ack *extack)
 		hbmpool_node_remove(node);
 	hbmpool_ctl_end();
 	if (!node) {
-		hbmpool_node_refuse(extack, "no such node");
+		hbmpool_node_refuse(extack, id, "no such node");
 		return -ENODEV;
 	}
 	return 0;
