@@ -30,10 +30,20 @@
 #define HBMPOOL_DEV_NAME	"hbmpool"
 #define HBMPOOL_API_VERSION	1
 
-/* Node ids are 0..HBMPOOL_MAX_NODES-1; node 0 is the local node (the cache). */
-#define HBMPOOL_MAX_NODES	64
-#define HBMPOOL_LOCAL_NODE	0
+/*
+ * Node ids are 0..HBMPOOL_MAX_NODES-1 and domain-wide: this node's own id is
+ * the domain's choice (struct hbmpool_features.self_node, or the netlink
+ * family's domain-get), not a fixed number.
+ */
+#define HBMPOOL_MAX_NODES	1024
 #define HBMPOOL_NAME_LEN	32
+
+/*
+ * Node sets: a bitmap of __u64 words in user memory, node n being bit
+ * (n % 64) of word (n / 64), with its size in bits, as mbind(2) takes them.
+ * The words read or written are DIV_ROUND_UP(nr_node_bits, 64).
+ */
+#define HBMPOOL_NODE_BITS_MAX	32768	/* largest nr_node_bits accepted */
 
 /* NUMA-style distances: 10 is local. */
 #define HBMPOOL_DISTANCE_LOCAL	10
@@ -57,8 +67,7 @@
 #define HBMPOOL_FEAT_REGION_STATS	_BITULL(4)
 #define HBMPOOL_FEAT_REGION_SYNC	_BITULL(5)
 #define HBMPOOL_FEAT_REGION_PREFETCH	_BITULL(6)
-#define HBMPOOL_FEAT_SIM_FABRIC		_BITULL(7)
-#define HBMPOOL_FEAT_REGION_OPEN	_BITULL(8)	/* shared regions, REGION_OPEN */
+#define HBMPOOL_FEAT_REGION_OPEN	_BITULL(7)	/* shared regions, REGION_OPEN */
 
 /* HBMPOOL_IOC_GET_FEATURES, on /dev/hbmpool. All members are output. */
 struct hbmpool_features {
@@ -67,7 +76,9 @@ struct hbmpool_features {
 	__u64 features;		/* out: HBMPOOL_FEAT_* */
 	__u32 max_nodes;	/* out: HBMPOOL_MAX_NODES */
 	__u32 page_size;	/* out: fetch granule in bytes */
-	__u64 reserved[4];	/* in: zero */
+	__u32 self_node;	/* out: this node's id in the domain */
+	__u32 chunk_info_size;	/* out: sizeof(struct hbmpool_chunk_info) */
+	__u64 reserved[3];	/* in: zero */
 };
 
 #define HBMPOOL_FEATURES_SIZE_VER0	56
@@ -85,29 +96,35 @@ struct hbmpool_features {
  * tools that take a path.  Both are checked against the region's owner (the
  * creator's fsuid and fsgid) and mode, as for a file.
  *
- * Errors: EINVAL (bad flags, reserved, policy, length, chunk size, node set,
- * name not NUL-terminated or empty for a shared region, mode outside 0777,
- * more than 2^20 chunks), E2BIG/EINVAL (size, see above), EEXIST (a shared
- * region of that name exists), ENODEV (a node in the set does not exist),
- * ENOSPC (the nodes lack the capacity), EMFILE/ENFILE, ENOMEM.
+ * The node set is a bitmap (see "Node sets" above) of other nodes of the
+ * domain: this node's own id and ids of HBMPOOL_MAX_NODES and above must not
+ * be in it.
+ *
+ * Errors: EINVAL (bad flags, reserved, policy, length, chunk size, node set
+ * empty or with this node or an id out of range, nr_node_bits 0 or above
+ * HBMPOOL_NODE_BITS_MAX, name not NUL-terminated or empty for a shared
+ * region, mode outside 0777, more than 2^20 chunks), E2BIG/EINVAL (size,
+ * see above), EFAULT (nodes_ptr), EEXIST (a shared region of that name
+ * exists), ENODEV (a node in the set does not exist), ENOSPC (the nodes lack
+ * the capacity), EMFILE/ENFILE, ENOMEM.
  */
 struct hbmpool_region_create {
 	__u32 size;		/* in: sizeof(struct hbmpool_region_create) */
-	__u32 flags;		/* in: none defined, zero */
+	__u32 flags;		/* in: HBMPOOL_REGION_* */
 	__u64 length;		/* in: bytes, > 0, multiple of the page size */
 	__u64 chunk_size;	/* in: 0 (default) or a power of two in [CHUNK_MIN, CHUNK_MAX] */
-	__u64 nodemask;		/* in: bit n = node n; remote nodes only; non-empty */
+	__u64 nodes_ptr;	/* in: user pointer to the node set's bitmap */
+	__u32 nr_node_bits;	/* in: bits of the bitmap, 1..HBMPOOL_NODE_BITS_MAX */
 	__u32 policy;		/* in: HBMPOOL_POLICY_* */
-	__u32 preferred_node;	/* in: PREFERRED only (must be in nodemask); else zero */
+	__u32 preferred_node;	/* in: PREFERRED only (must be in the set); else zero */
+	__u32 mode;		/* in: permission bits (0..0777) for opening it again; 0: 0600 */
 	char name[HBMPOOL_NAME_LEN];	/* in: NUL-terminated, may be empty */
 	__u32 region_id;	/* out */
 	__u32 fd;		/* out: the region's file descriptor (also the return value) */
-	__u32 mode;		/* in: permission bits (0..0777) for opening it again; 0: 0600 */
-	__u32 pad;		/* in: zero */
-	__u64 reserved[3];	/* in: zero */
+	__u64 reserved[4];	/* in: zero */
 };
 
-#define HBMPOOL_REGION_CREATE_SIZE_VER0	112
+#define HBMPOOL_REGION_CREATE_SIZE_VER0	120
 
 /* struct hbmpool_region_create.flags */
 #define HBMPOOL_REGION_SHARED	0x1U	/* named; others may open it by name */
@@ -132,37 +149,59 @@ struct hbmpool_region_open {
 
 #define HBMPOOL_REGION_OPEN_SIZE_VER0	64
 
-/* One entry of the placement table returned by HBMPOOL_IOC_REGION_INFO. */
+/*
+ * One entry of the placement table returned by HBMPOOL_IOC_REGION_INFO.
+ * Entries lie chunk_entry_size bytes apart, so that the entry can grow
+ * (e.g. with every copy of a replicated chunk) as the other structures do.
+ */
 struct hbmpool_chunk_info {
-	__u32 node;		/* home node of the chunk */
+	__u32 node;		/* home node of the chunk's first copy */
+	__u32 generation;	/* changes whenever the chunk's copies change */
+	__u64 node_offset;	/* byte offset of the chunk in the node's segment */
+	__u32 nr_copies;	/* copies of the chunk */
 	__u32 pad;		/* zero */
-	__u64 node_offset;	/* byte offset of the chunk in the node's HBM */
 };
 
+#define HBMPOOL_CHUNK_INFO_SIZE_VER0	24
+
 /*
- * HBMPOOL_IOC_REGION_INFO, on a region fd.  If chunks_ptr is non-zero, up to
- * nr_chunks_max entries of struct hbmpool_chunk_info are written there.
+ * HBMPOOL_IOC_REGION_INFO, on a region fd.
+ *
+ * If chunks_ptr is non-zero, up to nr_chunks_max entries are written there,
+ * chunk_entry_size bytes apart (at least HBMPOOL_CHUNK_INFO_SIZE_VER0, a
+ * multiple of 8, at most the page size): the members the kernel knows, and
+ * zeros in the rest of each entry.
+ *
+ * If nodes_ptr is non-zero, the node set is written there as a bitmap of
+ * DIV_ROUND_UP(nr_node_bits, 64) words (see "Node sets"); nr_node_bits
+ * comes back as the bits the set needs (its highest id + 1): a caller whose
+ * bitmap was smaller got the set cut short.
+ *
+ * Errors: EINVAL (flags, reserved, chunk_entry_size, nr_node_bits above
+ * HBMPOOL_NODE_BITS_MAX), EFAULT, EINTR.
  */
 struct hbmpool_region_info {
 	__u32 size;		/* in */
 	__u32 flags;		/* in: zero; out: zero */
 	__u64 length;		/* out */
 	__u64 chunk_size;	/* out */
-	__u64 nodemask;		/* out */
+	__u64 nodes_ptr;	/* in: user pointer to a bitmap, or 0 */
+	__u32 nr_node_bits;	/* in: bits at nodes_ptr; out: bits the set needs */
+	__u32 nr_nodes;		/* out: nodes in the set */
 	__u32 policy;		/* out */
 	__u32 preferred_node;	/* out */
 	char name[HBMPOOL_NAME_LEN];	/* out */
 	__u32 region_id;	/* out */
 	__u32 nr_chunks;	/* out: chunks in the region */
-	__u64 chunks_ptr;	/* in: user pointer to struct hbmpool_chunk_info[], or 0 */
+	__u64 chunks_ptr;	/* in: user pointer to the chunk entries, or 0 */
 	__u32 nr_chunks_max;	/* in: entries at chunks_ptr */
-	__u32 pad;		/* in: zero */
+	__u32 chunk_entry_size;	/* in: bytes per entry; out: the kernel's entry size */
 	__u64 cached_pages;	/* out: pages of the region in the local cache */
 	__u64 dirty_pages;	/* out: of which dirty */
 	__u64 reserved[4];	/* in: zero */
 };
 
-#define HBMPOOL_REGION_INFO_SIZE_VER0	144
+#define HBMPOOL_REGION_INFO_SIZE_VER0	152
 
 /* Fetch latency histogram: bucket i counts latencies in [2^i, 2^(i+1)) ns. */
 #define HBMPOOL_LAT_BUCKETS	32

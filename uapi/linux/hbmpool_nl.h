@@ -26,6 +26,17 @@ enum hbmpool_nl_link_type {
 	HBMPOOL_LINK_TYPE_SCALEACROSS = 3,
 };
 
+enum hbmpool_nl_link_state {
+	HBMPOOL_LINK_STATE_DOWN = 0,
+	HBMPOOL_LINK_STATE_UP = 1,
+};
+
+enum hbmpool_nl_placement_policy {
+	HBMPOOL_PLACEMENT_POLICY_BIND = 0,
+	HBMPOOL_PLACEMENT_POLICY_INTERLEAVE = 1,
+	HBMPOOL_PLACEMENT_POLICY_PREFERRED = 2,
+};
+
 /* attribute-set "params" */
 enum {
 	HBMPOOL_A_PARAMS_CACHE_BUDGET_PAGES = 1,	/* u64 */
@@ -37,21 +48,21 @@ enum {
 	HBMPOOL_A_PARAMS_MAX = (__HBMPOOL_A_PARAMS_MAX - 1)
 };
 
-/* attribute-set "stats": counters, each u64 */
+/* attribute-set "stats" */
 enum {
-	HBMPOOL_A_STATS_FAULTS = 1,
-	HBMPOOL_A_STATS_FETCHES = 2,
-	HBMPOOL_A_STATS_BYTES_FETCHED = 3,
-	HBMPOOL_A_STATS_WRITEBACKS = 4,
-	HBMPOOL_A_STATS_BYTES_WRITTEN_BACK = 5,
-	HBMPOOL_A_STATS_EVICTIONS = 6,
-	HBMPOOL_A_STATS_ERRORS = 7,
-	HBMPOOL_A_STATS_TIMEOUTS = 8,
-	HBMPOOL_A_STATS_OVER_BUDGET = 9,
-	HBMPOOL_A_STATS_SHRINKER_FREED = 10,
-	HBMPOOL_A_STATS_CACHED_PAGES = 11,
-	HBMPOOL_A_STATS_DIRTY_PAGES = 12,
-	HBMPOOL_A_STATS_LAT_HIST = 13,		/* u64, once per log2-ns bucket, in order */
+	HBMPOOL_A_STATS_FAULTS = 1,			/* u64 */
+	HBMPOOL_A_STATS_FETCHES = 2,			/* u64 */
+	HBMPOOL_A_STATS_BYTES_FETCHED = 3,		/* u64 */
+	HBMPOOL_A_STATS_WRITEBACKS = 4,			/* u64 */
+	HBMPOOL_A_STATS_BYTES_WRITTEN_BACK = 5,		/* u64 */
+	HBMPOOL_A_STATS_EVICTIONS = 6,			/* u64 */
+	HBMPOOL_A_STATS_ERRORS = 7,			/* u64 */
+	HBMPOOL_A_STATS_TIMEOUTS = 8,			/* u64 */
+	HBMPOOL_A_STATS_OVER_BUDGET = 9,		/* u64 */
+	HBMPOOL_A_STATS_SHRINKER_FREED = 10,		/* u64 */
+	HBMPOOL_A_STATS_CACHED_PAGES = 11,		/* u64 */
+	HBMPOOL_A_STATS_DIRTY_PAGES = 12,		/* u64 */
+	HBMPOOL_A_STATS_LAT_HIST = 13,			/* u64, multi */
 	HBMPOOL_A_STATS_PAD = 14,
 
 	__HBMPOOL_A_STATS_MAX,
@@ -60,19 +71,104 @@ enum {
 
 /* attribute-set "node" */
 enum {
-	HBMPOOL_A_NODE_ID = 1,			/* u32 */
-	HBMPOOL_A_NODE_TRANSPORT = 2,		/* string */
-	HBMPOOL_A_NODE_DISTANCE = 3,		/* u32 */
-	HBMPOOL_A_NODE_LINK_TYPE = 4,		/* u32, enum hbmpool_nl_link_type */
-	HBMPOOL_A_NODE_STATE = 5,		/* u32, enum hbmpool_nl_node_state */
-	HBMPOOL_A_NODE_CAPACITY = 6,		/* u64, bytes */
-	HBMPOOL_A_NODE_FREE = 7,		/* u64, bytes */
-	HBMPOOL_A_NODE_STATS = 8,		/* nest, attribute-set "stats" */
+	HBMPOOL_A_NODE_ID = 1,				/* u32 */
+	HBMPOOL_A_NODE_TRANSPORT = 2,			/* string */
+	HBMPOOL_A_NODE_DISTANCE = 3,			/* u32 */
+	HBMPOOL_A_NODE_LINK_TYPE = 4,			/* u32, enum hbmpool_nl_link_type */
+	HBMPOOL_A_NODE_STATE = 5,			/* u32, enum hbmpool_nl_node_state */
+	HBMPOOL_A_NODE_CAPACITY = 6,			/* u64 */
+	HBMPOOL_A_NODE_FREE = 7,			/* u64 */
+	HBMPOOL_A_NODE_STATS = 8,			/* nest, "stats" */
 	HBMPOOL_A_NODE_PAD = 9,
-	HBMPOOL_A_NODE_SEQ = 10,		/* u64 */
+	HBMPOOL_A_NODE_SEQ = 10,			/* u64 */
+	HBMPOOL_A_NODE_NAME = 11,			/* string */
+	HBMPOOL_A_NODE_ADDR = 12,			/* binary */
+	HBMPOOL_A_NODE_PORT = 13,			/* u16 */
+	HBMPOOL_A_NODE_SELF = 14,			/* flag */
 
 	__HBMPOOL_A_NODE_MAX,
 	HBMPOOL_A_NODE_MAX = (__HBMPOOL_A_NODE_MAX - 1)
+};
+
+/* attribute-set "domain" */
+enum {
+	HBMPOOL_A_DOMAIN_NAME = 1,			/* string */
+	HBMPOOL_A_DOMAIN_SELF_ID = 2,			/* u32 */
+	HBMPOOL_A_DOMAIN_GENERATION = 3,		/* u64 */
+	HBMPOOL_A_DOMAIN_NR_NODES = 4,			/* u32 */
+	HBMPOOL_A_DOMAIN_MAX_NODES = 5,			/* u32 */
+	HBMPOOL_A_DOMAIN_PAD = 6,
+	HBMPOOL_A_DOMAIN_SEQ = 7,			/* u64 */
+
+	__HBMPOOL_A_DOMAIN_MAX,
+	HBMPOOL_A_DOMAIN_MAX = (__HBMPOOL_A_DOMAIN_MAX - 1)
+};
+
+/* attribute-set "link" */
+enum {
+	HBMPOOL_A_LINK_NODE_ID = 1,			/* u32 */
+	HBMPOOL_A_LINK_ADMIN_STATE = 2,			/* u32, enum hbmpool_nl_link_state */
+	HBMPOOL_A_LINK_OPER_STATE = 3,			/* u32, enum hbmpool_nl_link_state */
+	HBMPOOL_A_LINK_TRANSPORT = 4,			/* string */
+	HBMPOOL_A_LINK_REQUESTS = 5,			/* u64 */
+	HBMPOOL_A_LINK_ERRORS = 6,			/* u64 */
+	HBMPOOL_A_LINK_TIMEOUTS = 7,			/* u64 */
+	HBMPOOL_A_LINK_LAT_HIST = 8,			/* u64, multi */
+	HBMPOOL_A_LINK_FLAPS = 9,			/* u64 */
+	HBMPOOL_A_LINK_PAD = 10,
+	HBMPOOL_A_LINK_SEQ = 11,			/* u64 */
+
+	__HBMPOOL_A_LINK_MAX,
+	HBMPOOL_A_LINK_MAX = (__HBMPOOL_A_LINK_MAX - 1)
+};
+
+/* attribute-set "segment" */
+enum {
+	HBMPOOL_A_SEGMENT_SIZE = 1,			/* u64 */
+	HBMPOOL_A_SEGMENT_PROVIDER = 2,			/* string */
+	HBMPOOL_A_SEGMENT_USED = 3,			/* u64 */
+	HBMPOOL_A_SEGMENT_PAD = 4,
+	HBMPOOL_A_SEGMENT_SEQ = 5,			/* u64 */
+
+	__HBMPOOL_A_SEGMENT_MAX,
+	HBMPOOL_A_SEGMENT_MAX = (__HBMPOOL_A_SEGMENT_MAX - 1)
+};
+
+/* attribute-set "chunk" */
+enum {
+	HBMPOOL_A_CHUNK_INDEX = 1,			/* u32 */
+	HBMPOOL_A_CHUNK_NODE_ID = 2,			/* u32 */
+	HBMPOOL_A_CHUNK_OFFSET = 3,			/* u64 */
+	HBMPOOL_A_CHUNK_GENERATION = 4,			/* u32 */
+	HBMPOOL_A_CHUNK_PAD = 5,
+
+	__HBMPOOL_A_CHUNK_MAX,
+	HBMPOOL_A_CHUNK_MAX = (__HBMPOOL_A_CHUNK_MAX - 1)
+};
+
+/* attribute-set "region" */
+enum {
+	HBMPOOL_A_REGION_ID = 1,			/* u32 */
+	HBMPOOL_A_REGION_NAME = 2,			/* string */
+	HBMPOOL_A_REGION_LENGTH = 3,			/* u64 */
+	HBMPOOL_A_REGION_CHUNK_SIZE = 4,		/* u64 */
+	HBMPOOL_A_REGION_POLICY = 5,			/* u32, enum hbmpool_nl_placement_policy */
+	HBMPOOL_A_REGION_PREFERRED_NODE = 6,		/* u32 */
+	HBMPOOL_A_REGION_NODE_ID = 7,			/* u32, multi */
+	HBMPOOL_A_REGION_SHARED = 8,			/* flag */
+	HBMPOOL_A_REGION_NR_CHUNKS = 9,			/* u32 */
+	HBMPOOL_A_REGION_CACHED_PAGES = 10,		/* u64 */
+	HBMPOOL_A_REGION_DIRTY_PAGES = 11,		/* u64 */
+	HBMPOOL_A_REGION_STATS = 12,			/* nest, "stats" */
+	HBMPOOL_A_REGION_CHUNK = 13,			/* nest, multi, "chunk" */
+	HBMPOOL_A_REGION_CHUNKS = 14,			/* flag */
+	HBMPOOL_A_REGION_UID = 15,			/* u32 */
+	HBMPOOL_A_REGION_MODE = 16,			/* u32 */
+	HBMPOOL_A_REGION_PAD = 17,
+	HBMPOOL_A_REGION_SEQ = 18,			/* u64 */
+
+	__HBMPOOL_A_REGION_MAX,
+	HBMPOOL_A_REGION_MAX = (__HBMPOOL_A_REGION_MAX - 1)
 };
 
 enum {
@@ -86,6 +182,17 @@ enum {
 	HBMPOOL_CMD_PARAMS_CHANGE_NTF = 8,
 	HBMPOOL_CMD_NODE_NEW = 9,
 	HBMPOOL_CMD_NODE_DEL = 10,
+	HBMPOOL_CMD_DOMAIN_GET = 11,
+	HBMPOOL_CMD_DOMAIN_SET = 12,
+	HBMPOOL_CMD_DOMAIN_CHANGE_NTF = 13,
+	HBMPOOL_CMD_NODE_SET = 14,
+	HBMPOOL_CMD_LINK_GET = 15,
+	HBMPOOL_CMD_LINK_SET = 16,
+	HBMPOOL_CMD_LINK_CHANGE_NTF = 17,
+	HBMPOOL_CMD_SEGMENT_GET = 18,
+	HBMPOOL_CMD_REGION_GET = 19,
+	HBMPOOL_CMD_REGION_NEW_NTF = 20,
+	HBMPOOL_CMD_REGION_DEL_NTF = 21,
 
 	__HBMPOOL_CMD_MAX,
 	HBMPOOL_CMD_MAX = (__HBMPOOL_CMD_MAX - 1)
