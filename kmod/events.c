@@ -1,11 +1,16 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * State-change events.  Every change of a node or a parameter, whatever
- * path made it (netlink, sysfs, a transport), goes through here: it is
- * numbered with the domain-wide sequence number and announced to the
- * netlink monitor group, in number order, one number per event.  A reader
- * that holds the numbering (hbmpool_events_hold()) sees state and number
- * agree: what it reads reflects exactly the events numbered so far.
+ * State-change events.  Every change of the domain, a node, a link, a
+ * region or a parameter, whatever path made it (netlink, sysfs, a
+ * transport, an ioctl), goes through hbmpool_event(): it is numbered with
+ * the domain-wide sequence number and announced to the netlink monitor
+ * group, in number order, one number per event.  A reader that holds the
+ * numbering (hbmpool_events_hold()) sees state and number agree: what it
+ * reads reflects exactly the events numbered so far.
+ *
+ * The domain's generation counts its membership changes (a node created,
+ * removed or changing state) and its settings changes; each of those
+ * events is followed by a domain-change event that carries it.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -13,24 +18,47 @@
 
 #include "hbmpool.h"
 
-/* hbmpool_events_lock protects hbmpool_seq and orders the events it numbers. */
+/*
+ * hbmpool_events_lock protects hbmpool_seq and hbmpool_generation, and
+ * orders the events they number.
+ */
 static DEFINE_MUTEX(hbmpool_events_lock);
 static u64 hbmpool_seq;
+static u64 hbmpool_generation;
 
-/* @node was created, removed, or changed state (@ev). May sleep. */
-void hbmpool_event_node(struct hbmpool_node *node, enum hbmpool_event ev)
+static bool hbmpool_event_membership(enum hbmpool_event ev)
 {
+	return ev == HBMPOOL_EVENT_NODE_ADD || ev == HBMPOOL_EVENT_NODE_DEL ||
+	       ev == HBMPOOL_EVENT_NODE_CHANGE;
+}
+
+/**
+ * hbmpool_event - announce a change
+ * @ev: what changed
+ * @obj: the node or region it changed (see enum hbmpool_event), or NULL
+ *
+ * May sleep.  The object must stay valid until this returns.
+ */
+void hbmpool_event(enum hbmpool_event ev, void *obj)
+{
+	bool domain = ev == HBMPOOL_EVENT_DOMAIN_CHANGE ||
+		      hbmpool_event_membership(ev);
+
 	mutex_lock(&hbmpool_events_lock);
-	hbmpool_nl_notify_node(node, ev, ++hbmpool_seq);
+	if (domain)
+		hbmpool_generation++;
+	if (ev != HBMPOOL_EVENT_DOMAIN_CHANGE)
+		hbmpool_nl_notify(ev, obj, ++hbmpool_seq);
+	if (domain)
+		hbmpool_nl_notify(HBMPOOL_EVENT_DOMAIN_CHANGE, NULL, ++hbmpool_seq);
 	mutex_unlock(&hbmpool_events_lock);
 }
 
-/* A parameter changed. May sleep. */
-void hbmpool_event_params(void)
+/* Under hbmpool_events_hold(): the domain's generation. */
+u64 hbmpool_domain_generation(void)
 {
-	mutex_lock(&hbmpool_events_lock);
-	hbmpool_nl_notify_params(++hbmpool_seq);
-	mutex_unlock(&hbmpool_events_lock);
+	lockdep_assert_held(&hbmpool_events_lock);
+	return hbmpool_generation;
 }
 
 /*

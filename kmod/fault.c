@@ -194,7 +194,7 @@ static struct page *hbmpool_fill_nowait(struct hbmpool_region *r,
 	rcu_read_lock();
 	node = hbmpool_read_copy(r, index, NULL);
 	ok = node->transport->ops->copy_nowait &&
-	     READ_ONCE(node->state) == HBMPOOL_NODE_LIVE &&
+	     hbmpool_node_usable(node) &&
 	     !READ_ONCE(node->fail_fetch) && !hbmpool_fail_request_armed();
 	rcu_read_unlock();
 	if (!ok || !hbmpool_make_room_nowait())

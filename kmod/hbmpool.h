@@ -38,6 +38,7 @@
 #include "transport.h"
 
 struct hbmpool_node;
+struct netlink_ext_ack;
 
 /* ---- counters (stats.c) ---- */
 
@@ -93,31 +94,51 @@ void hbmpool_count_latency(struct hbmpool_region_stats *region,
 #define HBMPOOL_TIMEOUT_MIN	10U
 #define HBMPOOL_TIMEOUT_MAX	600000U
 
+int hbmpool_params_set(const u64 *budget, const u32 *timeout_ms,
+		       struct netlink_ext_ack *extack);
+
 extern struct bus_type hbmpool_bus;
 extern struct kobject *hbmpool_nodes_kobj;
 
 int hbmpool_sysfs_init(void);
 void hbmpool_sysfs_exit(void);
 
-/* ---- state-change events (events.c) and generic netlink (netlink.c) ---- */
+/* ---- state-change events (events.c) and generic netlink (netlink*.c) ---- */
 
+/* What changed; the object an event is about is given beside it. */
 enum hbmpool_event {
-	HBMPOOL_EVENT_NODE_ADD,
+	HBMPOOL_EVENT_NODE_ADD,		/* struct hbmpool_node */
 	HBMPOOL_EVENT_NODE_DEL,
 	HBMPOOL_EVENT_NODE_CHANGE,
+	HBMPOOL_EVENT_LINK_CHANGE,	/* struct hbmpool_node, the link's far end */
+	HBMPOOL_EVENT_REGION_NEW,	/* struct hbmpool_region */
+	HBMPOOL_EVENT_REGION_DEL,
+	HBMPOOL_EVENT_PARAMS_CHANGE,	/* none */
+	HBMPOOL_EVENT_DOMAIN_CHANGE,	/* none */
+	HBMPOOL_NR_EVENTS,
 };
 
 struct hbmpool_node;
-void hbmpool_event_node(struct hbmpool_node *node, enum hbmpool_event ev);
-void hbmpool_event_params(void);
+struct hbmpool_region;
+void hbmpool_event(enum hbmpool_event ev, void *obj);
 u64 hbmpool_events_hold(void);
 void hbmpool_events_release(void);
+u64 hbmpool_domain_generation(void);
 
 int hbmpool_netlink_init(void);
 void hbmpool_netlink_exit(void);
-void hbmpool_nl_notify_node(struct hbmpool_node *node, enum hbmpool_event ev,
-			    u64 seq);
-void hbmpool_nl_notify_params(u64 seq);
+void hbmpool_nl_notify(enum hbmpool_event ev, void *obj, u64 seq);
+
+/* ---- the domain (domain.c) ---- */
+
+/*
+ * This node's id in the domain: READ_ONCE; changes only while no other
+ * node exists (hbmpool_domain_set()), under hbmpool_nodes_lock.
+ */
+extern u32 hbmpool_self_id;
+void hbmpool_domain_name(char *buf);
+int hbmpool_domain_set(const char *name, const u32 *self_id,
+		       struct netlink_ext_ack *extack);
 
 /* Module exit waits for the releases of nodes (main.c). */
 void hbmpool_kobj_born(void);
@@ -156,14 +177,30 @@ enum hbmpool_node_state {
 	HBMPOOL_NODE_REMOVED,
 };
 
+/* An operator's settings of a node (node-new, node-set). */
+struct hbmpool_node_conf {
+	char name[HBMPOOL_NAME_LEN];
+	u8 addr[16];			/* network byte order */
+	u8 addr_len;			/* 0 (none), 4 or 16 */
+	u16 port;
+	u32 distance;
+	enum hbmpool_link link;
+};
+
 struct hbmpool_node {
 	struct device dev;		/* lifetime; on hbmpool_bus */
 	u32 id;
-	u32 distance;
-	enum hbmpool_link link;
+	/*
+	 * conf_lock protects conf (written under hbmpool_nodes_lock too, so
+	 * placement, which holds that, reads conf.distance without it).
+	 */
+	spinlock_t conf_lock;
+	struct hbmpool_node_conf conf;
 	u64 capacity;			/* bytes of the home's segment */
 	enum hbmpool_node_state state;	/* READ_ONCE; cmpxchg, see hbmpool_node_link_changed() */
-	struct hbmpool_transport *transport;	/* NULL for node 0; module held */
+	bool admin_down;		/* link-set down: READ_ONCE, under hbmpool_nodes_lock */
+	atomic64_t flaps;		/* link state changes */
+	struct hbmpool_transport *transport;	/* NULL for this node; module held */
 	void *priv;			/* transport->node_priv_size bytes */
 	struct dentry *debugfs;		/* nodeN/ in the debugfs root */
 	/* transport-independent fault injection (debugfs nodeN/), READ_ONCE */
@@ -182,19 +219,40 @@ static inline void hbmpool_node_put(struct hbmpool_node *node)
 	put_device(&node->dev);
 }
 
+/* Requests may go to @node: it is live and its link is not set down. */
+static inline bool hbmpool_node_usable(struct hbmpool_node *node)
+{
+	return READ_ONCE(node->state) == HBMPOOL_NODE_LIVE &&
+	       !READ_ONCE(node->admin_down);
+}
+
+/* Which members of a struct hbmpool_node_conf a node-set gives. */
+enum {
+	HBMPOOL_CONF_NAME = BIT(0),
+	HBMPOOL_CONF_ADDR = BIT(1),
+	HBMPOOL_CONF_PORT = BIT(2),
+	HBMPOOL_CONF_DISTANCE = BIT(3),
+	HBMPOOL_CONF_LINK = BIT(4),
+};
+
 int hbmpool_nodes_init(void);
 void hbmpool_nodes_exit(void);
 struct netlink_ext_ack;
 int hbmpool_node_create(u32 id, const char *transport, u64 capacity,
-			u32 distance, enum hbmpool_link link,
+			const struct hbmpool_node_conf *conf,
 			struct netlink_ext_ack *extack);
 int hbmpool_node_delete(u32 id, struct netlink_ext_ack *extack);
-ssize_t hbmpool_new_node_store(const char *buf, size_t len);
-ssize_t hbmpool_del_node_store(const char *buf, size_t len);
+int hbmpool_node_set(u32 id, const struct hbmpool_node_conf *conf,
+		     unsigned int which, struct netlink_ext_ack *extack);
+int hbmpool_link_set(u32 id, bool up, struct netlink_ext_ack *extack);
+int hbmpool_self_move(u32 id, struct netlink_ext_ack *extack);
+void hbmpool_node_conf_read(struct hbmpool_node *node,
+			    struct hbmpool_node_conf *conf);
+unsigned int hbmpool_nr_nodes(void);
+bool hbmpool_node_alone(void);
 u64 hbmpool_node_capacity(struct hbmpool_node *node);
 u64 hbmpool_node_free(struct hbmpool_node *node);
 struct hbmpool_node *hbmpool_node_get_next(unsigned long *id);
-int hbmpool_link_parse(const char *name);
 const char *hbmpool_link_name(enum hbmpool_link link);
 void hbmpool_sysfs_node_init(struct hbmpool_node *node);
 int hbmpool_sysfs_node_link(struct hbmpool_node *node);
@@ -244,7 +302,9 @@ struct hbmpool_region {
 	unsigned int chunk_shift;	/* log2(chunk_size) */
 	u64 length;
 	u64 chunk_size;
-	u64 nodemask;
+	DECLARE_BITMAP(nodes, HBMPOOL_MAX_NODES);	/* the node set */
+	kuid_t uid;			/* owner, for netlink's region-get */
+	umode_t mode;
 	char name[HBMPOOL_NAME_LEN];
 	pgoff_t nr_pages;
 	u32 nr_chunks;
@@ -338,6 +398,8 @@ static inline void hbmpool_region_put(struct hbmpool_region *r)
 long hbmpool_ioc_region_create(void __user *argp);
 long hbmpool_ioc_region_open(void __user *argp);
 struct hbmpool_region **hbmpool_regions_get_all(unsigned long *nr);
+struct hbmpool_region *hbmpool_region_get_next(unsigned long *id);
+const char *hbmpool_policy_name(u32 policy);
 int hbmpool_regions_init(void);
 void hbmpool_regions_exit(void);
 void hbmpool_region_node_removed(struct hbmpool_region *r,

@@ -130,10 +130,11 @@ static long hbmpool_ioc_features(void __user *argp)
 	f.features = HBMPOOL_FEAT_POLICY_BIND | HBMPOOL_FEAT_POLICY_INTERLEAVE |
 		     HBMPOOL_FEAT_POLICY_PREFERRED | HBMPOOL_FEAT_REGION_INFO |
 		     HBMPOOL_FEAT_REGION_STATS | HBMPOOL_FEAT_REGION_SYNC |
-		     HBMPOOL_FEAT_REGION_PREFETCH | HBMPOOL_FEAT_SIM_FABRIC |
-		     HBMPOOL_FEAT_REGION_OPEN;
+		     HBMPOOL_FEAT_REGION_PREFETCH | HBMPOOL_FEAT_REGION_OPEN;
 	f.max_nodes = HBMPOOL_MAX_NODES;
 	f.page_size = PAGE_SIZE;
+	f.self_node = READ_ONCE(hbmpool_self_id);
+	f.chunk_info_size = sizeof(struct hbmpool_chunk_info);
 	return hbmpool_copy_out(argp, &f, sizeof(f), usize);
 }
 

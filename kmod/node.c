@@ -23,6 +23,7 @@
  */
 DEFINE_MUTEX(hbmpool_nodes_lock);
 static DEFINE_XARRAY(hbmpool_nodes);		/* id -> node */
+static unsigned int hbmpool_nodes_nr;		/* in hbmpool_nodes */
 
 #define HBMPOOL_CAPACITY_MAX_MIB	65536U
 
@@ -37,7 +38,29 @@ struct hbmpool_node *__hbmpool_node_lookup(u32 id)
 	return xa_load(&hbmpool_nodes, id);
 }
 
-/* Bytes @node exports; node 0, the local cache: its budget. */
+/* Nodes of the domain, this one included. */
+unsigned int hbmpool_nr_nodes(void)
+{
+	return READ_ONCE(hbmpool_nodes_nr);
+}
+
+/* Whether this node is the only one in the table. */
+bool hbmpool_node_alone(void)
+{
+	lockdep_assert_held(&hbmpool_nodes_lock);
+	return hbmpool_nodes_nr <= 1;
+}
+
+/* A consistent copy of @node's settings. */
+void hbmpool_node_conf_read(struct hbmpool_node *node,
+			    struct hbmpool_node_conf *conf)
+{
+	spin_lock(&node->conf_lock);
+	*conf = node->conf;
+	spin_unlock(&node->conf_lock);
+}
+
+/* Bytes @node exports; this node, the local cache: its budget. */
 u64 hbmpool_node_capacity(struct hbmpool_node *node)
 {
 	if (!node->transport)
@@ -45,7 +68,7 @@ u64 hbmpool_node_capacity(struct hbmpool_node *node)
 	return node->capacity;
 }
 
-/* Bytes of @node not reserved; node 0: budget minus cached pages. */
+/* Bytes of @node not reserved; this node: budget minus cached pages. */
 u64 hbmpool_node_free(struct hbmpool_node *node)
 {
 	if (!node->transport) {
@@ -95,8 +118,11 @@ void hbmpool_node_link_changed(struct hbmpool_node *node, bool up)
 	 */
 	if (cmpxchg(&node->state, from, to) == from &&
 	    device_is_registered(&node->dev)) {
+		atomic64_inc(&node->flaps);
 		kobject_uevent(&node->dev.kobj, KOBJ_CHANGE);
-		hbmpool_event_node(node, HBMPOOL_EVENT_NODE_CHANGE);
+		hbmpool_event(HBMPOOL_EVENT_NODE_CHANGE, node);
+		if (!READ_ONCE(node->admin_down))
+			hbmpool_event(HBMPOOL_EVENT_LINK_CHANGE, node);
 	}
 }
 EXPORT_SYMBOL_GPL(hbmpool_node_link_changed);
@@ -138,12 +164,12 @@ DEFINE_DEBUGFS_ATTRIBUTE(hbmpool_fail_knob_fops, hbmpool_fail_knob_get,
 /* ---- creation and removal ---- */
 
 /*
- * A new node, not yet published, on transport @t (NULL: node 0) whose
+ * A new node, not yet published, on transport @t (NULL: this node) whose
  * reference it takes over.  Its debugfs directory exists (node->debugfs)
  * before the transport attaches, which may add files to it.
  */
-static struct hbmpool_node *hbmpool_node_alloc(u32 id, u32 distance,
-					       enum hbmpool_link link,
+static struct hbmpool_node *hbmpool_node_alloc(u32 id,
+					       const struct hbmpool_node_conf *conf,
 					       u64 capacity,
 					       struct hbmpool_transport *t,
 					       int *errp)
@@ -160,8 +186,8 @@ static struct hbmpool_node *hbmpool_node_alloc(u32 id, u32 distance,
 		return NULL;
 	}
 	node->id = id;
-	node->distance = distance;
-	node->link = link;
+	spin_lock_init(&node->conf_lock);
+	node->conf = *conf;
 	node->capacity = capacity;
 	node->state = HBMPOOL_NODE_LIVE;
 	hbmpool_kobj_born();
@@ -214,7 +240,8 @@ static int hbmpool_node_publish(struct hbmpool_node *node)
 	err = hbmpool_sysfs_node_link(node);
 	if (err)
 		goto err_del;
-	hbmpool_event_node(node, HBMPOOL_EVENT_NODE_ADD);
+	hbmpool_nodes_nr++;
+	hbmpool_event(HBMPOOL_EVENT_NODE_ADD, node);
 	return 0;
 
 err_del:
@@ -243,28 +270,58 @@ static void hbmpool_node_refuse(struct netlink_ext_ack *extack, u32 id,
 		pr_err("node %u: %s\n", id, msg);
 }
 
+/* The checks of a node's settings that node-new and node-set share. */
+static int hbmpool_node_conf_check(u32 id, const struct hbmpool_node_conf *conf,
+				   unsigned int which,
+				   struct netlink_ext_ack *extack)
+{
+	if ((which & HBMPOOL_CONF_NAME) &&
+	    strnlen(conf->name, sizeof(conf->name)) >= sizeof(conf->name)) {
+		hbmpool_node_refuse(extack, id, "name: at most 31 bytes");
+		return -EINVAL;
+	}
+	if ((which & HBMPOOL_CONF_ADDR) && conf->addr_len != 4 &&
+	    conf->addr_len != 16) {
+		hbmpool_node_refuse(extack, id, "addr: 4 bytes (IPv4) or 16 (IPv6)");
+		return -EINVAL;
+	}
+	if ((which & HBMPOOL_CONF_DISTANCE) &&
+	    (conf->distance <= HBMPOOL_DISTANCE_LOCAL ||
+	     conf->distance > HBMPOOL_DISTANCE_MAX)) {
+		hbmpool_node_refuse(extack, id, "distance: 11..255");
+		return -EINVAL;
+	}
+	if ((which & HBMPOOL_CONF_LINK) &&
+	    (conf->link == HBMPOOL_LINK_LOCAL || conf->link > HBMPOOL_LINK_SCALEACROSS)) {
+		hbmpool_node_refuse(extack, id, "link type: scaleup, scaleout or scaleacross");
+		return -EINVAL;
+	}
+	return 0;
+}
+
 /**
  * hbmpool_node_create - a new node of the domain
- * @id: 1..HBMPOOL_MAX_NODES - 1, not in use
+ * @id: 0..HBMPOOL_MAX_NODES - 1, not in use, not this node's
  * @transport: the name of a registered transport
  * @capacity: bytes the node exports, page aligned
- * @distance: HBMPOOL_DISTANCE_LOCAL + 1 .. HBMPOOL_DISTANCE_MAX
- * @link: not HBMPOOL_LINK_LOCAL
- * @extack: for netlink callers; NULL logs instead
+ * @conf: its settings: distance (HBMPOOL_DISTANCE_LOCAL + 1 ..
+ *	HBMPOOL_DISTANCE_MAX), link type (not HBMPOOL_LINK_LOCAL), name
+ *	(may be empty), address (addr_len 0: none)
+ * @extack: the refusal's reason
  *
- * The one way to create a node, for netlink and sysfs.  Return: 0, -EINVAL,
- * -EEXIST, -ENOENT (no such transport), -ENODEV (module going), -ENOMEM.
+ * The one way to create a node.  Return: 0, -EINVAL, -EEXIST, -ENOENT (no
+ * such transport), -ENODEV (module going), -ENOMEM.
  */
 int hbmpool_node_create(u32 id, const char *transport, u64 capacity,
-			u32 distance, enum hbmpool_link link,
+			const struct hbmpool_node_conf *conf,
 			struct netlink_ext_ack *extack)
 {
 	struct hbmpool_transport *t;
 	struct hbmpool_node *node;
 	int err;
 
-	if (id == HBMPOOL_LOCAL_NODE || id >= HBMPOOL_MAX_NODES) {
-		hbmpool_node_refuse(extack, id, "node ids are 1..63 (0 is the local node)");
+	if (id >= HBMPOOL_MAX_NODES) {
+		hbmpool_node_refuse(extack, id, "node ids are 0..1023");
 		return -EINVAL;
 	}
 	if (!capacity || !PAGE_ALIGNED(capacity) ||
@@ -272,12 +329,13 @@ int hbmpool_node_create(u32 id, const char *transport, u64 capacity,
 		hbmpool_node_refuse(extack, id, "capacity: page aligned, at most 64 GiB");
 		return -EINVAL;
 	}
-	if (distance <= HBMPOOL_DISTANCE_LOCAL || distance > HBMPOOL_DISTANCE_MAX) {
-		hbmpool_node_refuse(extack, id, "distance: 11..255");
-		return -EINVAL;
-	}
-	if (link == HBMPOOL_LINK_LOCAL || link > HBMPOOL_LINK_SCALEACROSS) {
-		hbmpool_node_refuse(extack, id, "link type: scaleup, scaleout or scaleacross");
+	err = hbmpool_node_conf_check(id, conf, HBMPOOL_CONF_NAME | HBMPOOL_CONF_ADDR |
+				      HBMPOOL_CONF_DISTANCE | HBMPOOL_CONF_LINK,
+				      extack);
+	if (err)
+		return err;
+	if (conf->port && !conf->addr_len) {
+		hbmpool_node_refuse(extack, id, "port without addr");
 		return -EINVAL;
 	}
 	t = hbmpool_transport_get(transport);
@@ -291,13 +349,19 @@ int hbmpool_node_create(u32 id, const char *transport, u64 capacity,
 		return err;
 	}
 	mutex_lock(&hbmpool_nodes_lock);
+	if (id == hbmpool_self_id) {
+		hbmpool_transport_put(t);
+		hbmpool_node_refuse(extack, id, "that id is this node's own");
+		err = -EINVAL;
+		goto out_unlock;
+	}
 	if (__hbmpool_node_lookup(id)) {
 		hbmpool_transport_put(t);
 		hbmpool_node_refuse(extack, id, "a node of that id exists");
 		err = -EEXIST;
 		goto out_unlock;
 	}
-	node = hbmpool_node_alloc(id, distance, link, capacity, t, &err);
+	node = hbmpool_node_alloc(id, conf, capacity, t, &err);
 	/* on failure, publish drops the reference and with it the transport */
 	if (node)
 		err = hbmpool_node_publish(node);
@@ -306,32 +370,15 @@ out_unlock:
 	hbmpool_ctl_end();
 	if (!err)
 		pr_info("node %u: %llu MiB, distance %u, %s link, %s transport\n",
-			id, capacity >> 20, distance, hbmpool_link_name(link),
-			transport);
+			id, capacity >> 20, conf->distance,
+			hbmpool_link_name(conf->link), transport);
 	return err;
-}
-
-ssize_t hbmpool_new_node_store(const char *buf, size_t len)
-{
-	char link_name[16] = "scaleup";
-	u32 id, cap, dist;
-	int n, link, err;
-	char extra;
-
-	n = sscanf(buf, "%u %u %u %15s %c", &id, &cap, &dist, link_name, &extra);
-	link = n >= 3 && n <= 4 ? hbmpool_link_parse(link_name) : -EINVAL;
-	if (link <= HBMPOOL_LINK_LOCAL || !cap || cap > HBMPOOL_CAPACITY_MAX_MIB) {
-		pr_err("new_node: expected \"ID CAPACITY_MIB DISTANCE [LINK]\": ID 1..63, CAPACITY_MIB 1..65536, DISTANCE 11..255, LINK scaleup|scaleout|scaleacross\n");
-		return -EINVAL;
-	}
-	err = hbmpool_node_create(id, "sim", (u64)cap << 20, dist, link, NULL);
-	return err ?: len;
 }
 
 /**
  * hbmpool_node_delete - remove node @id from the domain
- * @id: a node other than node 0
- * @extack: for netlink callers; NULL logs instead
+ * @id: a node other than this one
+ * @extack: the refusal's reason
  *
  * Its cached pages are dropped (dirty ones are lost and counted), regions
  * placed on it get SIGBUS there.  Return: 0, -EINVAL, -ENODEV.
@@ -341,15 +388,17 @@ int hbmpool_node_delete(u32 id, struct netlink_ext_ack *extack)
 	struct hbmpool_node *node;
 	int err;
 
-	if (id == HBMPOOL_LOCAL_NODE) {
-		hbmpool_node_refuse(extack, id, "node 0 is the local node");
-		return -EINVAL;
-	}
 	err = hbmpool_ctl_begin();
 	if (err)
 		return err;
 	mutex_lock(&hbmpool_nodes_lock);
 	node = __hbmpool_node_lookup(id);
+	if (node && !node->transport) {
+		mutex_unlock(&hbmpool_nodes_lock);
+		hbmpool_ctl_end();
+		hbmpool_node_refuse(extack, id, "this node cannot be removed from itself");
+		return -EINVAL;
+	}
 	if (node)
 		__hbmpool_node_unpublish(node);
 	mutex_unlock(&hbmpool_nodes_lock);
@@ -363,18 +412,149 @@ int hbmpool_node_delete(u32 id, struct netlink_ext_ack *extack)
 	return 0;
 }
 
-ssize_t hbmpool_del_node_store(const char *buf, size_t len)
+/* Looks node @id up for a change: not this node unless @self_ok. */
+static struct hbmpool_node *hbmpool_node_for_change(u32 id, bool self_ok,
+						    struct netlink_ext_ack *extack)
 {
-	u32 id;
+	struct hbmpool_node *node;
+
+	lockdep_assert_held(&hbmpool_nodes_lock);
+	node = __hbmpool_node_lookup(id);
+	if (!node) {
+		hbmpool_node_refuse(extack, id, "no such node");
+		return ERR_PTR(-ENODEV);
+	}
+	if (!node->transport && !self_ok) {
+		hbmpool_node_refuse(extack, id, "not for this node's own entry");
+		return ERR_PTR(-EINVAL);
+	}
+	return node;
+}
+
+/**
+ * hbmpool_node_set - change node @id's settings
+ * @id: the node
+ * @conf: the new values
+ * @which: HBMPOOL_CONF_* bits: the members of @conf to take
+ * @extack: the refusal's reason
+ *
+ * This node's own entry takes a name only.  Placement uses a new distance
+ * for regions placed from now on.  Return: 0, -EINVAL, -ENODEV.
+ */
+int hbmpool_node_set(u32 id, const struct hbmpool_node_conf *conf,
+		     unsigned int which, struct netlink_ext_ack *extack)
+{
+	struct hbmpool_node *node;
 	int err;
 
-	if (kstrtou32(buf, 0, &id) || id >= HBMPOOL_MAX_NODES) {
-		pr_err("del_node: expected a node id 1..%u\n",
-		       HBMPOOL_MAX_NODES - 1);
+	if (!which) {
+		hbmpool_node_refuse(extack, id, "nothing to set");
 		return -EINVAL;
 	}
-	err = hbmpool_node_delete(id, NULL);
-	return err ?: len;
+	err = hbmpool_node_conf_check(id, conf, which, extack);
+	if (err)
+		return err;
+	err = hbmpool_ctl_begin();
+	if (err)
+		return err;
+	mutex_lock(&hbmpool_nodes_lock);
+	node = hbmpool_node_for_change(id, !(which & ~HBMPOOL_CONF_NAME), extack);
+	if (IS_ERR(node)) {
+		err = PTR_ERR(node);
+		goto out_unlock;
+	}
+	if ((which & HBMPOOL_CONF_PORT) && conf->port &&
+	    !(which & HBMPOOL_CONF_ADDR) && !node->conf.addr_len) {
+		hbmpool_node_refuse(extack, id, "port without addr");
+		err = -EINVAL;
+		goto out_unlock;
+	}
+	spin_lock(&node->conf_lock);
+	if (which & HBMPOOL_CONF_NAME)
+		memcpy(node->conf.name, conf->name, sizeof(conf->name));
+	if (which & HBMPOOL_CONF_ADDR) {
+		memcpy(node->conf.addr, conf->addr, sizeof(conf->addr));
+		node->conf.addr_len = conf->addr_len;
+	}
+	if (which & HBMPOOL_CONF_PORT)
+		node->conf.port = conf->port;
+	if (which & HBMPOOL_CONF_DISTANCE)
+		node->conf.distance = conf->distance;
+	if (which & HBMPOOL_CONF_LINK)
+		node->conf.link = conf->link;
+	spin_unlock(&node->conf_lock);
+	kobject_uevent(&node->dev.kobj, KOBJ_CHANGE);
+	hbmpool_event(HBMPOOL_EVENT_NODE_CHANGE, node);
+out_unlock:
+	mutex_unlock(&hbmpool_nodes_lock);
+	hbmpool_ctl_end();
+	return err;
+}
+
+/**
+ * hbmpool_link_set - set the link to node @id administratively up or down
+ * @id: a node other than this one
+ * @up: the new admin state
+ * @extack: the refusal's reason
+ *
+ * Requests to a node whose link is down fail at once with -ENOLINK, as for
+ * an unreachable node; those in flight complete.  Return: 0, -EINVAL,
+ * -ENODEV.
+ */
+int hbmpool_link_set(u32 id, bool up, struct netlink_ext_ack *extack)
+{
+	struct hbmpool_node *node;
+	int err;
+
+	err = hbmpool_ctl_begin();
+	if (err)
+		return err;
+	mutex_lock(&hbmpool_nodes_lock);
+	node = hbmpool_node_for_change(id, false, extack);
+	if (IS_ERR(node)) {
+		err = PTR_ERR(node);
+	} else if (READ_ONCE(node->admin_down) == up) {
+		WRITE_ONCE(node->admin_down, !up);
+		if (node->transport->ops->link_admin)
+			node->transport->ops->link_admin(node, up);
+		hbmpool_event(HBMPOOL_EVENT_LINK_CHANGE, node);
+	}
+	mutex_unlock(&hbmpool_nodes_lock);
+	hbmpool_ctl_end();
+	return err;
+}
+
+/*
+ * Moves this node's own entry to id @id (the domain gave it a new one):
+ * only while it is alone and holds no region.  Under hbmpool_nodes_lock.
+ */
+int hbmpool_self_move(u32 id, struct netlink_ext_ack *extack)
+{
+	struct hbmpool_node *old, *node;
+	int err;
+
+	lockdep_assert_held(&hbmpool_nodes_lock);
+	/*
+	 * No region can be placed while this node is alone, so a region
+	 * counted here or not yet is one left on removed nodes: refuse
+	 * the move while any exists, as the documentation says.
+	 */
+	if (READ_ONCE(hbmpool_nr_regions)) {
+		NL_SET_ERR_MSG(extack, "self-id: regions exist");
+		return -EBUSY;
+	}
+	old = __hbmpool_node_lookup(hbmpool_self_id);
+	node = hbmpool_node_alloc(id, &old->conf, 0, NULL, &err);
+	if (!node)
+		return err;
+	__hbmpool_node_unpublish(old);
+	WRITE_ONCE(hbmpool_self_id, id);
+	err = hbmpool_node_publish(node);
+	if (err)
+		pr_err("node %u: this node's entry could not be published: %d\n",
+		       id, err);
+	hbmpool_node_put(old);
+	return err;
 }
 
 /*
@@ -410,6 +590,7 @@ static void __hbmpool_node_unpublish(struct hbmpool_node *node)
 {
 	lockdep_assert_held(&hbmpool_nodes_lock);
 	WRITE_ONCE(node->state, HBMPOOL_NODE_REMOVED);
+	hbmpool_nodes_nr--;
 	debugfs_remove_recursive(node->debugfs);	/* waits for open knob handlers */
 	node->debugfs = NULL;
 	if (node->transport)
@@ -417,22 +598,25 @@ static void __hbmpool_node_unpublish(struct hbmpool_node *node)
 	hbmpool_sysfs_node_unlink(node);
 	device_del(&node->dev);		/* KOBJ_REMOVE to udev */
 	xa_erase(&hbmpool_nodes, node->id);
-	hbmpool_event_node(node, HBMPOOL_EVENT_NODE_DEL);
+	hbmpool_event(HBMPOOL_EVENT_NODE_DEL, node);
 }
 
 /* ---- init/exit ---- */
 
 int hbmpool_nodes_init(void)
 {
-	struct hbmpool_node *local;
+	static const struct hbmpool_node_conf self_conf = {
+		.distance = HBMPOOL_DISTANCE_LOCAL,
+		.link = HBMPOOL_LINK_LOCAL,
+	};
+	struct hbmpool_node *self;
 	int err;
 
-	local = hbmpool_node_alloc(HBMPOOL_LOCAL_NODE, HBMPOOL_DISTANCE_LOCAL,
-				   HBMPOOL_LINK_LOCAL, 0, NULL, &err);
-	if (!local)
+	self = hbmpool_node_alloc(hbmpool_self_id, &self_conf, 0, NULL, &err);
+	if (!self)
 		return err;
 	mutex_lock(&hbmpool_nodes_lock);
-	err = hbmpool_node_publish(local);
+	err = hbmpool_node_publish(self);
 	mutex_unlock(&hbmpool_nodes_lock);
 	return err;
 }
@@ -441,22 +625,26 @@ void hbmpool_nodes_exit(void)
 {
 	struct hbmpool_node *node;
 	unsigned long id;
+	bool self;
 
-	/* every remote node, then node 0 */
+	/* every other node, then this one */
 	for (;;) {
 		mutex_lock(&hbmpool_nodes_lock);
-		id = HBMPOOL_LOCAL_NODE;
-		node = xa_find_after(&hbmpool_nodes, &id, ULONG_MAX, XA_PRESENT);
-		if (!node)
-			node = xa_load(&hbmpool_nodes, HBMPOOL_LOCAL_NODE);
-		if (node) {
-			id = node->id;
-			__hbmpool_node_unpublish(node);
+		id = 0;
+		node = xa_find(&hbmpool_nodes, &id, ULONG_MAX, XA_PRESENT);
+		while (node && !node->transport) {
+			node = xa_find_after(&hbmpool_nodes, &id, ULONG_MAX,
+					     XA_PRESENT);
 		}
+		if (!node)
+			node = xa_load(&hbmpool_nodes, hbmpool_self_id);
+		self = node && !node->transport;
+		if (node)
+			__hbmpool_node_unpublish(node);
 		mutex_unlock(&hbmpool_nodes_lock);
 		if (!node)
 			break;
-		if (id == HBMPOOL_LOCAL_NODE)
+		if (self)
 			hbmpool_node_put(node);
 		else
 			hbmpool_node_remove(node);

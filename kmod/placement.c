@@ -24,8 +24,9 @@ static int hbmpool_node_cmp(const void *a, const void *b)
 	const struct hbmpool_node *x = *(const struct hbmpool_node **)a;
 	const struct hbmpool_node *y = *(const struct hbmpool_node **)b;
 
-	if (x->distance != y->distance)
-		return x->distance < y->distance ? -1 : 1;
+	/* under hbmpool_nodes_lock, which node-set holds to change them */
+	if (x->conf.distance != y->conf.distance)
+		return x->conf.distance < y->conf.distance ? -1 : 1;
 	return x->id < y->id ? -1 : 1;
 }
 
@@ -97,22 +98,20 @@ static void hbmpool_chunks_free(struct hbmpool_region *r, u32 nr)
  */
 int hbmpool_place(struct hbmpool_region *r)
 {
-	unsigned long mask[BITS_TO_LONGS(HBMPOOL_MAX_NODES)];
 	struct hbmpool_node **set, **ordered;
 	unsigned int nr = 0, j, bit;
 	u64 avail = 0;
 	u32 i;
 	int err = 0;
 
-	bitmap_from_u64(mask, r->nodemask);
-	j = bitmap_weight(mask, HBMPOOL_MAX_NODES);
+	j = bitmap_weight(r->nodes, HBMPOOL_MAX_NODES);
 	set = kcalloc(2 * j, sizeof(*set), GFP_KERNEL);
 	if (!set)
 		return -ENOMEM;
 	ordered = set + j;
 
 	mutex_lock(&hbmpool_nodes_lock);
-	for_each_set_bit(bit, mask, HBMPOOL_MAX_NODES) {
+	for_each_set_bit(bit, r->nodes, HBMPOOL_MAX_NODES) {
 		set[nr] = __hbmpool_node_lookup(bit);
 		if (!set[nr] || !set[nr]->transport) {
 			err = -ENODEV;

@@ -34,6 +34,11 @@ static const char * const hbmpool_policy_names[] = {
 	[HBMPOOL_POLICY_PREFERRED] = "preferred",
 };
 
+const char *hbmpool_policy_name(u32 policy)
+{
+	return hbmpool_policy_names[policy];
+}
+
 /* ---- the table of live regions, by id and (shared ones) by name ---- */
 
 #define HBMPOOL_NAME_HASH_BITS	8
@@ -77,24 +82,48 @@ static int hbmpool_region_list(struct hbmpool_region *r)
 	}
 	xa_store(&hbmpool_regions, r->id, r, GFP_KERNEL);	/* the id's slot is reserved */
 	r->listed = true;
-	hbmpool_nr_regions++;
+	WRITE_ONCE(hbmpool_nr_regions, hbmpool_nr_regions + 1);
 out:
 	mutex_unlock(&hbmpool_regions_lock);
+	if (!err)
+		hbmpool_event(HBMPOOL_EVENT_REGION_NEW, r);
 	return err;
 }
 
 static void hbmpool_region_unlist(struct hbmpool_region *r)
 {
+	bool was_listed;
+
 	mutex_lock(&hbmpool_regions_lock);
+	was_listed = r->listed;
 	if (r->listed) {
 		if (r->shared)
 			hash_del(&r->name_node);
-		hbmpool_nr_regions--;
+		WRITE_ONCE(hbmpool_nr_regions, hbmpool_nr_regions - 1);
 		r->listed = false;
 	}
 	if (r->id != U32_MAX)
 		xa_erase(&hbmpool_regions, r->id);
 	mutex_unlock(&hbmpool_regions_lock);
+	if (was_listed)
+		hbmpool_event(HBMPOOL_EVENT_REGION_DEL, r);
+}
+
+/*
+ * A reference to the first live region whose id is at least *@id, for a
+ * walk of the table (netlink dumps); *@id is set to its id.  NULL at the
+ * end.
+ */
+struct hbmpool_region *hbmpool_region_get_next(unsigned long *id)
+{
+	struct hbmpool_region *r;
+
+	mutex_lock(&hbmpool_regions_lock);
+	xa_for_each_start(&hbmpool_regions, *id, r, *id)
+		if (r->listed && kref_get_unless_zero(&r->ref))
+			break;
+	mutex_unlock(&hbmpool_regions_lock);
+	return r;
 }
 
 /*
@@ -267,33 +296,44 @@ static long hbmpool_ioc_sync(struct hbmpool_region *r, void __user *argp,
 	return hbmpool_copy_out(argp, &rg, sizeof(rg), usize) ?: err;
 }
 
-static long hbmpool_ioc_info(struct hbmpool_region *r, void __user *argp)
+/* Copies the node set of @r to the user's bitmap of @bits bits. */
+static int hbmpool_info_nodes(struct hbmpool_region *r, u64 __user *uptr,
+			      u32 bits)
 {
-	struct hbmpool_region_info info;
-	struct hbmpool_chunk_info __user *uchunks;
-	u32 usize, i, n;
-	int err;
+	u32 nwords = DIV_ROUND_UP(bits, 64), i;
+	u64 words[BITS_TO_U64(HBMPOOL_MAX_NODES)];
 
-	err = hbmpool_copy_in(&info, sizeof(info), HBMPOOL_REGION_INFO_SIZE_VER0,
-			      argp, &usize);
-	if (err)
-		return err;
-	if (info.flags || info.pad || memchr_inv(info.reserved, 0, sizeof(info.reserved)))
-		return -EINVAL;
+	bitmap_to_arr64(words, r->nodes, HBMPOOL_MAX_NODES);
+	for (i = 0; i < nwords; i++) {
+		u64 w = i < ARRAY_SIZE(words) ? words[i] : 0;
 
-	uchunks = u64_to_user_ptr(info.chunks_ptr);
-	n = info.chunks_ptr ? min(info.nr_chunks_max, r->nr_chunks) : 0;
+		if (put_user(w, uptr + i))
+			return -EFAULT;
+	}
+	return 0;
+}
+
+/* The placement table of @r: up to @n entries of @stride bytes at @uptr. */
+static int hbmpool_info_chunks(struct hbmpool_region *r, void __user *uptr,
+			       u32 n, u32 stride)
+{
+	u32 i;
+
 	for (i = 0; i < n; i++) {
 		struct hbmpool_chunk_info ci = {};
 		const struct hbmpool_chunk_map *map;
+		void __user *entry = uptr + (size_t)i * stride;
 
 		rcu_read_lock();
 		map = rcu_dereference(r->chunks[i].map);
 		ci.node = map->copies[0].node->id;
+		ci.generation = map->gen;
 		ci.node_offset = map->copies[0].offset;
+		ci.nr_copies = map->nr_copies;
 		rcu_read_unlock();
 
-		if (copy_to_user(&uchunks[i], &ci, sizeof(ci)))
+		if (copy_to_user(entry, &ci, sizeof(ci)) ||
+		    clear_user(entry + sizeof(ci), stride - sizeof(ci)))
 			return -EFAULT;
 		if (!(i % 1024)) {
 			if (fatal_signal_pending(current))
@@ -301,17 +341,49 @@ static long hbmpool_ioc_info(struct hbmpool_region *r, void __user *argp)
 			cond_resched();
 		}
 	}
+	return 0;
+}
+
+static long hbmpool_ioc_info(struct hbmpool_region *r, void __user *argp)
+{
+	struct hbmpool_region_info info;
+	u32 usize, n, stride;
+	int err;
+
+	err = hbmpool_copy_in(&info, sizeof(info), HBMPOOL_REGION_INFO_SIZE_VER0,
+			      argp, &usize);
+	if (err)
+		return err;
+	stride = info.chunk_entry_size;
+	if (info.flags || memchr_inv(info.reserved, 0, sizeof(info.reserved)) ||
+	    info.nr_node_bits > HBMPOOL_NODE_BITS_MAX ||
+	    (info.chunks_ptr && (stride < HBMPOOL_CHUNK_INFO_SIZE_VER0 ||
+				 stride % 8 || stride > PAGE_SIZE)))
+		return -EINVAL;
+
+	if (info.nodes_ptr) {
+		err = hbmpool_info_nodes(r, u64_to_user_ptr(info.nodes_ptr),
+					 info.nr_node_bits);
+		if (err)
+			return err;
+	}
+	n = info.chunks_ptr ? min(info.nr_chunks_max, r->nr_chunks) : 0;
+	err = hbmpool_info_chunks(r, u64_to_user_ptr(info.chunks_ptr), n, stride);
+	if (err)
+		return err;
 
 	info.size = sizeof(info);
 	info.flags = 0;
 	info.length = r->length;
 	info.chunk_size = r->chunk_size;
-	info.nodemask = r->nodemask;
+	info.nr_node_bits = find_last_bit(r->nodes, HBMPOOL_MAX_NODES) + 1;
+	info.nr_nodes = bitmap_weight(r->nodes, HBMPOOL_MAX_NODES);
 	info.policy = r->policy;
 	info.preferred_node = r->preferred;
 	memcpy(info.name, r->name, sizeof(info.name));
 	info.region_id = r->id;
 	info.nr_chunks = r->nr_chunks;
+	info.chunk_entry_size = sizeof(struct hbmpool_chunk_info);
 	info.cached_pages = atomic_long_read(&r->nr_cached);
 	info.dirty_pages = atomic_long_read(&r->nr_dirty);
 	return hbmpool_copy_out(argp, &info, sizeof(info), usize);
@@ -418,17 +490,15 @@ static void hbmpool_region_show_fdinfo(struct seq_file *m, struct file *file)
 		[HBMPOOL_STAT_TIMEOUTS] = "timeouts",
 	};
 	struct hbmpool_region *r = file->private_data;
-	unsigned long nodes[BITS_TO_LONGS(HBMPOOL_MAX_NODES)];
 	int i;
 
-	bitmap_from_u64(nodes, r->nodemask);
 	seq_printf(m, "hbmpool-region:\t%u\n", r->id);
 	seq_printf(m, "name:\t%s\n", r->name);
 	seq_printf(m, "shared:\t%d\n", r->shared);
 	seq_printf(m, "length:\t%llu\n", r->length);
 	seq_printf(m, "chunk_size:\t%llu\n", r->chunk_size);
 	seq_printf(m, "policy:\t%s\n", hbmpool_policy_names[r->policy]);
-	seq_printf(m, "nodes:\t%*pbl\n", HBMPOOL_MAX_NODES, nodes);
+	seq_printf(m, "nodes:\t%*pbl\n", HBMPOOL_MAX_NODES, r->nodes);
 	seq_printf(m, "preferred_node:\t%u\n", r->preferred);
 	seq_printf(m, "cached_pages:\t%ld\n", atomic_long_read(&r->nr_cached));
 	seq_printf(m, "dirty_pages:\t%ld\n", atomic_long_read(&r->nr_dirty));
@@ -464,13 +534,54 @@ static void hbmpool_ioc_reject(const char *what, const char *why)
 			    task_pid_nr(current), why);
 }
 
-static int hbmpool_check_create(struct hbmpool_region_create *req)
+/*
+ * Reads the node set of a region create request into @nodes.  Bits at or
+ * above nr_node_bits in the last word are not part of the set.
+ */
+static int hbmpool_copy_nodes(const struct hbmpool_region_create *req,
+			      unsigned long *nodes, const char **why)
+{
+	u32 nwords = DIV_ROUND_UP(req->nr_node_bits, 64), i;
+	u64 *words;
+	int err = 0;
+
+	if (!req->nr_node_bits || req->nr_node_bits > HBMPOOL_NODE_BITS_MAX) {
+		*why = "nr_node_bits: 1..32768";
+		return -EINVAL;
+	}
+	words = kcalloc(nwords, sizeof(*words), GFP_KERNEL);
+	if (!words)
+		return -ENOMEM;
+	if (copy_from_user(words, u64_to_user_ptr(req->nodes_ptr),
+			   nwords * sizeof(*words))) {
+		*why = "nodes_ptr: bad address";
+		err = -EFAULT;
+		goto out;
+	}
+	if (req->nr_node_bits % 64)
+		words[nwords - 1] &= (1ULL << (req->nr_node_bits % 64)) - 1;
+	for (i = BITS_TO_U64(HBMPOOL_MAX_NODES); i < nwords; i++) {
+		if (words[i]) {
+			*why = "node set: ids are 0..1023";
+			err = -EINVAL;
+			goto out;
+		}
+	}
+	bitmap_from_arr64(nodes, words, min_t(u32, nwords * 64, HBMPOOL_MAX_NODES));
+out:
+	kfree(words);
+	return err;
+}
+
+static int hbmpool_check_create(struct hbmpool_region_create *req,
+				unsigned long *nodes)
 {
 	const char *why = NULL;
+	int err = -EINVAL;
 
 	if (req->flags & ~HBMPOOL_REGION_FLAGS)
 		why = "unknown flags";
-	else if (req->pad || memchr_inv(req->reserved, 0, sizeof(req->reserved)))
+	else if (memchr_inv(req->reserved, 0, sizeof(req->reserved)))
 		why = "reserved fields must be zero";
 	else if (req->mode & ~0777U)
 		why = "mode must be permission bits (0..0777)";
@@ -480,18 +591,8 @@ static int hbmpool_check_create(struct hbmpool_region_create *req)
 				     req->chunk_size < PAGE_SIZE ||
 				     req->chunk_size > HBMPOOL_CHUNK_MAX))
 		why = "chunk_size must be 0 or a power of two in [page size, 1 GiB]";
-	else if (!req->nodemask)
-		why = "empty node set";
-	else if (req->nodemask & BIT_ULL(HBMPOOL_LOCAL_NODE))
-		why = "node 0 is the local cache and holds no chunks";
 	else if (req->policy > HBMPOOL_POLICY_MAX)
 		why = "unknown policy";
-	else if (req->policy == HBMPOOL_POLICY_PREFERRED &&
-		 (req->preferred_node >= HBMPOOL_MAX_NODES ||
-		  !(req->nodemask & BIT_ULL(req->preferred_node))))
-		why = "preferred node not in the node set";
-	else if (req->policy != HBMPOOL_POLICY_PREFERRED && req->preferred_node)
-		why = "preferred_node is for the preferred policy only";
 	else if (!memchr(req->name, 0, sizeof(req->name)))
 		why = "name is not NUL-terminated";
 	else if ((req->flags & HBMPOOL_REGION_SHARED) && !req->name[0])
@@ -500,10 +601,29 @@ static int hbmpool_check_create(struct hbmpool_region_create *req)
 				   req->chunk_size ?: HBMPOOL_CHUNK_DEFAULT) >
 		 HBMPOOL_MAX_CHUNKS)
 		why = "more than 2^20 chunks: use a larger chunk size";
+	if (!why) {
+		err = hbmpool_copy_nodes(req, nodes, &why);
+		if (err == -ENOMEM)
+			return err;
+	}
+	if (why)
+		goto out;
+	if (bitmap_empty(nodes, HBMPOOL_MAX_NODES))
+		why = "empty node set";
+	else if (test_bit(READ_ONCE(hbmpool_self_id), nodes))
+		why = "this node is in the node set: it holds no chunks of its own";
+	else if (req->policy == HBMPOOL_POLICY_PREFERRED &&
+		 (req->preferred_node >= HBMPOOL_MAX_NODES ||
+		  !test_bit(req->preferred_node, nodes)))
+		why = "preferred node not in the node set";
+	else if (req->policy != HBMPOOL_POLICY_PREFERRED && req->preferred_node)
+		why = "preferred_node is for the preferred policy only";
 	if (!why)
 		return 0;
+	err = -EINVAL;
+out:
 	hbmpool_ioc_reject("region create", why);
-	return -EINVAL;
+	return err;
 }
 
 /* A region file changes no size: its length is set at creation. */
@@ -530,6 +650,8 @@ static int hbmpool_region_inode(struct hbmpool_region *r, umode_t mode)
 	inode->i_private = r;
 	inode->i_size = r->length;
 	inode->i_mode = S_IFREG | (mode ?: 0600);
+	r->mode = mode ?: 0600;
+	r->uid = current_fsuid();
 	inode->i_uid = current_fsuid();
 	inode->i_gid = current_fsgid();
 	inode->i_op = &hbmpool_region_iops;
@@ -594,13 +716,14 @@ long hbmpool_ioc_region_create(void __user *argp)
 			      argp, &usize);
 	if (err)
 		return err;
-	err = hbmpool_check_create(&req);
-	if (err)
-		return err;
-
 	r = kzalloc(sizeof(*r), GFP_KERNEL);
 	if (!r)
 		return -ENOMEM;
+	err = hbmpool_check_create(&req, r->nodes);
+	if (err) {
+		kfree(r);
+		return err;
+	}
 	__module_get(THIS_MODULE);	/* dropped by the release below */
 	r->id = U32_MAX;
 	xa_init(&r->pages);
@@ -610,7 +733,6 @@ long hbmpool_ioc_region_create(void __user *argp)
 	r->length = req.length;
 	r->chunk_size = req.chunk_size ?: HBMPOOL_CHUNK_DEFAULT;
 	r->chunk_shift = ilog2(r->chunk_size);
-	r->nodemask = req.nodemask;
 	r->policy = req.policy;
 	r->preferred = req.preferred_node;
 	memcpy(r->name, req.name, sizeof(r->name));

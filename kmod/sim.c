@@ -138,7 +138,7 @@ static int sim_copy(struct hbmpool_sim *sim, struct hbmpool_req *req)
 
 	err = hbmpool_segment_check(&sim->seg, req->offset,
 				    (u64)req->nr_pages << PAGE_SHIFT,
-				    HBMPOOL_LOCAL_NODE);
+				    READ_ONCE(hbmpool_self_id));
 	if (err) {
 		pr_warn_ratelimited("node %u: request outside the chunks of its client: %d\n",
 				    sim->node->id, err);
@@ -237,7 +237,7 @@ static int sim_copy_nowait(struct hbmpool_node *node, u64 offset,
 	shut = sim->shut;
 	spin_unlock(&sim->lock);
 	if (shut || hbmpool_segment_check(&sim->seg, offset, (u64)nr << PAGE_SHIFT,
-					  HBMPOOL_LOCAL_NODE))
+					  READ_ONCE(hbmpool_self_id)))
 		return -EAGAIN;		/* the slow path reports it */
 	for (i = 0; i < nr; i++)
 		sim->seg.provider->read(&sim->seg, offset + ((u64)i << PAGE_SHIFT),
@@ -249,13 +249,13 @@ static int sim_copy_nowait(struct hbmpool_node *node, u64 offset,
 static int sim_alloc_chunks(struct hbmpool_node *node, u64 len, u64 *offset)
 {
 	return hbmpool_segment_alloc(&to_sim(node)->seg, len,
-				     HBMPOOL_LOCAL_NODE, offset);
+				     READ_ONCE(hbmpool_self_id), offset);
 }
 
 static void sim_free_chunks(struct hbmpool_node *node, u64 offset, u64 len)
 {
 	hbmpool_segment_free(&to_sim(node)->seg, offset, len,
-			     HBMPOOL_LOCAL_NODE);
+			     READ_ONCE(hbmpool_self_id));
 }
 
 static u64 sim_free_bytes(struct hbmpool_node *node)

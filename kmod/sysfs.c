@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * sysfs: /sys/kernel/hbmpool (global knobs and counters, the control files
- * new_node and del_node), and the nodes as devices on the "hbmpool" bus
+ * sysfs: /sys/kernel/hbmpool (global knobs and counters), and the nodes
+ * as devices on the "hbmpool" bus
  * (/sys/bus/hbmpool/devices/nodeN, with uevents), linked from
  * /sys/kernel/hbmpool/nodes/.
  */
@@ -61,12 +61,6 @@ static const char * const hbmpool_node_state_names[] = {
 	[HBMPOOL_NODE_REMOVED] = "removed",
 };
 
-/* "LINK" of new_node: the index of the name, or -EINVAL. */
-int hbmpool_link_parse(const char *name)
-{
-	return sysfs_match_string(hbmpool_link_names, name);
-}
-
 const char *hbmpool_link_name(enum hbmpool_link link)
 {
 	return hbmpool_link_names[link];
@@ -90,14 +84,15 @@ static DEVICE_ATTR_RO(state);
 static ssize_t distance_show(struct device *dev, struct device_attribute *attr,
 			     char *buf)
 {
-	return sysfs_emit(buf, "%u\n", to_node(dev)->distance);
+	return sysfs_emit(buf, "%u\n", READ_ONCE(to_node(dev)->conf.distance));
 }
 static DEVICE_ATTR_RO(distance);
 
 static ssize_t link_type_show(struct device *dev, struct device_attribute *attr,
 			      char *buf)
 {
-	return sysfs_emit(buf, "%s\n", hbmpool_link_names[to_node(dev)->link]);
+	return sysfs_emit(buf, "%s\n",
+			  hbmpool_link_names[READ_ONCE(to_node(dev)->conf.link)]);
 }
 static DEVICE_ATTR_RO(link_type);
 
@@ -214,23 +209,17 @@ static ssize_t cache_budget_pages_store(struct kobject *kobj,
 					struct kobj_attribute *attr,
 					const char *buf, size_t len)
 {
-	unsigned long v;
+	u64 v;
 	int err;
 
-	if (kstrtoul(buf, 0, &v) || v < HBMPOOL_BUDGET_MIN ||
+	if (kstrtou64(buf, 0, &v) || v < HBMPOOL_BUDGET_MIN ||
 	    v > HBMPOOL_BUDGET_MAX) {
 		pr_err("cache_budget_pages: expected a number of pages in [%lu, %lu]\n",
 		       HBMPOOL_BUDGET_MIN, HBMPOOL_BUDGET_MAX);
 		return -EINVAL;
 	}
-	err = hbmpool_ctl_begin();
-	if (err)
-		return err;
-	WRITE_ONCE(hbmpool_cache_budget, v);
-	hbmpool_cache_budget_changed();
-	hbmpool_event_params();
-	hbmpool_ctl_end();
-	return len;
+	err = hbmpool_params_set(&v, NULL, NULL);
+	return err ?: len;
 }
 
 static struct kobj_attribute cache_budget_pages_attr = __ATTR_RW(cache_budget_pages);
@@ -245,22 +234,17 @@ static ssize_t fetch_timeout_ms_store(struct kobject *kobj,
 				      struct kobj_attribute *attr,
 				      const char *buf, size_t len)
 {
-	unsigned int v;
+	u32 v;
 	int err;
 
-	if (kstrtouint(buf, 0, &v) || v < HBMPOOL_TIMEOUT_MIN ||
+	if (kstrtou32(buf, 0, &v) || v < HBMPOOL_TIMEOUT_MIN ||
 	    v > HBMPOOL_TIMEOUT_MAX) {
 		pr_err("fetch_timeout_ms: expected milliseconds in [%u, %u]\n",
 		       HBMPOOL_TIMEOUT_MIN, HBMPOOL_TIMEOUT_MAX);
 		return -EINVAL;
 	}
-	err = hbmpool_ctl_begin();
-	if (err)
-		return err;
-	WRITE_ONCE(hbmpool_fetch_timeout_ms, v);
-	hbmpool_event_params();
-	hbmpool_ctl_end();
-	return len;
+	err = hbmpool_params_set(NULL, &v, NULL);
+	return err ?: len;
 }
 
 static struct kobj_attribute fetch_timeout_ms_attr = __ATTR_RW(fetch_timeout_ms);
@@ -294,30 +278,12 @@ static ssize_t nr_regions_show(struct kobject *kobj,
 
 static struct kobj_attribute nr_regions_attr = __ATTR_RO(nr_regions);
 
-static ssize_t new_node_store(struct kobject *kobj, struct kobj_attribute *attr,
-			      const char *buf, size_t len)
-{
-	return hbmpool_new_node_store(buf, len);
-}
-
-static struct kobj_attribute new_node_attr = __ATTR_WO(new_node);
-
-static ssize_t del_node_store(struct kobject *kobj, struct kobj_attribute *attr,
-			      const char *buf, size_t len)
-{
-	return hbmpool_del_node_store(buf, len);
-}
-
-static struct kobj_attribute del_node_attr = __ATTR_WO(del_node);
-
 static struct attribute *hbmpool_root_attrs[] = {
 	&cache_budget_pages_attr.attr,
 	&fetch_timeout_ms_attr.attr,
 	&cached_pages_attr.attr,
 	&dirty_pages_attr.attr,
 	&nr_regions_attr.attr,
-	&new_node_attr.attr,
-	&del_node_attr.attr,
 	NULL,
 };
 

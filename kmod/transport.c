@@ -253,6 +253,8 @@ static int hbmpool_req_refused(struct hbmpool_req *req)
 
 	switch (READ_ONCE(node->state)) {
 	case HBMPOOL_NODE_LIVE:
+		if (READ_ONCE(node->admin_down))
+			return -ENOLINK;
 		break;
 	case HBMPOOL_NODE_UNREACHABLE:
 		return -ENOLINK;

@@ -29,7 +29,7 @@ struct hbmpool_req;
 struct page;
 
 /* Bumped whenever struct hbmpool_transport_ops or the request contract changes. */
-#define HBMPOOL_TRANSPORT_API	2
+#define HBMPOOL_TRANSPORT_API	3
 
 /* The most pages one request carries. */
 #define HBMPOOL_REQ_MAX_PAGES	512
@@ -117,6 +117,9 @@ struct hbmpool_req {
  *	before @release.
  * @release: the last reference to the node is gone: free node->priv's
  *	contents (not node->priv itself).  May sleep.
+ * @link_admin: optional.  The operator set the link to @node up or down
+ *	(the core already refuses requests while it is down); a transport
+ *	with connections closes or reopens them.  May sleep.
  *
  * Link state is pushed by the transport with hbmpool_node_link_changed().
  */
@@ -130,6 +133,7 @@ struct hbmpool_transport_ops {
 	u64 (*free_bytes)(struct hbmpool_node *node);
 	void (*shutdown)(struct hbmpool_node *node);
 	void (*release)(struct hbmpool_node *node);
+	void (*link_admin)(struct hbmpool_node *node, bool up);
 };
 
 /**

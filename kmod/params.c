@@ -1,0 +1,53 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The module's run-time parameters (cache budget, fetch timeout): one
+ * operation that changes them, for netlink and sysfs.
+ */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <net/netlink.h>
+
+#include "hbmpool.h"
+
+/**
+ * hbmpool_params_set - change parameters
+ * @budget: the cache budget in pages, or NULL: unchanged
+ * @timeout_ms: the fetch timeout, or NULL: unchanged
+ * @extack: the refusal's reason
+ *
+ * One event announces the change.  Return: 0, -EINVAL (out of range or
+ * nothing to set), -ENODEV (the module is going).
+ */
+int hbmpool_params_set(const u64 *budget, const u32 *timeout_ms,
+		       struct netlink_ext_ack *extack)
+{
+	int err;
+
+	if (!budget && !timeout_ms) {
+		NL_SET_ERR_MSG(extack, "no parameter to set");
+		return -EINVAL;
+	}
+	if (budget && (*budget < HBMPOOL_BUDGET_MIN || *budget > HBMPOOL_BUDGET_MAX)) {
+		NL_SET_ERR_MSG(extack, "cache-budget-pages: 16..16777216");
+		return -EINVAL;
+	}
+	if (timeout_ms && (*timeout_ms < HBMPOOL_TIMEOUT_MIN ||
+			   *timeout_ms > HBMPOOL_TIMEOUT_MAX)) {
+		NL_SET_ERR_MSG(extack, "fetch-timeout-ms: 10..600000");
+		return -EINVAL;
+	}
+	err = hbmpool_ctl_begin();
+	if (err) {
+		NL_SET_ERR_MSG(extack, "the module is being unloaded");
+		return err;
+	}
+	if (budget) {
+		WRITE_ONCE(hbmpool_cache_budget, *budget);
+		hbmpool_cache_budget_changed();
+	}
+	if (timeout_ms)
+		WRITE_ONCE(hbmpool_fetch_timeout_ms, *timeout_ms);
+	hbmpool_event(HBMPOOL_EVENT_PARAMS_CHANGE, NULL);
+	hbmpool_ctl_end();
+	return 0;
+}
