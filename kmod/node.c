@@ -329,7 +329,8 @@ int hbmpool_node_create(u32 id, const char *transport, u64 capacity,
 		hbmpool_node_refuse(extack, id, "capacity: page aligned, at most 64 GiB");
 		return -EINVAL;
 	}
-	err = hbmpool_node_conf_check(id, conf, HBMPOOL_CONF_NAME | HBMPOOL_CONF_ADDR |
+	err = hbmpool_node_conf_check(id, conf, HBMPOOL_CONF_NAME |
+				      (conf->addr_len ? HBMPOOL_CONF_ADDR : 0) |
 				      HBMPOOL_CONF_DISTANCE | HBMPOOL_CONF_LINK,
 				      extack);
 	if (err)
