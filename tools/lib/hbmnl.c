@@ -317,11 +317,18 @@ int hbm_nl_subscribe(struct hbm_nl *nl, const char *group)
 		nl->mon = sock_new();
 		if (!nl->mon)
 			return -EIO;
-		nl_socket_disable_seq_check(nl->mon);
 	}
 	if (nl_socket_add_membership(nl->mon, grp) < 0)
 		return -EIO;
 	return 0;
+}
+
+/* Events are not answers: they carry no sequence number of ours. */
+static int no_seq_check(struct nl_msg *msg, void *arg)
+{
+	(void)msg;
+	(void)arg;
+	return NL_OK;
 }
 
 struct hbm_listen {
@@ -353,6 +360,7 @@ int hbm_nl_listen(struct hbm_nl *nl, hbm_nl_reply_fn *cb, void *arg)
 	c = nl_cb_alloc(NL_CB_DEFAULT);
 	if (!c)
 		return -ENOMEM;
+	nl_cb_set(c, NL_CB_SEQ_CHECK, NL_CB_CUSTOM, no_seq_check, NULL);
 	nl_cb_set(c, NL_CB_VALID, NL_CB_CUSTOM, on_event, &l);
 	while (!l.ret) {
 		int rc = nl_recvmsgs(nl->mon, c);
