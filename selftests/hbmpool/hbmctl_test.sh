@@ -165,7 +165,7 @@ check "node add, id out of range: ERANGE naming the id" \
 # the message of the local node's id: "0 is the local node" before node ids
 # became domain-wide, "that id is this node's own" since
 check "node add, id 0: EINVAL, this node's own id" \
-	sh -c "! '$hbmctl' node add 0 capacity 8M distance 25 2>'$err' && [ \$? != 2 ] &&
+	sh -c "'$hbmctl' node add 0 capacity 8M distance 25 2>'$err'; [ \$? = 1 ] &&
 	grep -Eq '^hbmctl: Invalid argument: .*(0 is the local node|that id is this node.s own)' '$err'"
 check "node add, unknown transport: ENOENT" \
 	refused "No such file or directory" "no such transport" node add 41 capacity 8M distance 25 transport rdma
