@@ -8,6 +8,8 @@
 #   make check      deps, all, lint, host unit tests, selftests in a VM
 #   make demo       deps, all, then tools/hbmdemo in a VM on 4 simulated nodes
 #   make bench      deps, all, then tools/hbmbench in a VM (BENCH_ARGS=...)
+#   make install    hbmctl, its man page and completion, the uapi headers
+#                   (PREFIX=/usr/local, DESTDIR=)
 #   make clean
 #
 # KDIR (kernel headers) defaults to /lib/modules/$(uname -r)/build if it
@@ -57,13 +59,13 @@ UAPI_HDRS      = $(wildcard uapi/linux/*.h)
 SHELL_SCRIPTS  = $(shell find . -path ./build -prune -o -path ./.git -prune -o \
 		   -name '*.sh' -type f -print) .ci/run
 
-.PHONY: all deps kinfo ksft ynl module tools selftests lint lint-checkpatch lint-netlink \
+.PHONY: all deps kinfo ksft ynl module tools selftests install lint lint-checkpatch lint-netlink \
 	lint-sparse lint-shell unit rig-tests check demo bench clean help
 
 all: module tools selftests
 
 help:
-	@sed -n '3,15p' Makefile | sed 's/^# \{0,1\}//'
+	@sed -n '3,17p' Makefile | sed 's/^# \{0,1\}//'
 
 deps:
 	@$(RIG)/deps.sh
@@ -124,6 +126,22 @@ module: kinfo
 tools:
 	@$(call require,tools/Makefile)
 	$(MAKE) -C tools
+
+# hbmctl alone: the other tools and the selftests are not installed.
+PREFIX  ?= /usr/local
+DESTDIR ?=
+INSTALL ?= install
+
+install:
+	@$(call require,tools/Makefile)
+	$(MAKE) -C tools hbmctl
+	$(INSTALL) -D -m 0755 tools/hbmctl/hbmctl $(DESTDIR)$(PREFIX)/sbin/hbmctl
+	$(INSTALL) -D -m 0644 Documentation/man/hbmctl.8 \
+		$(DESTDIR)$(PREFIX)/share/man/man8/hbmctl.8
+	$(INSTALL) -D -m 0644 tools/hbmctl/hbmctl.bash-completion \
+		$(DESTDIR)$(PREFIX)/share/bash-completion/completions/hbmctl
+	$(INSTALL) -d $(DESTDIR)$(PREFIX)/include/linux
+	$(INSTALL) -m 0644 $(UAPI_HDRS) $(DESTDIR)$(PREFIX)/include/linux/
 
 selftests: ksft ynl
 	@$(call require,selftests/Makefile)

@@ -23,6 +23,7 @@ top=$here/../..
 ynl=$top/build/ynl
 spec=$top/Documentation/netlink/specs/hbmpool.yaml
 py=/usr/bin/python3
+hbmctl=$top/tools/hbmctl/hbmctl
 sys=/sys/kernel/hbmpool
 node=46
 timeout0=
@@ -31,7 +32,7 @@ mon=
 cleanup() {
 	[ -n "$mon" ] && kill "$mon" 2>/dev/null
 	[ -n "$timeout0" ] && echo "$timeout0" >$sys/fetch_timeout_ms
-	[ -d $sys/nodes/node$node ] && echo $node >$sys/del_node
+	[ -d $sys/nodes/node$node ] && "$hbmctl" node del $node
 	rm -f "${out:-}" "${events:-}" "${ready:-}"
 }
 
@@ -56,6 +57,7 @@ json() { "$py" -c "import json, sys; j = json.load(open(sys.argv[1])); sys.exit(
 [ -d $sys ] || skip_all "hbmpool.ko is not loaded"
 [ -r "$ynl/tools/net/ynl/cli.py" ] || skip_all "no ynl in $ynl (make ynl)"
 "$py" -c 'import yaml, jsonschema' 2>/dev/null || skip_all "python3-yaml or python3-jsonschema missing (make deps)"
+[ -x "$hbmctl" ] || skip_all "tools/hbmctl/hbmctl not built (make tools)"
 out=$(mktemp)
 trap cleanup EXIT
 echo "1..25"
@@ -96,7 +98,7 @@ nl --do stats-get
 check "stats-get: counters and a 32-bucket histogram" \
 	json "'faults' in j and 'cached-pages' in j and len(j['lat-hist']) == 32"
 
-echo "$node 8 25 scaleout" >$sys/new_node
+"$hbmctl" node add $node capacity 8M distance 25 link scaleout
 nl --dump node-get
 check "node-get dump: node 0 and the new node, with their attributes" \
 	json "any(n['id'] == 0 and n['transport'] == 'local' for n in j) and any(n['id'] == $node and n['transport'] == 'sim' and n['distance'] == 25 and n['link-type'] == 'scaleout' and n['state'] == 'live' and n['capacity'] == 8 << 20 and n['free'] == 8 << 20 and 'faults' in n['stats'] for n in j)"

@@ -14,6 +14,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 # shellcheck source-path=SCRIPTDIR source=lib.sh
 . "$here/lib.sh"
 tools=$here/../../tools
+hbmctl=$tools/hbmctl/hbmctl
 sys=/sys/kernel/hbmpool
 nodes="57 58"
 budget0=
@@ -22,14 +23,14 @@ cleanup() {
 	local id
 	[ -n "$budget0" ] && echo "$budget0" >$sys/cache_budget_pages
 	for id in $nodes; do
-		[ -d $sys/nodes/node"$id" ] && echo "$id" >$sys/del_node
+		[ -d $sys/nodes/node"$id" ] && "$hbmctl" node del "$id"
 	done
 	rm -f "${log:-}"
 }
 
 [ "$(id -u)" = 0 ] || skip_all "needs root"
 [ -d $sys ] || skip_all "hbmpool.ko is not loaded"
-for t in hbmdemo hbmbench; do
+for t in hbmdemo hbmbench hbmctl/hbmctl; do
 	[ -x "$tools/$t" ] || skip_all "tools/$t not built (make tools)"
 done
 log=$(mktemp)
@@ -38,8 +39,8 @@ echo "1..4"
 
 budget0=$(cat $sys/cache_budget_pages)
 echo 256 >$sys/cache_budget_pages
-echo "57 16 12 scaleup" >$sys/new_node
-echo "58 16 40 scaleout" >$sys/new_node
+"$hbmctl" node add 57 capacity 16M distance 12 link scaleup
+"$hbmctl" node add 58 capacity 16M distance 40 link scaleout
 
 if "$tools/hbmdemo" >"$log" 2>&1; then
 	ok "hbmdemo verified every byte of a region 4x the cache"

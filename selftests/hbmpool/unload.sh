@@ -20,6 +20,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 . "$here/lib.sh"
 ko=${HBMPOOL_KO:-$here/../../kmod/hbmpool.ko}
 holder=$here/region_holder
+hbmctl=$here/../../tools/hbmctl/hbmctl
 node=63
 sys=/sys/kernel/hbmpool
 hpid=
@@ -28,7 +29,7 @@ cleanup() {
 	[ -n "$hpid" ] && kill "$hpid" 2>/dev/null && wait "$hpid" 2>/dev/null
 	# shellcheck disable=SC2086 # HBMPOOL_PARAMS is a list of module parameters
 	[ -d $sys ] || insmod "$ko" ${HBMPOOL_PARAMS:-} 2>/dev/null
-	[ -d $sys/nodes/node$node ] && echo $node >$sys/del_node 2>/dev/null
+	[ -d $sys/nodes/node$node ] && "$hbmctl" node del $node 2>/dev/null
 	rm -f "$tmp"
 }
 
@@ -36,6 +37,7 @@ cleanup() {
 [ -d $sys ] || skip_all "hbmpool.ko is not loaded"
 [ -r "$ko" ] || skip_all "module file $ko not found (set HBMPOOL_KO)"
 [ -x "$holder" ] || skip_all "$holder not built"
+[ -x "$hbmctl" ] || skip_all "$hbmctl not built (make tools)"
 if ! command -v rmmod >/dev/null || ! command -v insmod >/dev/null; then
 	skip_all "no rmmod/insmod"
 fi
@@ -73,13 +75,13 @@ refcnt_positive() {
 }
 
 for mode in fd map; do
-	echo $node >$sys/del_node 2>/dev/null
-	check "new_node $node ($mode)" sh -c "echo '$node 16 20' >$sys/new_node"
+	"$hbmctl" node del $node 2>/dev/null
+	check "node add $node ($mode)" "$hbmctl" node add $node capacity 16M distance 20
 	check "holder holds a region ($mode)" start_holder $mode
 	check "module refcount > 0 while held ($mode)" refcnt_positive
 	check "rmmod fails EBUSY while a region is held ($mode)" rmmod_busy
 	check "holder exits cleanly ($mode)" stop_holder
-	echo $node >$sys/del_node 2>/dev/null
+	"$hbmctl" node del $node 2>/dev/null
 done
 
 check "rmmod succeeds once nothing is held" rmmod hbmpool

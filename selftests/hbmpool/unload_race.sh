@@ -2,11 +2,12 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # THEORY OF OPERATION
-# Module exit must not race the control files: a new_node that lands after
+# Module exit must not race the control paths: a node-new that lands after
 # the nodes were torn down would leave a node nobody removes, with sysfs
-# files whose handlers are gone with the module.  Here, loops write every
-# control file (new_node, del_node, cache_budget_pages, fetch_timeout_ms,
-# a node's debugfs knobs) as fast as they can while "rmmod hbmpool" runs.
+# files whose handlers are gone with the module.  Here, loops drive every
+# control path (hbmctl node add/del and params set over netlink, the sysfs
+# files cache_budget_pages and fetch_timeout_ms, a node's debugfs knobs) as
+# fast as they can while "rmmod hbmpool" runs.
 # After each rmmod: the module, /sys/kernel/hbmpool and its debugfs are gone;
 # after insmod: only node 0 exists.  Repeated ROUNDS times; the rig fails the
 # run on any kernel warning, use after free or leak it logs.
@@ -18,6 +19,7 @@ set -u
 
 here=$(cd "$(dirname "$0")" && pwd)
 ko=${HBMPOOL_KO:-$here/../../kmod/hbmpool.ko}
+hbmctl=$here/../../tools/hbmctl/hbmctl
 sys=/sys/kernel/hbmpool
 dbg=/sys/kernel/debug/hbmpool
 rounds=${ROUNDS:-8}
@@ -45,30 +47,32 @@ cleanup() {
 [ "$(id -u)" = 0 ] || skip_all "needs root"
 [ -d $sys ] || skip_all "hbmpool.ko is not loaded"
 [ -r "$ko" ] || skip_all "module file $ko not found (set HBMPOOL_KO)"
+[ -x "$hbmctl" ] || skip_all "$hbmctl not built (make tools)"
 if ! command -v rmmod >/dev/null || ! command -v insmod >/dev/null; then
 	skip_all "no rmmod/insmod"
 fi
 trap cleanup EXIT
 echo "1..$((3 * rounds))"
 
-# Each writer: one control file, forever; errors (the module going) ignored.
+# Each writer: one control path, forever; errors (the module going) ignored.
 writer_nodes() {
 	local id
 	while :; do
 		for id in 20 21 22 23; do
-			echo "$id 4 20" >$sys/new_node
-			echo "$id" >$sys/del_node
+			"$hbmctl" node add "$id" capacity 4M distance 20
+			"$hbmctl" node del "$id"
 		done
-		echo "24 4 30 scaleout" >$sys/new_node
-	done 2>/dev/null
+		"$hbmctl" node add 24 capacity 4M distance 30 link scaleout
+	done >/dev/null 2>&1
 }
 writer_knobs() {
 	while :; do
 		echo 64 >$sys/cache_budget_pages
-		echo 1000 >$sys/fetch_timeout_ms
+		"$hbmctl" params set fetch-timeout-ms 1000
 		echo 16384 >$sys/cache_budget_pages
-		echo 5000 >$sys/fetch_timeout_ms
-	done 2>/dev/null
+		"$hbmctl" params set cache-budget-pages 8192 fetch-timeout-ms 5000
+		echo 2000 >$sys/fetch_timeout_ms
+	done >/dev/null 2>&1
 }
 writer_debugfs() {
 	while :; do
@@ -94,7 +98,7 @@ for r in $(seq "$rounds"); do
 	sleep 0.3	# the writers keep trying on a module that is gone
 	stop_writers
 	if [ $rc = 0 ] && [ ! -e $sys ] && [ ! -e $dbg ] && ! grep -q '^hbmpool ' /proc/modules; then
-		ok "round $r: rmmod under control-file writers, nothing left"
+		ok "round $r: rmmod under control writers, nothing left"
 	else
 		nok "round $r: rmmod rc=$rc, left: $(find $sys $dbg -maxdepth 0 2>/dev/null | tr '\n' ' ')"
 	fi

@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "hbmlib.h"
+#include "hbmnl.h"
 #include "hbmsys.h"
 
 int hbm_read_str(const char *path, char *buf, size_t len)
@@ -116,22 +117,39 @@ int hbm_set_global_u64(const char *name, uint64_t v)
 int hbm_node_add(unsigned int id, unsigned int capacity_mib,
 		 unsigned int distance, const char *link)
 {
-	char line[96];
+	struct hbm_nl_node n = {
+		.id = id,
+		.capacity = (uint64_t)capacity_mib << 20,
+		.distance = distance,
+		.transport = "sim",
+	};
+	struct hbm_nl *nl;
+	int ret;
 
-	if (link)
-		snprintf(line, sizeof(line), "%u %u %u %s\n", id, capacity_mib,
-			 distance, link);
-	else
-		snprintf(line, sizeof(line), "%u %u %u\n", id, capacity_mib, distance);
-	return hbm_write_str(HBM_SYSFS "/new_node", line);
+	if (link) {
+		n.link_type = hbm_nl_link_type(link);
+		if (n.link_type < 0)
+			return n.link_type;
+	}
+	ret = hbm_nl_open(&nl);
+	if (ret)
+		return ret;
+	ret = hbm_nl_node_new(nl, &n, NULL, 0);
+	hbm_nl_close(nl);
+	return ret;
 }
 
 int hbm_node_del(unsigned int id)
 {
-	char line[16];
+	struct hbm_nl *nl;
+	int ret;
 
-	snprintf(line, sizeof(line), "%u\n", id);
-	return hbm_write_str(HBM_SYSFS "/del_node", line);
+	ret = hbm_nl_open(&nl);
+	if (ret)
+		return ret;
+	ret = hbm_nl_node_del(nl, id, NULL, 0);
+	hbm_nl_close(nl);
+	return ret;
 }
 
 int hbm_node_u64(unsigned int id, const char *attr, uint64_t *v)

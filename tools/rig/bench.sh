@@ -14,19 +14,20 @@ set -euo pipefail
 
 repo=${RIG_REPO:-$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)}
 cd "$repo"
-sys=/sys/kernel/hbmpool
 out=${RIG_OUT:-/tmp}
 
-if [ ! -x tools/hbmbench ]; then
-	echo "bench: tools/hbmbench is not built (make tools)" >&2
-	exit 1
-fi
+for t in hbmbench hbmctl/hbmctl; do
+	if [ ! -x tools/$t ]; then
+		echo "bench: tools/$t is not built (make tools)" >&2
+		exit 1
+	fi
+done
 # shellcheck disable=SC2086 # a list of words
 insmod kmod/hbmpool.ko ${HBMPOOL_PARAMS:-}
-echo "1 256 12 scaleup" >"$sys/new_node"
-echo 16384 >"$sys/cache_budget_pages"
+tools/hbmctl/hbmctl node add 1 capacity 256M distance 12 link scaleup
+tools/hbmctl/hbmctl params set cache-budget-pages 16384
 echo "== kernel $(uname -r), $(nproc) CPUs, TCG; node 1: sim, latency 0, no bandwidth cap"
 # shellcheck disable=SC2086 # a list of words
 tools/hbmbench ${HBMBENCH_ARGS:---size 16M --iterations 3 --evict} | tee "$out/bench.txt"
-echo 1 >"$sys/del_node"
+tools/hbmctl/hbmctl node del 1
 rmmod hbmpool

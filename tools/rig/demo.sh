@@ -5,8 +5,9 @@
 # demo -- tools/rig/demo.sh).  Not meant for the host: it loads the module.
 #
 # Loads kmod/hbmpool.ko, creates four simulated remote nodes at growing
-# distances (two scale-up, one scale-out, one scale-across), sets the cache
-# budget, then runs tools/hbmdemo and prints its output.
+# distances (two scale-up, one scale-out, one scale-across) and sets the
+# cache budget with tools/hbmctl, then runs tools/hbmdemo and prints its
+# output.
 #
 # Environment: HBMPOOL_PARAMS (insmod parameters), DEMO_CACHE_PAGES (cache
 # budget, default 4096 pages = 16 MiB), HBMDEMO_ARGS (arguments of hbmdemo).
@@ -14,32 +15,31 @@ set -euo pipefail
 
 repo=${RIG_REPO:-$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)}
 cd "$repo"
-sys=/sys/kernel/hbmpool
+hbmctl=tools/hbmctl/hbmctl
 
-if [ ! -x tools/hbmdemo ]; then
-	echo "demo: tools/hbmdemo is not built (make tools)" >&2
-	exit 1
-fi
+for t in hbmdemo hbmctl/hbmctl; do
+	if [ ! -x tools/$t ]; then
+		echo "demo: tools/$t is not built (make tools)" >&2
+		exit 1
+	fi
+done
 
 echo "== loading hbmpool.ko ${HBMPOOL_PARAMS:-}"
 # shellcheck disable=SC2086 # a list of words
 insmod kmod/hbmpool.ko ${HBMPOOL_PARAMS:-}
 
-echo "== creating simulated remote nodes (ID CAPACITY_MIB DISTANCE LINK)"
-for node in "1 64 12 scaleup" "2 64 16 scaleup" "3 64 32 scaleout" "4 64 64 scaleacross"; do
-	echo "   $node"
-	echo "$node" >"$sys/new_node"
+echo "== creating simulated remote nodes (hbmctl node add ID capacity SIZE distance N link TYPE)"
+for node in "1 64M 12 scaleup" "2 64M 16 scaleup" "3 64M 32 scaleout" "4 64M 64 scaleacross"; do
+	read -r id cap dist link <<<"$node"
+	echo "   node add $id capacity $cap distance $dist link $link"
+	"$hbmctl" node add "$id" capacity "$cap" distance "$dist" link "$link"
 done
-echo "${DEMO_CACHE_PAGES:-4096}" >"$sys/cache_budget_pages"
-echo "   cache_budget_pages = $(cat "$sys/cache_budget_pages")"
+"$hbmctl" params set cache-budget-pages "${DEMO_CACHE_PAGES:-4096}"
 
 echo
-printf '%-6s %-6s %-9s %-12s %-10s %s\n' node state distance link transport capacity_MiB
-for d in "$sys"/nodes/node*; do
-	printf '%-6s %-6s %-9s %-12s %-10s %s\n' "$(cat "$d/id")" "$(cat "$d/state")" \
-		"$(cat "$d/distance")" "$(cat "$d/link_type")" "$(cat "$d/transport")" \
-		"$(( $(cat "$d/capacity_bytes") >> 20 ))"
-done
+"$hbmctl" params show
+echo
+"$hbmctl" node show
 
 echo
 echo "== tools/hbmdemo ${HBMDEMO_ARGS:-}"

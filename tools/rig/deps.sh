@@ -19,8 +19,9 @@ PKGS=(
 	linux-image-amd64 linux-headers-amd64 linux-source-6.1
 	# toolchain
 	gcc make libc6-dev pkg-config kmod perl python3 xz-utils
-	# userspace libraries of tools/ and selftests/ (liburing: io_uring tests)
-	libnl-3-dev libnl-genl-3-dev liburing-dev
+	# userspace libraries of tools/ and selftests/ (libnl: the netlink
+	# family; json-c: hbmctl -j; liburing: io_uring tests)
+	libnl-3-dev libnl-genl-3-dev libjson-c-dev liburing-dev
 	# the kernel's ynl netlink tools (linux-source-6.12 has them, 6.1 not),
 	# which check the netlink spec against the running kernel
 	linux-source-6.12 python3-yaml python3-jsonschema
