@@ -107,7 +107,7 @@ check "node-get do: the node" json "j['id'] == $node and j['free'] == $(cat $sys
 check "node-get do: an absent node is ENODEV, named" \
 	refused "No such device" "no such node" --do node-get --json '{"id": 62}'
 check "node-get do: an id above the maximum is ERANGE" \
-	refused "Numerical result out of range" "id" --do node-get --json '{"id": 64}'
+	refused "Numerical result out of range" "id" --do node-get --json '{"id": 1024}'
 check "node-get do: without an id, EINVAL naming the missing attribute" \
 	refused "Invalid argument" "id" --do node-get --json '{}'
 
@@ -118,8 +118,8 @@ check "node-new: the node exists with its attributes" \
 check "node-new: an existing id is EEXIST with a message" \
 	refused "File exists" "a node of that id exists" \
 	--do node-new --json '{"id": 48, "capacity": 8388608, "distance": 30}'
-check "node-new: id 0 is EINVAL" \
-	refused "Invalid argument" "0 is the local node" \
+check "node-new: this node's own id (0) is EINVAL" \
+	refused "Invalid argument" "that id is this node's own" \
 	--do node-new --json '{"id": 0, "capacity": 8388608, "distance": 30}'
 check "node-new: without a capacity, EINVAL naming it" \
 	refused "Invalid argument" "capacity" --do node-new --json '{"id": 49, "distance": 30}'
@@ -184,25 +184,37 @@ import json, sys
 ev = json.load(open(sys.argv[1]))
 seq0, nid = int(sys.argv[2]), int(sys.argv[3])
 names = [e["name"] for e in ev]
-want = (["params-change-ntf"] * 2 + ["node-add-ntf", "node-change-ntf", "node-change-ntf",
-         "node-del-ntf"] + ["params-change-ntf"] * 41)
+# every membership change is followed by the domain's new generation; a
+# link going down or up changes the node (its state) and the link
+dom = "domain-change-ntf"
+want = (["params-change-ntf"] * 2 +
+        ["node-add-ntf", dom, "node-change-ntf", dom, "link-change-ntf",
+         "node-change-ntf", dom, "link-change-ntf", "node-del-ntf", dom] +
+        ["params-change-ntf"] * 41)
 if names != want:
     sys.exit(f"events {names} != {want}")
 seqs = [e["msg"]["seq"] for e in ev]
 if seqs != list(range(seq0 + 1, seq0 + 1 + len(want))):
     sys.exit(f"sequence numbers {seqs} are not {seq0 + 1}..")
-states = [e["msg"].get("state") for e in ev[2:6]]
-if states != ["live", "unreachable", "live", "removed"] or any(e["msg"]["id"] != nid for e in ev[2:6]):
-    sys.exit(f"node events {ev[2:6]}")
+nev = [e for e in ev if e["name"].startswith("node-")]
+states = [e["msg"].get("state") for e in nev]
+if states != ["live", "unreachable", "live", "removed"] or any(e["msg"]["id"] != nid for e in nev):
+    sys.exit(f"node events {nev}")
+lev = [e["msg"]["oper-state"] for e in ev if e["name"] == "link-change-ntf"]
+if lev != ["down", "up"]:
+    sys.exit(f"link events {lev}")
+gens = [e["msg"]["generation"] for e in ev if e["name"] == dom]
+if gens != list(range(gens[0], gens[0] + 4)):
+    sys.exit(f"domain generations {gens}")
 if ev[1]["msg"]["fetch-timeout-ms"] != 3001:
     sys.exit(f"params event {ev[1]}")
 PYEOF
 check "monitor: a get reflects the last event's sequence number" \
-	json "j['seq'] == ${seq0:-0} + 47"
+	json "j['seq'] == ${seq0:-0} + 53"
 check "monitor: the values of the last event are the current ones" \
 	"$py" -c 'import json,sys; e=json.load(open(sys.argv[1]))[-1]["msg"]; sys.exit(e["fetch-timeout-ms"] != int(open("/sys/kernel/hbmpool/fetch_timeout_ms").read()))' "$events"
 nl --dump node-get
 check "node-get dump: every node carries the sequence number it reflects" \
-	json "all(n['seq'] == ${seq0:-0} + 47 for n in j)"
+	json "all(n['seq'] == ${seq0:-0} + 53 for n in j)"
 
 [ "$fails" -eq 0 ]
