@@ -5,8 +5,9 @@
  * transport, an ioctl), goes through hbmpool_event(): it is numbered with
  * the domain-wide sequence number and announced to the netlink monitor
  * group, in number order, one number per event.  A reader that holds the
- * numbering (hbmpool_events_hold()) sees state and number agree: what it
- * reads reflects exactly the events numbered so far.
+ * numbering (hbmpool_events_hold()) reads state that reflects at least the
+ * events numbered so far; a change whose event is not numbered yet may show
+ * too, and its event, which carries the whole object, follows.
  *
  * The domain's generation counts its membership changes (a node created,
  * removed or changing state) and its settings changes; each of those

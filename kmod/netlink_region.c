@@ -212,7 +212,8 @@ int hbmpool_nl_region_dump(struct sk_buff *skb, struct netlink_callback *cb)
 	if (id_attr && id < nla_get_u32(id_attr))
 		id = nla_get_u32(id_attr);
 	while ((r = hbmpool_region_get_next(&id))) {
-		u32 next = cb->args[1];
+		/* the region being continued may be gone: start the next one whole */
+		u32 next = r->id == cb->args[0] ? cb->args[1] : 0;
 
 		if (id_attr && r->id != nla_get_u32(id_attr)) {
 			hbmpool_region_put(r);

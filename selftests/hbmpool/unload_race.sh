@@ -9,7 +9,7 @@
 # files cache_budget_pages and fetch_timeout_ms, a node's debugfs knobs) as
 # fast as they can while "rmmod hbmpool" runs.
 # After each rmmod: the module, /sys/kernel/hbmpool and its debugfs are gone;
-# after insmod: only node 0 exists.  Repeated ROUNDS times; the rig fails the
+# after insmod: only this node's own entry (node0) exists.  Repeated ROUNDS times; the rig fails the
 # run on any kernel warning, use after free or leak it logs.
 #
 # Runs before unload.sh in tests.list: it unloads and reloads the module
@@ -111,7 +111,7 @@ for r in $(seq "$rounds"); do
 	fi
 	nodes=$(cd $sys/nodes && echo node*)
 	if [ "$nodes" = node0 ]; then
-		ok "round $r: a fresh module has node 0 only"
+		ok "round $r: a fresh module has node0 only"
 	else
 		nok "round $r: a fresh module has: $nodes"
 	fi
