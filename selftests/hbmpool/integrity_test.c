@@ -16,7 +16,7 @@
 #define N_A	21	/* 2 MiB, distance 30 */
 #define N_B	22	/* 2 MiB, distance 20 */
 #define N_C	23	/* 2 MiB, distance 40 */
-#define ALL	((1ULL << N_A) | (1ULL << N_B) | (1ULL << N_C))
+#define ALL	HBM_NODES(N_A, N_B, N_C)
 #define CHUNK	(256 * 1024ULL)
 #define LEN	(4 * HBMT_MIB)		/* 16 chunks, 1024 pages */
 #define NCHUNK	(LEN / CHUNK)
@@ -72,24 +72,27 @@ FIXTURE_TEARDOWN(integrity)
 }
 
 /* Predict the chunk table from the current sysfs state with the hbmlib model. */
-static int predict(const FIXTURE_VARIANT(integrity) *variant, uint32_t *out)
+static int predict(int devfd, const FIXTURE_VARIANT(integrity) *variant, uint32_t *out)
 {
-	struct hbm_node nodes[HBMPOOL_MAX_NODES];
-	struct hbm_node_model m[HBMPOOL_MAX_NODES];
+	static struct hbm_node nodes[HBMPOOL_MAX_NODES];
+	static struct hbm_node_model m[HBMPOOL_MAX_NODES];
 	int n = hbm_list_nodes(nodes, HBMPOOL_MAX_NODES), k = 0;
+	int self = hbm_self_node(devfd);
 
 	if (n < 0)
 		return n;
+	if (self < 0)
+		return self;
 	for (int i = 0; i < n; i++) {
-		if (nodes[i].id == HBMPOOL_LOCAL_NODE)
+		if (nodes[i].id == (uint32_t)self)
 			continue;
 		m[k].id = nodes[i].id;
 		m[k].distance = nodes[i].distance;
 		m[k].free_bytes = nodes[i].free_bytes;
 		k++;
 	}
-	return hbm_place(variant->policy, m, (size_t)k, ALL, variant->preferred,
-			 LEN, CHUNK, out, NCHUNK);
+	return hbm_place(variant->policy, m, (size_t)k, ALL, (uint32_t)self,
+			 variant->preferred, LEN, CHUNK, out, NCHUNK);
 }
 
 static void open_region(struct __test_metadata *_metadata,
@@ -97,13 +100,20 @@ static void open_region(struct __test_metadata *_metadata,
 			const FIXTURE_VARIANT(integrity) *variant)
 {
 	struct hbmpool_region_info ri;
+	struct hbm_nodeset set;
+	char got[64];
 	int ret;
 
 	ret = hbmt_region_open(&self->r, self->env.devfd, LEN, CHUNK, variant->policy,
 			       ALL, variant->preferred, "integrity");
 	ASSERT_EQ(0, ret) TH_LOG("create: %s", strerror(-ret));
-	ASSERT_EQ(0, hbm_region_info(self->r.fd, &ri, self->ch, NCHUNK));
+	ASSERT_EQ(0, hbm_region_info(self->r.fd, &ri, self->ch, NCHUNK, &set));
 	ASSERT_EQ(NCHUNK, ri.nr_chunks);
+	EXPECT_EQ(sizeof(self->ch[0]), ri.chunk_entry_size);
+	EXPECT_EQ(3, ri.nr_nodes);
+	EXPECT_EQ(N_C + 1, ri.nr_node_bits);
+	EXPECT_TRUE(hbm_nodeset_equal(ALL, &set))
+		TH_LOG("node set %s", hbm_nodeset_format(&set, got, sizeof(got)));
 }
 
 /* Check the HBM behind every chunk against the pattern (or zeros if seed is 0 and zero is set). */
@@ -145,11 +155,13 @@ TEST_F(integrity, placement)
 	for (int i = 0; i < 3; i++) {
 		ASSERT_EQ(0, hbm_node_u64(ids[i], "free_bytes", &free0[i]));
 	}
-	n = predict(variant, want);
+	n = predict(self->env.devfd, variant, want);
 	ASSERT_EQ((int)NCHUNK, n);
 	open_region(_metadata, self, variant);
 	for (uint64_t c = 0; c < NCHUNK; c++) {
 		EXPECT_EQ(want[c], self->ch[c].node) TH_LOG("chunk %llu", (unsigned long long)c);
+		EXPECT_EQ(1, self->ch[c].generation) TH_LOG("a freshly placed chunk");
+		EXPECT_EQ(1, self->ch[c].nr_copies);
 		EXPECT_EQ(0, self->ch[c].pad);
 		for (int i = 0; i < 3; i++) {
 			if (self->ch[c].node == ids[i])
@@ -186,14 +198,14 @@ TEST_F(integrity, pattern_roundtrip_and_sync_to_hbm)
 	nbad = hbm_pattern_check(self->r.map, LEN, 0, self->seed, &bad);
 	ASSERT_EQ(0, nbad) TH_LOG("%zu bad bytes, first at offset %llu", nbad,
 				  (unsigned long long)bad);
-	ASSERT_EQ(0, hbm_region_info(self->r.fd, &ri, NULL, 0));
+	ASSERT_EQ(0, hbm_region_info(self->r.fd, &ri, NULL, 0, NULL));
 	EXPECT_EQ(LEN / HBMT_PAGE, ri.cached_pages);
 	EXPECT_EQ(LEN / HBMT_PAGE, ri.dirty_pages);
 
 	ASSERT_EQ(0, hbm_region_sync(self->r.fd, 0, 0, &rg));
 	EXPECT_EQ(LEN / HBMT_PAGE, rg.pages_done);
 	EXPECT_EQ(0, rg.pages_failed);
-	ASSERT_EQ(0, hbm_region_info(self->r.fd, &ri, NULL, 0));
+	ASSERT_EQ(0, hbm_region_info(self->r.fd, &ri, NULL, 0, NULL));
 	EXPECT_EQ(0, ri.dirty_pages);
 	EXPECT_EQ(LEN / HBMT_PAGE, ri.cached_pages);
 
@@ -218,7 +230,7 @@ TEST_F(integrity, sync_range)
 	hbm_pattern_fill(self->r.map, LEN, 0, self->seed);
 	ASSERT_EQ(0, hbm_region_sync(self->r.fd, 3 * CHUNK, CHUNK, &rg));
 	EXPECT_EQ(per_chunk, rg.pages_done);
-	ASSERT_EQ(0, hbm_region_info(self->r.fd, &ri, NULL, 0));
+	ASSERT_EQ(0, hbm_region_info(self->r.fd, &ri, NULL, 0, NULL));
 	EXPECT_EQ(LEN / HBMT_PAGE - per_chunk, ri.dirty_pages);
 	EXPECT_EQ(0, hbm_mismatches(self, 3, 1, 0, &bad));
 	EXPECT_EQ(0, hbm_mismatches(self, 0, 3, 1, &bad))
@@ -230,7 +242,7 @@ TEST_F(integrity, sync_range)
 	EXPECT_EQ(1, rg.pages_done);
 	ASSERT_EQ(0, hbm_region_sync(self->r.fd, 8 * CHUNK, 0, &rg));
 	EXPECT_EQ(8 * per_chunk, rg.pages_done);
-	ASSERT_EQ(0, hbm_region_info(self->r.fd, &ri, NULL, 0));
+	ASSERT_EQ(0, hbm_region_info(self->r.fd, &ri, NULL, 0, NULL));
 	EXPECT_EQ(LEN / HBMT_PAGE - 9 * per_chunk - 1, ri.dirty_pages);
 	EXPECT_EQ(0, hbm_mismatches(self, 8, NCHUNK - 8, 0, &bad));
 }
@@ -283,14 +295,14 @@ TEST_F(integrity, two_regions_no_alias)
 	EXPECT_EQ(0, hbm_pattern_check(self->r2.map, len2, 0, ~self->seed, NULL));
 	ASSERT_EQ(0, hbm_region_sync(self->r.fd, 0, 0, NULL));
 	ASSERT_EQ(0, hbm_region_sync(self->r2.fd, 0, 0, NULL));
-	ASSERT_EQ(0, hbm_region_info(self->r2.fd, &ri, ch2, NCHUNK));
+	ASSERT_EQ(0, hbm_region_info(self->r2.fd, &ri, ch2, NCHUNK, NULL));
 	ASSERT_EQ(len2 / CHUNK, ri.nr_chunks);
 	for (uint64_t c = 0; c < len2 / CHUNK; c++) {
 		ASSERT_EQ((ssize_t)CHUNK, hbm_hbm_pread(ch2[c].node, buf, CHUNK, ch2[c].node_offset));
 		EXPECT_EQ(0, hbm_pattern_check(buf, CHUNK, c * CHUNK, ~self->seed, NULL))
 			TH_LOG("region two, chunk %llu", (unsigned long long)c);
 	}
-	ASSERT_EQ(0, hbm_region_info(self->r.fd, &ri, self->ch, NCHUNK));
+	ASSERT_EQ(0, hbm_region_info(self->r.fd, &ri, self->ch, NCHUNK, NULL));
 	for (uint64_t c = 0; c < len2 / CHUNK; c++) {
 		ASSERT_EQ((ssize_t)CHUNK, hbm_hbm_pread(self->ch[c].node, buf, CHUNK,
 							self->ch[c].node_offset));

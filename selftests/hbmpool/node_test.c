@@ -170,7 +170,7 @@ TEST_F(node, fail_request)
 	if (access(FAILREQ, F_OK))
 		SKIP(return, "no %s: this kernel has no CONFIG_FAULT_INJECTION_DEBUG_FS", FAILREQ);
 	ASSERT_EQ(0, hbmt_region_open(&r, self->env.devfd, 4 * HBMT_PAGE, 0,
-				      HBMPOOL_POLICY_BIND, 1ULL << N_D, 0, "failreq"));
+				      HBMPOOL_POLICY_BIND, HBM_NODES(N_D), 0, "failreq"));
 	ASSERT_EQ(0, hbm_write_str(FAILREQ "/times", "-1"));
 	ASSERT_EQ(0, hbm_write_str(FAILREQ "/verbose", "0"));
 	ASSERT_EQ(0, hbm_write_str(FAILREQ "/interval", "1"));
