@@ -1226,50 +1226,63 @@ TEST_F(abi, sysfs_node_attrs)
 	EXPECT_EQ(budget * HBMT_PAGE, v);
 }
 
-/* new_node rejects bad lines with EINVAL and an existing id with EEXIST; del_node of an unknown id is ENODEV; nothing is created by a bad line. */
-TEST_F(abi, sysfs_new_del_node_errors)
+/*
+ * Node creation (hbm_node_add: sysfs new_node before, netlink node-new now)
+ * refuses ids above 1023, this node's own id, capacities and distances out
+ * of range and unknown links, creating nothing; an existing id is EEXIST;
+ * removing an unknown id is ENODEV, this node cannot be removed; ids above
+ * 63 are accepted.
+ */
+TEST_F(abi, node_add_del_errors)
 {
-	static const char *const bad[] = {
-		"", "\n", "abc\n", "13\n", "13 4\n", "1024 4 20\n", "65535 4 20\n",
-		"-1 4 20\n", "13 0 20\n", "13 65537 20\n", "13 4 10\n", "13 4 256\n",
-		"13 4 0\n", "13 4 20 fastlink\n", "13 4 20 local\n", "13 4 20 scaleup extra\n",
-		"13 4x 20\n", "13 4 20x\n", "1000000000000 4 20\n",
+	static const struct {
+		unsigned int id, cap_mib, distance;
+		const char *link;
+	} bad[] = {
+		{ 1024, 1, 20, NULL }, { 65535, 1, 20, NULL }, { ~0U, 1, 20, NULL },
+		{ N_SPARE, 0, 20, NULL }, { N_SPARE, 65537, 20, NULL },
+		{ N_SPARE, 1, 10, NULL }, { N_SPARE, 1, 256, NULL }, { N_SPARE, 1, 0, NULL },
+		{ N_SPARE, 1, 20, "fastlink" }, { N_SPARE, 1, 20, "local" },
 	};
-	char line[64], path[128];
+	char path[128];
 	struct stat st;
+	int ret;
 
-	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
-		int ret = hbm_write_str(HBM_SYSFS "/new_node", bad[i]);
-
-		if (!bad[i][0] && ret == 0)
-			continue;	/* a zero-length write may never reach the store */
-		EXPECT_EQ(-EINVAL, ret) TH_LOG("new_node '%.*s'", (int)strcspn(bad[i], "\n"), bad[i]);
+	for (size_t i = 0; i < ARRAY_SIZE(bad); i++) {
+		ret = hbm_node_add(bad[i].id, bad[i].cap_mib, bad[i].distance, bad[i].link);
+		EXPECT_GT(0, ret) TH_LOG("node %u %u MiB distance %u link %s accepted",
+					 bad[i].id, bad[i].cap_mib, bad[i].distance,
+					 bad[i].link ?: "(default)");
 		EXPECT_NE(0, stat(HBM_SYSFS "/nodes/node13", &st));
 		if (!ret)
-			hbm_node_del(N_SPARE);
+			hbm_node_del(bad[i].id);
 	}
 	/* This node's own id is not a node to create. */
-	snprintf(line, sizeof(line), "%d 4 20\n", self->self);
-	EXPECT_EQ(-EINVAL, hbm_write_str(HBM_SYSFS "/new_node", line)) TH_LOG("self %d", self->self);
-	/* Boundaries accepted: capacity 1 and 65536 MiB are only reservations... keep 1. */
-	EXPECT_EQ(0, hbm_write_str(HBM_SYSFS "/new_node", "13 1 255 scaleacross\n"));
-	EXPECT_EQ(-EEXIST, hbm_write_str(HBM_SYSFS "/new_node", "13 1 255 scaleacross\n"));
+	ret = hbm_node_add((unsigned int)self->self, 4, 20, NULL);
+	EXPECT_EQ(-EINVAL, ret) TH_LOG("self %d: %d", self->self, ret);
+	if (!ret)
+		hbm_node_del((unsigned int)self->self);
+
+	/* Boundaries accepted; an existing id is EEXIST. */
+	EXPECT_EQ(0, hbm_node_add(N_SPARE, 1, 255, "scaleacross"));
+	EXPECT_EQ(-EEXIST, hbm_node_add(N_SPARE, 1, 255, "scaleacross"));
 	EXPECT_EQ(-EEXIST, hbm_node_add(N_NEAR, 4, 20, NULL));
 	EXPECT_EQ(0, hbm_node_del(N_SPARE));
 	EXPECT_EQ(-ENODEV, hbm_node_del(N_SPARE));
 	EXPECT_EQ(-ENODEV, hbm_node_del(62));
-	EXPECT_NE(0, hbm_write_str(HBM_SYSFS "/del_node", "abc\n"));
-	EXPECT_EQ(-EINVAL, hbm_write_str(HBM_SYSFS "/del_node", "1024\n"));
+	EXPECT_EQ(-ENODEV, hbm_node_del(N_UNKNOWN_HIGH));
+	EXPECT_GT(0, hbm_node_del(1024));
 	EXPECT_NE(0, hbm_node_del((unsigned int)self->self))
 		TH_LOG("the local node cannot be removed");
 	snprintf(path, sizeof(path), HBM_SYSFS "/nodes/node%d", self->self);
 	EXPECT_EQ(0, stat(path, &st));
 	/* distance 11 is valid; so are ids above 63. */
-	EXPECT_EQ(0, hbm_write_str(HBM_SYSFS "/new_node", "13 1 11\n"));
+	EXPECT_EQ(0, hbm_node_add(N_SPARE, 1, 11, NULL));
 	EXPECT_EQ(0, hbm_node_del(N_SPARE));
-	EXPECT_EQ(0, hbm_write_str(HBM_SYSFS "/new_node", "700 1 11\n"));
+	EXPECT_EQ(0, hbm_node_add(N_HIGH, 1, 11, NULL));
 	EXPECT_EQ(0, stat(HBM_SYSFS "/nodes/node700", &st));
 	EXPECT_EQ(0, hbm_node_del(N_HIGH));
+	EXPECT_EQ(0, hbmt_wait_gone(HBM_SYSFS "/nodes/node700", 5000));
 }
 
 /* Set knob to keep, then check each bad value fails with EINVAL and keeps it. */
