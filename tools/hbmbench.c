@@ -60,17 +60,17 @@ struct result {
 static struct result res[NPHASE];
 static uint64_t old_budget;
 static int budget_saved;
-static uint64_t nodemask;
-static uint64_t old_latency[64], old_bw[64], old_nowait[64];
-static int knobs_saved[64];
+static struct hbm_nodeset nodes_used;	/* the bench nodes */
+static uint64_t old_latency[HBMPOOL_MAX_NODES], old_bw[HBMPOOL_MAX_NODES];
+static uint64_t old_nowait[HBMPOOL_MAX_NODES];
+static struct hbm_nodeset knobs_saved;	/* nodes whose debugfs knobs we changed */
 
 static void restore(void)
 {
 	if (budget_saved)
 		hbm_set_global_u64("cache_budget_pages", old_budget);
-	for (int i = 1; i < 64; i++) {
-		if (!knobs_saved[i])
-			continue;
+	for (int i = hbm_nodeset_first(&knobs_saved); i >= 0;
+	     i = hbm_nodeset_next(&knobs_saved, i)) {
 		hbm_node_knob((unsigned int)i, "latency_us", old_latency[i]);
 		hbm_node_knob((unsigned int)i, "bandwidth_mbps", old_bw[i]);
 		hbm_node_knob((unsigned int)i, "nowait_copy", old_nowait[i]);
@@ -80,18 +80,19 @@ static void restore(void)
 /* The fault fast path (a CPU copy under mmap_lock) on or off on every bench node. */
 static int set_nowait(int on)
 {
-	for (int i = 1; i < 64; i++)
-		if (knobs_saved[i] && hbm_node_knob((unsigned int)i, "nowait_copy", (uint64_t)on))
+	for (int i = hbm_nodeset_first(&knobs_saved); i >= 0;
+	     i = hbm_nodeset_next(&knobs_saved, i))
+		if (hbm_node_knob((unsigned int)i, "nowait_copy", (uint64_t)on))
 			return -1;
 	return 0;
 }
 
 /* debugfs nodeN/hbm, opened once so the baseline times only the copy. */
-static int hbm_fd[64];
+static int hbm_fd[HBMPOOL_MAX_NODES];
 
 static ssize_t hbm_read_page(unsigned int node, void *buf, uint64_t off)
 {
-	if (node >= 64)
+	if (node >= HBMPOOL_MAX_NODES)
 		return -EINVAL;
 	if (!hbm_fd[node]) {
 		char path[128];
@@ -113,10 +114,10 @@ static int region_new(int dev, uint64_t size, struct hbmpool_region_create *rc, 
 {
 	int fd;
 
-	hbm_create_init(rc, size, 0, HBMPOOL_POLICY_INTERLEAVE, nodemask, 0, "hbmbench");
+	hbm_create_init(rc, size, 0, HBMPOOL_POLICY_INTERLEAVE, &nodes_used, 0, "hbmbench");
 	/* 2 MiB chunks unless the region is small: spread over every node. */
 	rc->chunk_size = 2ULL << 20;
-	while (rc->chunk_size > PAGE && size / rc->chunk_size < 4 * (uint64_t)__builtin_popcountll(nodemask))
+	while (rc->chunk_size > PAGE && size / rc->chunk_size < 4 * (uint64_t)hbm_nodeset_count(&nodes_used))
 		rc->chunk_size /= 2;
 	fd = hbm_region_create(dev, rc);
 	if (fd >= 0) {
@@ -232,7 +233,7 @@ static int bench_regions(int dev, uint64_t n)
 	}
 	kmem(&slab0, &pcpu0);
 	for (i = 0; i < n; i++) {
-		hbm_create_init(&rc, PAGE, PAGE, HBMPOOL_POLICY_INTERLEAVE, nodemask, 0, "");
+		hbm_create_init(&rc, PAGE, PAGE, HBMPOOL_POLICY_INTERLEAVE, &nodes_used, 0, "");
 		fds[i] = hbm_region_create(dev, &rc);
 		if (fds[i] < 0) {
 			fprintf(stderr, "hbmbench: region %llu: %s\n", (unsigned long long)i,
@@ -275,8 +276,8 @@ static void usage(FILE *f, const char *argv0)
 {
 	fprintf(f, "usage: %s [--size SIZE] [--node N | --nodes LIST] [--iterations N] [--evict]\n"
 		"  --size SIZE       bytes per region (default 8M; k/M/G suffixes)\n"
-		"  --node N          use remote node N\n"
-		"  --nodes LIST      use nodes, e.g. 1,3-5 (default: every remote node up)\n"
+		"  --node N          use remote node N (0..1023, not this node's id)\n"
+		"  --nodes LIST      use nodes, e.g. 1,3-5,700 (default: every remote node up)\n"
 		"  --iterations N    repeat each phase N times (default 3)\n"
 		"  --evict           add a sequential fault phase with budget = size/8\n"
 		"  --regions N       instead: kernel memory per region, N one-page regions,\n"
@@ -298,7 +299,8 @@ int main(int argc, char **argv)
 	uint64_t size = 8ULL << 20, iters = 3, npages, v, nregions = 0;
 	struct hbm_node nodes[HBMPOOL_MAX_NODES];
 	struct hbmpool_region_create rc;
-	int c, n, dev, evict = 0, have_debugfs;
+	int c, n, dev, self, evict = 0, have_debugfs;
+	char list[256];
 	uint32_t *perm;
 	uint8_t *buf;
 
@@ -309,13 +311,14 @@ int main(int argc, char **argv)
 				return hbm_cli_bad("size", optarg, "(a non-zero multiple of 4 KiB)");
 			break;
 		case 'n':
-			if (hbm_parse_u64(optarg, &v) || v < 1 || v > 63)
-				return hbm_cli_bad("node", optarg, "(1..63)");
-			nodemask = 1ULL << v;
+			if (hbm_parse_u64(optarg, &v) || v >= HBMPOOL_MAX_NODES)
+				return hbm_cli_bad("node", optarg, "(0..1023)");
+			hbm_nodeset_zero(&nodes_used);
+			hbm_nodeset_set(&nodes_used, (unsigned int)v);
 			break;
 		case 'N':
-			if (hbm_parse_nodelist(optarg, 1, 63, &nodemask))
-				return hbm_cli_bad("nodes", optarg, "(e.g. 1,3-5)");
+			if (hbm_parse_nodelist(optarg, 0, HBMPOOL_MAX_NODES - 1, &nodes_used))
+				return hbm_cli_bad("nodes", optarg, "(ids 0..1023, e.g. 1,3-5)");
 			break;
 		case 'i':
 			if (hbm_parse_u64(optarg, &iters) || !iters || iters > 1000)
@@ -339,19 +342,28 @@ int main(int argc, char **argv)
 		fprintf(stderr, "hbmbench: %s/nodes: %s (is hbmpool.ko loaded?)\n", HBM_SYSFS, strerror(-n));
 		return 1;
 	}
-	if (!nodemask) {
-		for (int i = 0; i < n; i++)
-			if (nodes[i].id && !strcmp(nodes[i].state, "up"))
-				nodemask |= 1ULL << nodes[i].id;
-		if (!nodemask) {
-			fprintf(stderr, "hbmbench: no remote node is up (echo '1 64 20' > %s/new_node)\n", HBM_SYSFS);
-			return 1;
-		}
-	}
 	dev = hbm_dev_open();
 	if (dev < 0) {
 		fprintf(stderr, "hbmbench: open %s: %s\n", HBM_DEV, strerror(-dev));
 		return 1;
+	}
+	self = hbm_self_node(dev);
+	if (self < 0) {
+		fprintf(stderr, "hbmbench: GET_FEATURES: %s\n", strerror(-self));
+		return 1;
+	}
+	if (hbm_nodeset_test(&nodes_used, (unsigned int)self)) {
+		fprintf(stderr, "hbmbench: node %d is this node, not a remote one\n", self);
+		return 2;
+	}
+	if (hbm_nodeset_empty(&nodes_used)) {
+		for (int i = 0; i < n; i++)
+			if (nodes[i].id != (uint32_t)self && !strcmp(nodes[i].state, "up"))
+				hbm_nodeset_set(&nodes_used, nodes[i].id);
+		if (hbm_nodeset_empty(&nodes_used)) {
+			fprintf(stderr, "hbmbench: no remote node is up (echo '1 64 20' > %s/new_node)\n", HBM_SYSFS);
+			return 1;
+		}
 	}
 	if (nregions)
 		return bench_regions(dev, nregions);
@@ -368,11 +380,10 @@ int main(int argc, char **argv)
 	/* Zero added latency, no bandwidth cap; a budget with room for everything. */
 	atexit(restore);
 	have_debugfs = !access(HBM_DEBUGFS, F_OK);
-	for (int i = 1; i < 64 && have_debugfs; i++) {
+	for (int i = hbm_nodeset_first(&nodes_used); i >= 0 && have_debugfs;
+	     i = hbm_nodeset_next(&nodes_used, i)) {
 		char path[128];
 
-		if (!(nodemask & (1ULL << i)))
-			continue;
 		snprintf(path, sizeof(path), HBM_DEBUGFS "/node%d/latency_us", i);
 		if (hbm_read_u64(path, &old_latency[i]))
 			continue;
@@ -381,7 +392,7 @@ int main(int argc, char **argv)
 		snprintf(path, sizeof(path), HBM_DEBUGFS "/node%d/nowait_copy", i);
 		if (hbm_read_u64(path, &old_nowait[i]))
 			old_nowait[i] = 1;
-		knobs_saved[i] = 1;
+		hbm_nodeset_set(&knobs_saved, (unsigned int)i);
 		hbm_node_knob((unsigned int)i, "latency_us", 0);
 		hbm_node_knob((unsigned int)i, "bandwidth_mbps", 0);
 	}
@@ -420,7 +431,7 @@ int main(int argc, char **argv)
 
 		/* Baseline a: pread of the same HBM bytes, 4 KiB at a time. */
 		ch = calloc(size / rc.chunk_size + 1, sizeof(*ch));
-		if (have_debugfs && ch && !hbm_region_info(fd, &ri, ch, (uint32_t)(size / rc.chunk_size + 1))) {
+		if (have_debugfs && ch && !hbm_region_info(fd, &ri, ch, (uint32_t)(size / rc.chunk_size + 1), NULL)) {
 			start = hbm_now_ns();
 			for (uint64_t p = 0; p < npages; p++) {
 				uint64_t off = p * PAGE, k = off / ri.chunk_size;
@@ -465,9 +476,9 @@ int main(int argc, char **argv)
 		}
 	}
 
-	printf("hbmbench: %llu x %llu KiB region(s), nodes mask 0x%llx, %llu iteration(s), 4 KiB pages\n",
+	printf("hbmbench: %llu x %llu KiB region(s), nodes %s, %llu iteration(s), 4 KiB pages\n",
 	       (unsigned long long)(2 + !!evict + res[SEQ_FAULT_RETRY].ran), (unsigned long long)(size >> 10),
-	       (unsigned long long)nodemask, (unsigned long long)iters);
+	       hbm_nodeset_format(&nodes_used, list, sizeof(list)), (unsigned long long)iters);
 	printf("%-16s %10s %10s %10s %10s %10s\n", "phase", "pages/s", "MB/s", "p50_ns", "p99_ns", "p99.9_ns");
 	for (int ph = 0; ph < NPHASE; ph++)
 		print_row((enum phase)ph);

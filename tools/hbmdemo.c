@@ -53,10 +53,11 @@ int main(int argc, char **argv)
 	struct hbmpool_chunk_info *ch;
 	struct hbmpool_stats st;
 	struct hbmpool_range rg;
-	uint64_t budget, len, chunk = 0, seed = 0x4842, mask = 0, bad_off = 0;
+	uint64_t budget, len, chunk = 0, seed = 0x4842, bad_off = 0;
+	struct hbm_nodeset remote;
 	size_t nbad;
-	char hs[32], p50[32], p99[32], p999[32];
-	int n, nremote = 0, dev, fd, ret, c, failed = 0;
+	char hs[32], p50[32], p99[32], p999[32], list[256];
+	int n, nremote = 0, dev, fd, ret, c, self, failed = 0;
 	uint8_t *m;
 
 	while ((c = getopt_long(argc, argv, "c:s:h", opts, NULL)) != -1) {
@@ -85,9 +86,20 @@ int main(int argc, char **argv)
 		fprintf(stderr, "hbmdemo: %s/nodes: %s\n", HBM_SYSFS, strerror(-n));
 		return 1;
 	}
+	dev = hbm_dev_open();
+	if (dev < 0) {
+		fprintf(stderr, "hbmdemo: open %s: %s\n", HBM_DEV, strerror(-dev));
+		return 1;
+	}
+	self = hbm_self_node(dev);
+	if (self < 0) {
+		fprintf(stderr, "hbmdemo: GET_FEATURES: %s\n", strerror(-self));
+		return 1;
+	}
+	hbm_nodeset_zero(&remote);
 	for (int i = 0; i < n; i++) {
-		if (nodes[i].id != HBMPOOL_LOCAL_NODE && !strcmp(nodes[i].state, "up")) {
-			mask |= 1ULL << nodes[i].id;
+		if (nodes[i].id != (uint32_t)self && !strcmp(nodes[i].state, "up")) {
+			hbm_nodeset_set(&remote, nodes[i].id);
 			nremote++;
 		}
 	}
@@ -103,17 +115,12 @@ int main(int argc, char **argv)
 			chunk *= 2;
 	}
 
-	dev = hbm_dev_open();
-	if (dev < 0) {
-		fprintf(stderr, "hbmdemo: open %s: %s\n", HBM_DEV, strerror(-dev));
-		return 1;
-	}
-	hbm_create_init(&rc, len, chunk, HBMPOOL_POLICY_INTERLEAVE, mask, 0, "hbmdemo");
+	hbm_create_init(&rc, len, chunk, HBMPOOL_POLICY_INTERLEAVE, &remote, 0, "hbmdemo");
 	fd = hbm_region_create(dev, &rc);
 	if (fd < 0) {
-		fprintf(stderr, "hbmdemo: create %s interleaved over mask 0x%llx: %s\n",
-			hbm_human_size(len, hs, sizeof(hs)), (unsigned long long)mask,
-			strerror(-fd));
+		fprintf(stderr, "hbmdemo: create %s interleaved over nodes %s: %s\n",
+			hbm_human_size(len, hs, sizeof(hs)),
+			hbm_nodeset_format(&remote, list, sizeof(list)), strerror(-fd));
 		return 1;
 	}
 	printf("region %u: %s (4 x budget of %llu pages), chunk %s, interleave over %d node(s)\n",
@@ -144,7 +151,7 @@ int main(int argc, char **argv)
 	}
 
 	ch = calloc(len / chunk + 1, sizeof(*ch));
-	if (!ch || hbm_region_info(fd, &ri, ch, (uint32_t)(len / chunk + 1))) {
+	if (!ch || hbm_region_info(fd, &ri, ch, (uint32_t)(len / chunk + 1), NULL)) {
 		fprintf(stderr, "hbmdemo: REGION_INFO failed\n");
 		return 1;
 	}

@@ -4,7 +4,8 @@
  * validated with the errno the header and the admin guide document, mmap
  * rules, the sysfs attributes and their rejected writes.
  *
- * Nodes 11..13 belong to this binary.
+ * Nodes 11..13 and 700 belong to this binary; 64 and 1000 are never created
+ * (unknown nodes).
  */
 #include <fcntl.h>
 #include <stdio.h>
@@ -17,11 +18,15 @@
 #define N_NEAR	11	/* 4 MiB, distance 20, default link */
 #define N_FAR	12	/* 4 MiB, distance 30, scaleout */
 #define N_SPARE	13	/* never created by setup: "unknown node" */
+#define N_HIGH	700	/* 1 MiB, distance 25: created by the tests that need it */
+#define N_UNKNOWN_64	64	/* never created: first id of the second word */
+#define N_UNKNOWN_HIGH	1000	/* never created */
 
 FIXTURE(abi)
 {
 	struct hbmt_env env;
 	struct hbmt_region r[4];
+	int self;		/* this node's id */
 };
 
 FIXTURE_SETUP(abi)
@@ -30,6 +35,10 @@ FIXTURE_SETUP(abi)
 	hbmt_env_node(_metadata, &self->env, N_NEAR, 4, 20, NULL);
 	hbmt_env_node(_metadata, &self->env, N_FAR, 4, 30, "scaleout");
 	hbm_node_del(N_SPARE);
+	hbm_node_del(N_HIGH);
+	self->self = hbm_self_node(self->env.devfd);
+	ASSERT_LE(0, self->self) TH_LOG("self node: %s", strerror(-self->self));
+	ASSERT_GT(HBMPOOL_MAX_NODES, self->self);
 }
 
 FIXTURE_TEARDOWN(abi)
@@ -61,31 +70,54 @@ static int xioctl(int fd, unsigned long cmd, void *arg)
 	return ioctl(fd, cmd, arg) < 0 ? -errno : 0;
 }
 
+/* { N_NEAR }: static, for requests that outlive the function building them. */
+static const struct hbm_nodeset set_near = {
+	.w[N_NEAR / 64] = 1ULL << (N_NEAR % 64),
+};
+
 /* A good create request: 1 MiB bound to the near node. */
 static void good_create(struct hbmpool_region_create *rc)
 {
 	hbm_create_init(rc, HBMT_MIB, 256 * 1024, HBMPOOL_POLICY_BIND,
-			1ULL << N_NEAR, 0, "abi");
+			&set_near, 0, "abi");
 }
 
-/* GET_FEATURES reports API 1, 64 nodes, the page size and every feature the tests rely on. */
+/*
+ * GET_FEATURES reports API 1, 1024 nodes, the page size, this node's id (0
+ * on a fresh module), the chunk entry size and every feature the tests rely
+ * on, and no feature bit the header does not define (REGION_OPEN is bit 7).
+ */
 TEST_F(abi, features)
 {
 	const uint64_t need = HBMPOOL_FEAT_POLICY_BIND | HBMPOOL_FEAT_POLICY_INTERLEAVE |
 		HBMPOOL_FEAT_POLICY_PREFERRED | HBMPOOL_FEAT_REGION_INFO |
 		HBMPOOL_FEAT_REGION_STATS | HBMPOOL_FEAT_REGION_SYNC |
-		HBMPOOL_FEAT_REGION_PREFETCH | HBMPOOL_FEAT_SIM_FABRIC;
+		HBMPOOL_FEAT_REGION_PREFETCH | HBMPOOL_FEAT_REGION_OPEN;
 	struct hbmpool_features f;
 
 	ASSERT_EQ(HBMPOOL_FEATURES_SIZE_VER0, sizeof(f));
+	ASSERT_EQ(HBMPOOL_CHUNK_INFO_SIZE_VER0, sizeof(struct hbmpool_chunk_info));
+	ASSERT_EQ(1024, HBMPOOL_MAX_NODES);
+	ASSERT_EQ(0x80, HBMPOOL_FEAT_REGION_OPEN);
 	memset(&f, 0, sizeof(f));
 	f.size = sizeof(f);
+	f.self_node = 0xdead;		/* out only: overwritten */
+	f.chunk_info_size = 0xbeef;
+	/* self_node and chunk_info_size are outputs, not "in: zero" */
 	ASSERT_EQ(0, xioctl(self->env.devfd, HBMPOOL_IOC_GET_FEATURES, &f));
+	EXPECT_EQ(sizeof(f), f.size);
 	EXPECT_EQ(HBMPOOL_API_VERSION, f.api_version);
-	EXPECT_EQ(HBMPOOL_MAX_NODES, f.max_nodes);
+	EXPECT_EQ(1024, f.max_nodes);
 	EXPECT_EQ((uint32_t)sysconf(_SC_PAGESIZE), f.page_size);
+	EXPECT_EQ(0, f.self_node) TH_LOG("a freshly loaded module is node 0 of its domain");
+	EXPECT_EQ((uint32_t)self->self, f.self_node);
+	EXPECT_EQ(24, f.chunk_info_size);
+	EXPECT_EQ(sizeof(struct hbmpool_chunk_info), f.chunk_info_size);
 	EXPECT_EQ(need, f.features & need);
-	for (int i = 0; i < 4; i++) {
+	EXPECT_EQ(0, f.features & ~((HBMPOOL_FEAT_REGION_OPEN << 1) - 1))
+		TH_LOG("features 0x%llx: a bit the header does not define",
+		       (unsigned long long)f.features);
+	for (size_t i = 0; i < ARRAY_SIZE(f.reserved); i++) {
 		EXPECT_EQ(0, f.reserved[i]);
 	}
 }
@@ -137,12 +169,12 @@ TEST_F(abi, features_size_and_reserved)
 	u.raw[sizeof(u.f)] = 0x80;
 	EXPECT_EQ(-E2BIG, xioctl(fd, HBMPOOL_IOC_GET_FEATURES, &u));
 
-	for (int i = 0; i < 4; i++) {
+	for (size_t i = 0; i < ARRAY_SIZE(u.f.reserved); i++) {
 		memset(&u, 0, sizeof(u));
 		u.f.size = sizeof(u.f);
 		u.f.reserved[i] = 1ULL << 63;
 		EXPECT_EQ(-EINVAL, xioctl(fd, HBMPOOL_IOC_GET_FEATURES, &u))
-			TH_LOG("reserved[%d]", i);
+			TH_LOG("reserved[%zu]", i);
 	}
 }
 
@@ -179,7 +211,7 @@ TEST_F(abi, enotty)
 	EXPECT_EQ(-ENOTTY, xioctl(fd, HBMPOOL_IOC_REGION_PREFETCH, buf));
 
 	ASSERT_EQ(0, hbmt_region_open(&self->r[0], self->env.devfd, HBMT_MIB, 0,
-				      HBMPOOL_POLICY_BIND, 1ULL << N_NEAR, 0, "enotty"));
+				      HBMPOOL_POLICY_BIND, &set_near, 0, "enotty"));
 	fd = self->r[0].fd;
 	good_create(&rc);
 	EXPECT_EQ(-ENOTTY, xioctl(fd, HBMPOOL_IOC_REGION_CREATE, &rc));
@@ -232,7 +264,7 @@ TEST_F(abi, create_ok)
 
 	/* Default chunk size is reported as 2 MiB. */
 	hbm_create_init(&rc, 4 * HBMT_MIB, 0, HBMPOOL_POLICY_INTERLEAVE,
-			(1ULL << N_NEAR) | (1ULL << N_FAR), 0, "");
+			HBM_NODES(N_NEAR, N_FAR), 0, "");
 	fd = hbm_region_create(self->env.devfd, &rc);
 	ASSERT_LE(0, fd);
 	self->r[1].fd = fd;
@@ -291,9 +323,15 @@ TEST_F(abi, create_size)
 
 enum bad_field {
 	BAD_FLAGS_LOW, BAD_FLAGS_HIGH, BAD_RESERVED0, BAD_RESERVED1, BAD_RESERVED2,
-	BAD_RESERVED3, BAD_POLICY, BAD_POLICY_HUGE, BAD_MASK_EMPTY, BAD_MASK_LOCAL,
-	BAD_MASK_UNKNOWN, BAD_MASK_HIGH_UNKNOWN, BAD_PREF_NOT_IN_SET, BAD_PREF_LOCAL,
-	BAD_PREF_OUT_OF_RANGE, BAD_PREF_WITH_BIND, BAD_PREF_WITH_INTERLEAVE,
+	BAD_RESERVED3, BAD_POLICY, BAD_POLICY_HUGE,
+	BAD_SET_EMPTY, BAD_SET_EMPTY_BIG, BAD_SET_SELF, BAD_SET_ONLY_SELF,
+	BAD_SET_ID_1500, BAD_SET_ID_1024, BAD_SET_ID_32767, BAD_SET_BITS_ZERO,
+	BAD_SET_BITS_32769, BAD_SET_BITS_HUGE, BAD_SET_PTR_UNMAPPED, BAD_SET_PTR_NULL,
+	BAD_SET_PTR_KERNEL, BAD_SET_PTR_SECOND_WORD, BAD_SET_PTR_LAST_WORD,
+	BAD_SET_UNKNOWN, BAD_SET_UNKNOWN_64, BAD_SET_UNKNOWN_HIGH, BAD_SET_65_BIT_64,
+	OK_SET_BITS_65, OK_SET_BITS_12, OK_SET_BITS_64_EDGE, OK_SET_BITS_32768,
+	BAD_PREF_NOT_IN_SET, BAD_PREF_SELF, BAD_PREF_OUT_OF_RANGE, BAD_PREF_HUGE,
+	BAD_PREF_WITH_BIND, BAD_PREF_WITH_INTERLEAVE,
 	BAD_CHUNK_NOT_POW2, BAD_CHUNK_ODD, BAD_CHUNK_TOO_SMALL, BAD_CHUNK_TOO_BIG,
 	BAD_CHUNK_HUGE, BAD_LEN_ZERO, BAD_LEN_UNALIGNED_LOW, BAD_LEN_UNALIGNED_HIGH,
 	BAD_LEN_ONE, BAD_NAME_NO_NUL, BAD_OUT_FIELDS_GARBAGE, NR_BAD
@@ -308,16 +346,36 @@ static const struct {
 	[BAD_RESERVED0]		= { "reserved[0] != 0", -EINVAL },
 	[BAD_RESERVED1]		= { "reserved[1] != 0", -EINVAL },
 	[BAD_RESERVED2]		= { "reserved[2] != 0", -EINVAL },
-	[BAD_RESERVED3]		= { "pad != 0", -EINVAL },
+	[BAD_RESERVED3]		= { "reserved[3] != 0", -EINVAL },
 	[BAD_POLICY]		= { "policy = MAX + 1", -EINVAL },
 	[BAD_POLICY_HUGE]	= { "policy = ~0", -EINVAL },
-	[BAD_MASK_EMPTY]	= { "empty nodemask", -EINVAL },
-	[BAD_MASK_LOCAL]	= { "node 0 in nodemask", -EINVAL },
-	[BAD_MASK_UNKNOWN]	= { "unknown node in nodemask", -ENODEV },
-	[BAD_MASK_HIGH_UNKNOWN]	= { "unknown node 63 in nodemask", -ENODEV },
-	[BAD_PREF_NOT_IN_SET]	= { "preferred not in nodemask", -EINVAL },
-	[BAD_PREF_LOCAL]	= { "preferred = 0 (local)", -EINVAL },
-	[BAD_PREF_OUT_OF_RANGE]	= { "preferred = 64", -EINVAL },
+	[BAD_SET_EMPTY]		= { "empty node set (1024 bits)", -EINVAL },
+	[BAD_SET_EMPTY_BIG]	= { "empty node set (32768 bits)", -EINVAL },
+	[BAD_SET_SELF]		= { "this node's id in the set", -EINVAL },
+	[BAD_SET_ONLY_SELF]	= { "the set is this node alone", -EINVAL },
+	[BAD_SET_ID_1500]	= { "2048 bits, bit 1500 set", -EINVAL },
+	[BAD_SET_ID_1024]	= { "1025 bits, bit 1024 set", -EINVAL },
+	[BAD_SET_ID_32767]	= { "32768 bits, bit 32767 set", -EINVAL },
+	[BAD_SET_BITS_ZERO]	= { "nr_node_bits = 0", -EINVAL },
+	[BAD_SET_BITS_32769]	= { "nr_node_bits = 32769", -EINVAL },
+	[BAD_SET_BITS_HUGE]	= { "nr_node_bits = ~0", -EINVAL },
+	[BAD_SET_PTR_UNMAPPED]	= { "nodes_ptr unmapped", -EFAULT },
+	[BAD_SET_PTR_NULL]	= { "nodes_ptr = 0", -EFAULT },
+	[BAD_SET_PTR_KERNEL]	= { "nodes_ptr a kernel address", -EFAULT },
+	[BAD_SET_PTR_SECOND_WORD] = { "65 bits, the second word unreadable", -EFAULT },
+	[BAD_SET_PTR_LAST_WORD]	= { "1024 bits, the 16th word unreadable", -EFAULT },
+	[BAD_SET_UNKNOWN]	= { "unknown node in the set", -ENODEV },
+	[BAD_SET_UNKNOWN_64]	= { "unknown node 64 in the set", -ENODEV },
+	[BAD_SET_UNKNOWN_HIGH]	= { "unknown node 1000 in the set", -ENODEV },
+	[BAD_SET_65_BIT_64]	= { "65 bits, bit 64 (unknown) set: two words read", -ENODEV },
+	[OK_SET_BITS_65]	= { "65 bits, second word zero", 0 },
+	[OK_SET_BITS_12]	= { "12 bits (node 11)", 0 },
+	[OK_SET_BITS_64_EDGE]	= { "64 bits ending where the readable memory ends", 0 },
+	[OK_SET_BITS_32768]	= { "32768 bits", 0 },
+	[BAD_PREF_NOT_IN_SET]	= { "preferred not in the set", -EINVAL },
+	[BAD_PREF_SELF]		= { "preferred = this node", -EINVAL },
+	[BAD_PREF_OUT_OF_RANGE]	= { "preferred = 1024", -EINVAL },
+	[BAD_PREF_HUGE]		= { "preferred = ~0", -EINVAL },
 	[BAD_PREF_WITH_BIND]	= { "preferred_node != 0 with bind", -EINVAL },
 	[BAD_PREF_WITH_INTERLEAVE] = { "preferred_node != 0 with interleave", -EINVAL },
 	[BAD_CHUNK_NOT_POW2]	= { "chunk_size = 3 pages", -EINVAL },
@@ -333,8 +391,40 @@ static const struct {
 	[BAD_OUT_FIELDS_GARBAGE] = { "out fields region_id/fd preset (ignored)", 0 },
 };
 
-static void make_bad(struct hbmpool_region_create *rc, enum bad_field b)
+/* Room for the largest bitmap the kernel reads: HBMPOOL_NODE_BITS_MAX + 64 bits. */
+#define BITS_WORDS	(HBMPOOL_NODE_BITS_MAX / 64 + 1)
+
+/* What make_bad() builds the node sets in. */
+struct bad_ctx {
+	unsigned int self;
+	uint64_t *bits;		/* BITS_WORDS words */
+	uint64_t *guard;	/* a readable page, then an unreadable one */
+	void *unmapped;		/* a page that is not mapped */
+};
+
+static void bits_set(uint64_t *w, unsigned int id)
 {
+	w[id / 64] |= 1ULL << (id % 64);
+}
+
+/* The node set is ctx->bits: { N_NEAR } plus extra (if not ~0), nbits bits. */
+static void use_bits(struct hbmpool_region_create *rc, struct bad_ctx *ctx,
+		     unsigned int extra, uint32_t nbits, int with_near)
+{
+	memset(ctx->bits, 0, BITS_WORDS * sizeof(uint64_t));
+	if (with_near)
+		bits_set(ctx->bits, N_NEAR);
+	if (extra != ~0U)
+		bits_set(ctx->bits, extra);
+	rc->nodes_ptr = (uintptr_t)ctx->bits;
+	rc->nr_node_bits = nbits;
+}
+
+static void make_bad(struct hbmpool_region_create *rc, struct bad_ctx *ctx,
+		     enum bad_field b)
+{
+	uint64_t *edge = ctx->guard + 4096 / 8;	/* first unreadable word */
+
 	good_create(rc);
 	switch (b) {
 	case BAD_FLAGS_LOW:		rc->flags = 2; break;
@@ -342,24 +432,70 @@ static void make_bad(struct hbmpool_region_create *rc, enum bad_field b)
 	case BAD_RESERVED0:		rc->reserved[0] = 1; break;
 	case BAD_RESERVED1:		rc->reserved[1] = 1ULL << 40; break;
 	case BAD_RESERVED2:		rc->reserved[2] = 0x80; break;
-	case BAD_RESERVED3:		rc->pad = 1; break;
+	case BAD_RESERVED3:		rc->reserved[3] = 1ULL << 63; break;
 	case BAD_POLICY:		rc->policy = HBMPOOL_POLICY_MAX + 1; break;
 	case BAD_POLICY_HUGE:		rc->policy = ~0U; break;
-	case BAD_MASK_EMPTY:		rc->nodemask = 0; break;
-	case BAD_MASK_LOCAL:		rc->nodemask |= 1ULL << HBMPOOL_LOCAL_NODE; break;
-	case BAD_MASK_UNKNOWN:		rc->nodemask |= 1ULL << N_SPARE; break;
-	case BAD_MASK_HIGH_UNKNOWN:	rc->nodemask = 1ULL << 63; break;
+	case BAD_SET_EMPTY:		use_bits(rc, ctx, ~0U, 1024, 0); break;
+	case BAD_SET_EMPTY_BIG:
+		use_bits(rc, ctx, ~0U, HBMPOOL_NODE_BITS_MAX, 0);
+		break;
+	case BAD_SET_SELF:		use_bits(rc, ctx, ctx->self, 1024, 1); break;
+	case BAD_SET_ONLY_SELF:		use_bits(rc, ctx, ctx->self, 1024, 0); break;
+	case BAD_SET_ID_1500:		use_bits(rc, ctx, 1500, 2048, 1); break;
+	case BAD_SET_ID_1024:		use_bits(rc, ctx, 1024, 1025, 1); break;
+	case BAD_SET_ID_32767:
+		use_bits(rc, ctx, HBMPOOL_NODE_BITS_MAX - 1, HBMPOOL_NODE_BITS_MAX, 1);
+		break;
+	case BAD_SET_BITS_ZERO:		use_bits(rc, ctx, ~0U, 0, 1); break;
+	case BAD_SET_BITS_32769:
+		use_bits(rc, ctx, ~0U, HBMPOOL_NODE_BITS_MAX + 1, 1);
+		break;
+	case BAD_SET_BITS_HUGE:		use_bits(rc, ctx, ~0U, ~0U, 1); break;
+	case BAD_SET_PTR_UNMAPPED:	rc->nodes_ptr = (uintptr_t)ctx->unmapped; break;
+	case BAD_SET_PTR_NULL:		rc->nodes_ptr = 0; break;
+	case BAD_SET_PTR_KERNEL:	rc->nodes_ptr = 0xffff888000000000ULL; break;
+	case BAD_SET_PTR_SECOND_WORD:
+		/* word 0 readable ({ N_NEAR }), word 1 not */
+		edge[-1] = 1ULL << N_NEAR;
+		rc->nodes_ptr = (uintptr_t)&edge[-1];
+		rc->nr_node_bits = 65;
+		break;
+	case BAD_SET_PTR_LAST_WORD:
+		/* words 0..14 readable, word 15 not */
+		memset(&edge[-15], 0, 15 * sizeof(uint64_t));
+		edge[-15] = 1ULL << N_NEAR;
+		rc->nodes_ptr = (uintptr_t)&edge[-15];
+		rc->nr_node_bits = 1024;
+		break;
+	case BAD_SET_UNKNOWN:		use_bits(rc, ctx, N_SPARE, 1024, 1); break;
+	case BAD_SET_UNKNOWN_64:	use_bits(rc, ctx, N_UNKNOWN_64, 1024, 1); break;
+	case BAD_SET_UNKNOWN_HIGH:	use_bits(rc, ctx, N_UNKNOWN_HIGH, 1024, 0); break;
+	case BAD_SET_65_BIT_64:		use_bits(rc, ctx, N_UNKNOWN_64, 65, 1); break;
+	case OK_SET_BITS_65:		use_bits(rc, ctx, ~0U, 65, 1); break;
+	case OK_SET_BITS_12:		use_bits(rc, ctx, ~0U, N_NEAR + 1, 1); break;
+	case OK_SET_BITS_64_EDGE:
+		edge[-1] = 1ULL << N_NEAR;
+		rc->nodes_ptr = (uintptr_t)&edge[-1];
+		rc->nr_node_bits = 64;
+		break;
+	case OK_SET_BITS_32768:
+		use_bits(rc, ctx, ~0U, HBMPOOL_NODE_BITS_MAX, 1);
+		break;
 	case BAD_PREF_NOT_IN_SET:
 		rc->policy = HBMPOOL_POLICY_PREFERRED;
 		rc->preferred_node = N_FAR;
 		break;
-	case BAD_PREF_LOCAL:
+	case BAD_PREF_SELF:
 		rc->policy = HBMPOOL_POLICY_PREFERRED;
-		rc->preferred_node = 0;
+		rc->preferred_node = ctx->self;
 		break;
 	case BAD_PREF_OUT_OF_RANGE:
 		rc->policy = HBMPOOL_POLICY_PREFERRED;
-		rc->preferred_node = 64;
+		rc->preferred_node = HBMPOOL_MAX_NODES;
+		break;
+	case BAD_PREF_HUGE:
+		rc->policy = HBMPOOL_POLICY_PREFERRED;
+		rc->preferred_node = ~0U;
 		break;
 	case BAD_PREF_WITH_BIND:	rc->preferred_node = N_NEAR; break;
 	case BAD_PREF_WITH_INTERLEAVE:
@@ -385,17 +521,34 @@ static void make_bad(struct hbmpool_region_create *rc, enum bad_field b)
 	}
 }
 
-/* Every CREATE field is validated with its documented errno, and a rejected CREATE reserves nothing and creates no region. */
+/*
+ * Every CREATE field is validated with its documented errno, the node set
+ * as the header's "Node sets" says (DIV_ROUND_UP(nr_node_bits, 64) words
+ * read, ids 1024 and above, this node and an empty set refused), and a
+ * rejected CREATE reserves nothing and creates no region.
+ */
 TEST_F(abi, create_bad_fields)
 {
 	uint64_t free_near = node_free(N_NEAR), free_far = node_free(N_FAR);
 	uint64_t n0 = nregions();
+	static uint64_t bits[BITS_WORDS];
+	struct bad_ctx ctx = { .self = (unsigned int)self->self, .bits = bits };
+	uint8_t *pages;
+
+	/* page 0 readable, page 1 PROT_NONE, page 2 unmapped */
+	pages = mmap(NULL, 3 * HBMT_PAGE, PROT_READ | PROT_WRITE,
+		     MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	ASSERT_NE(MAP_FAILED, pages);
+	ASSERT_EQ(0, mprotect(pages + HBMT_PAGE, HBMT_PAGE, PROT_NONE));
+	ASSERT_EQ(0, munmap(pages + 2 * HBMT_PAGE, HBMT_PAGE));
+	ctx.guard = (uint64_t *)pages;
+	ctx.unmapped = pages + 2 * HBMT_PAGE;
 
 	for (int b = 0; b < NR_BAD; b++) {
 		struct hbmpool_region_create rc;
 		int fd;
 
-		make_bad(&rc, (enum bad_field)b);
+		make_bad(&rc, &ctx, (enum bad_field)b);
 		fd = hbm_region_create(self->env.devfd, &rc);
 		if (bad_expect[b].err == 0) {
 			EXPECT_LE(0, fd) TH_LOG("%s: %s", bad_expect[b].what, strerror(-fd));
@@ -413,6 +566,7 @@ TEST_F(abi, create_bad_fields)
 		EXPECT_EQ(free_near, node_free(N_NEAR)) TH_LOG("%s", bad_expect[b].what);
 		EXPECT_EQ(free_far, node_free(N_FAR)) TH_LOG("%s", bad_expect[b].what);
 	}
+	munmap(pages, 2 * HBMT_PAGE);
 }
 
 /* Names up to 31 bytes are accepted and shown in sysfs and REGION_INFO; chunk sizes MIN and MAX are accepted. */
@@ -431,20 +585,20 @@ TEST_F(abi, create_limits_accepted)
 	self->r[0].fd = fd;
 	ASSERT_EQ(0, hbm_fdinfo_str(fd, "name", buf, sizeof(buf)));
 	EXPECT_EQ(31, strlen(buf));
-	ASSERT_EQ(0, hbm_region_info(fd, &ri, NULL, 0));
+	ASSERT_EQ(0, hbm_region_info(fd, &ri, NULL, 0, NULL));
 	EXPECT_EQ(0, memcmp(ri.name, rc.name, sizeof(rc.name)));
 
 	hbm_create_init(&rc, 16 * HBMT_PAGE, HBMPOOL_CHUNK_MIN, HBMPOOL_POLICY_BIND,
-			1ULL << N_NEAR, 0, "min");
+			&set_near, 0, "min");
 	fd = hbm_region_create(self->env.devfd, &rc);
 	ASSERT_LE(0, fd) TH_LOG("chunk MIN: %s", strerror(-fd));
 	self->r[1].fd = fd;
-	ASSERT_EQ(0, hbm_region_info(fd, &ri, NULL, 0));
+	ASSERT_EQ(0, hbm_region_info(fd, &ri, NULL, 0, NULL));
 	EXPECT_EQ(16, ri.nr_chunks);
 
 	/* CHUNK_MAX with a 1-page region: one chunk; capacity per the node. */
 	hbm_create_init(&rc, HBMT_PAGE, HBMPOOL_CHUNK_MAX, HBMPOOL_POLICY_BIND,
-			1ULL << N_NEAR, 0, "max");
+			&set_near, 0, "max");
 	fd = hbm_region_create(self->env.devfd, &rc);
 	/* A 1 GiB chunk cannot be reserved on a 4 MiB node unless the kernel
 	 * reserves only the region's length; both are legal, but not EINVAL. */
@@ -475,7 +629,7 @@ TEST_F(abi, create_too_large)
 /* ENOSPC when the set lacks room (bind over everything, interleave with one full node) and no capacity leaks from the partial reservation. */
 TEST_F(abi, enospc_no_leak)
 {
-	const uint64_t both = (1ULL << N_NEAR) | (1ULL << N_FAR);
+	const struct hbm_nodeset *both = HBM_NODES(N_NEAR, N_FAR);
 	uint64_t cap_near, cap_far, n0 = nregions();
 	struct hbmpool_region_create rc;
 	int fd;
@@ -500,7 +654,7 @@ TEST_F(abi, enospc_no_leak)
 	/* Fill 3 MiB of the far node, then interleave 4 MiB over both:
 	 * each node needs 2 MiB, the far one has 1 MiB left -> ENOSPC,
 	 * and nothing stays reserved on the near node. */
-	hbm_create_init(&rc, 3 * HBMT_MIB, HBMT_MIB, HBMPOOL_POLICY_BIND, 1ULL << N_FAR, 0, "fill");
+	hbm_create_init(&rc, 3 * HBMT_MIB, HBMT_MIB, HBMPOOL_POLICY_BIND, HBM_NODES(N_FAR), 0, "fill");
 	fd = hbm_region_create(self->env.devfd, &rc);
 	ASSERT_LE(0, fd);
 	self->r[0].fd = fd;
@@ -537,7 +691,7 @@ TEST_F(abi, mmap_rules)
 	void *m;
 
 	ASSERT_EQ(0, hbmt_region_open(r, self->env.devfd, len, 16 * HBMT_PAGE,
-				      HBMPOOL_POLICY_BIND, 1ULL << N_NEAR, 0, "mmap"));
+				      HBMPOOL_POLICY_BIND, &set_near, 0, "mmap"));
 	m = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE, r->fd, 0);
 	EXPECT_EQ(MAP_FAILED, m);
 	EXPECT_EQ(EINVAL, errno);
@@ -576,19 +730,26 @@ TEST_F(abi, mmap_rules)
 	munmap(m, HBMT_PAGE);
 }
 
-/* REGION_INFO echoes the request, fills at most nr_chunks_max entries, validates size/pad/reserved, and its chunks fit their nodes without overlap. */
+/*
+ * REGION_INFO echoes the request, fills at most nr_chunks_max entries, each
+ * with generation 1 and one copy, returns the node set, validates size,
+ * flags and reserved, and its chunks fit their nodes without overlap.
+ */
 TEST_F(abi, region_info)
 {
-	const uint64_t both = (1ULL << N_NEAR) | (1ULL << N_FAR);
+	const struct hbm_nodeset *both = HBM_NODES(N_NEAR, N_FAR);
 	union {
 		struct hbmpool_region_info i;
 		uint8_t raw[sizeof(struct hbmpool_region_info) + 32];
 	} u;
 	struct hbmpool_chunk_info ch[10];
 	struct hbmpool_region_create rc;
+	struct hbm_nodeset set;
+	uint64_t bits[HBM_NODESET_WORDS];
 	int fd;
 
 	ASSERT_EQ(HBMPOOL_REGION_INFO_SIZE_VER0, sizeof(u.i));
+	ASSERT_EQ(HBMPOOL_CHUNK_INFO_SIZE_VER0, sizeof(ch[0]));
 	hbm_create_init(&rc, 8 * 256 * 1024, 256 * 1024, HBMPOOL_POLICY_PREFERRED,
 			both, N_FAR, "info");
 	fd = hbm_region_create(self->env.devfd, &rc);
@@ -597,19 +758,31 @@ TEST_F(abi, region_info)
 
 	memset(&u, 0, sizeof(u));
 	memset(ch, 0xa5, sizeof(ch));
+	memset(bits, 0xff, sizeof(bits));
 	u.i.size = sizeof(u.i);
 	u.i.chunks_ptr = (uintptr_t)ch;
 	u.i.nr_chunks_max = 3;
+	u.i.chunk_entry_size = sizeof(ch[0]);
+	u.i.nodes_ptr = (uintptr_t)bits;
+	u.i.nr_node_bits = HBM_NODESET_BITS;
 	ASSERT_EQ(0, xioctl(fd, HBMPOOL_IOC_REGION_INFO, &u));
 	EXPECT_EQ(0, u.i.flags);
 	EXPECT_EQ(rc.length, u.i.length);
 	EXPECT_EQ(rc.chunk_size, u.i.chunk_size);
-	EXPECT_EQ(both, u.i.nodemask);
+	EXPECT_EQ((uintptr_t)bits, u.i.nodes_ptr);
+	EXPECT_EQ(N_FAR + 1, u.i.nr_node_bits) TH_LOG("out: the highest id + 1");
+	EXPECT_EQ(2, u.i.nr_nodes);
+	EXPECT_EQ(both->w[0], bits[0]);
+	for (int w = 1; w < HBM_NODESET_WORDS; w++) {
+		EXPECT_EQ(0, bits[w]) TH_LOG("word %d of the node set", w);
+	}
 	EXPECT_EQ(HBMPOOL_POLICY_PREFERRED, u.i.policy);
 	EXPECT_EQ(N_FAR, u.i.preferred_node);
 	EXPECT_STREQ("info", u.i.name);
 	EXPECT_EQ(rc.region_id, u.i.region_id);
 	EXPECT_EQ(8, u.i.nr_chunks);
+	EXPECT_EQ(3, u.i.nr_chunks_max);
+	EXPECT_EQ(24, u.i.chunk_entry_size) TH_LOG("out: the kernel's entry size");
 	EXPECT_EQ(0, u.i.cached_pages);
 	EXPECT_EQ(0, u.i.dirty_pages);
 	for (int i = 0; i < 4; i++) {
@@ -617,24 +790,31 @@ TEST_F(abi, region_info)
 	}
 	for (int i = 0; i < 3; i++) {
 		EXPECT_EQ(N_FAR, ch[i].node);
+		EXPECT_EQ(1, ch[i].generation) TH_LOG("chunk %d: freshly placed", i);
+		EXPECT_EQ(1, ch[i].nr_copies) TH_LOG("chunk %d", i);
 		EXPECT_EQ(0, ch[i].pad);
 	}
 	for (size_t i = 3 * sizeof(ch[0]); i < sizeof(ch); i++) {
 		ASSERT_EQ(0xa5, ((uint8_t *)ch)[i]) TH_LOG("wrote past nr_chunks_max at byte %zu", i);
 	}
 
-	/* No pointer: counts only. */
+	/* No pointers: counts and sizes only. */
 	memset(&u, 0, sizeof(u));
 	u.i.size = sizeof(u.i);
 	u.i.nr_chunks_max = 10;
 	ASSERT_EQ(0, xioctl(fd, HBMPOOL_IOC_REGION_INFO, &u));
 	EXPECT_EQ(8, u.i.nr_chunks);
+	EXPECT_EQ(2, u.i.nr_nodes);
+	EXPECT_EQ(N_FAR + 1, u.i.nr_node_bits);
 
 	/* Full table: chunks within capacity, no overlap on a node. */
-	ASSERT_EQ(0, hbm_region_info(fd, &u.i, ch, 10));
+	ASSERT_EQ(0, hbm_region_info(fd, &u.i, ch, 10, &set));
+	EXPECT_TRUE(hbm_nodeset_equal(both, &set));
 	for (int i = 0; i < 8; i++) {
 		uint64_t cap = 0;
 
+		EXPECT_EQ(1, ch[i].generation);
+		EXPECT_EQ(1, ch[i].nr_copies);
 		ASSERT_EQ(0, hbm_node_u64(ch[i].node, "capacity_bytes", &cap));
 		EXPECT_LE(ch[i].node_offset + rc.chunk_size, cap);
 		for (int j = 0; j < i; j++)
@@ -645,7 +825,7 @@ TEST_F(abi, region_info)
 			}
 	}
 
-	/* Bad size, pad and reserved. */
+	/* Bad size, flags and reserved. */
 	memset(&u, 0, sizeof(u));
 	u.i.size = 0;
 	EXPECT_EQ(-EINVAL, xioctl(fd, HBMPOOL_IOC_REGION_INFO, &u));
@@ -665,10 +845,6 @@ TEST_F(abi, region_info)
 	EXPECT_EQ(sizeof(u.i), u.i.size) TH_LOG("size out = the kernel's sizeof");
 	memset(&u, 0, sizeof(u));
 	u.i.size = sizeof(u.i);
-	u.i.pad = 1;
-	EXPECT_EQ(-EINVAL, xioctl(fd, HBMPOOL_IOC_REGION_INFO, &u));
-	memset(&u, 0, sizeof(u));
-	u.i.size = sizeof(u.i);
 	u.i.flags = 1;
 	EXPECT_EQ(-EINVAL, xioctl(fd, HBMPOOL_IOC_REGION_INFO, &u)) TH_LOG("flags is in: zero");
 	for (int r = 0; r < 4; r++) {
@@ -677,12 +853,199 @@ TEST_F(abi, region_info)
 		u.i.reserved[r] = 1;
 		EXPECT_EQ(-EINVAL, xioctl(fd, HBMPOOL_IOC_REGION_INFO, &u)) TH_LOG("reserved[%d]", r);
 	}
-	/* A bad chunks pointer is EFAULT, not a crash. */
+	/* Bad chunks and nodes pointers are EFAULT, not a crash. */
 	memset(&u, 0, sizeof(u));
 	u.i.size = sizeof(u.i);
 	u.i.chunks_ptr = 16;
 	u.i.nr_chunks_max = 8;
+	u.i.chunk_entry_size = sizeof(ch[0]);
 	EXPECT_EQ(-EFAULT, xioctl(fd, HBMPOOL_IOC_REGION_INFO, &u));
+	memset(&u, 0, sizeof(u));
+	u.i.size = sizeof(u.i);
+	u.i.nodes_ptr = 16;
+	u.i.nr_node_bits = 64;
+	EXPECT_EQ(-EFAULT, xioctl(fd, HBMPOOL_IOC_REGION_INFO, &u));
+	memset(&u, 0, sizeof(u));
+	u.i.size = sizeof(u.i);
+	u.i.nodes_ptr = 0xffff888000000000ULL;
+	u.i.nr_node_bits = 64;
+	EXPECT_EQ(-EFAULT, xioctl(fd, HBMPOOL_IOC_REGION_INFO, &u));
+}
+
+/* REGION_INFO's chunk_entry_size: >= 24, a multiple of 8, <= the page size, else EINVAL (ignored without chunks_ptr); larger entries are zero-filled. */
+TEST_F(abi, region_info_chunk_stride)
+{
+	static const uint32_t bad_sizes[] = { 0, 8, 12, 16, 20, 28, 36, 4096 + 8, 8192, ~0U };
+	enum { NCH = 8, BIG = 32 };
+	static uint8_t buf[NCH * 4096 + 64];
+	struct hbmpool_chunk_info ref[NCH];
+	struct hbmpool_region_info ri;
+	uint32_t page = (uint32_t)sysconf(_SC_PAGESIZE);
+	int fd;
+
+	ASSERT_EQ(0, hbmt_region_open(&self->r[0], self->env.devfd, NCH * 256 * 1024, 256 * 1024,
+				      HBMPOOL_POLICY_INTERLEAVE, HBM_NODES(N_NEAR, N_FAR), 0,
+				      "stride"));
+	fd = self->r[0].fd;
+	ASSERT_EQ(0, hbm_region_info(fd, &ri, ref, NCH, NULL));
+	ASSERT_EQ(NCH, ri.nr_chunks);
+	ASSERT_EQ(sizeof(ref[0]), ri.chunk_entry_size);
+
+	for (size_t k = 0; k < ARRAY_SIZE(bad_sizes); k++) {
+		memset(buf, 0xee, sizeof(buf));
+		memset(&ri, 0, sizeof(ri));
+		ri.size = sizeof(ri);
+		ri.chunks_ptr = (uintptr_t)buf;
+		ri.nr_chunks_max = 2;
+		ri.chunk_entry_size = bad_sizes[k];
+		EXPECT_EQ(-EINVAL, xioctl(fd, HBMPOOL_IOC_REGION_INFO, &ri))
+			TH_LOG("chunk_entry_size %u", bad_sizes[k]);
+		for (size_t i = 0; i < sizeof(buf); i++) {
+			ASSERT_EQ(0xee, buf[i]) TH_LOG("entry size %u: byte %zu written",
+						       bad_sizes[k], i);
+		}
+	}
+	/* Without chunks_ptr the entry size does not matter; out is still the kernel's. */
+	memset(&ri, 0, sizeof(ri));
+	ri.size = sizeof(ri);
+	ri.chunk_entry_size = 12;
+	ri.nr_chunks_max = 4;
+	ASSERT_EQ(0, xioctl(fd, HBMPOOL_IOC_REGION_INFO, &ri)) TH_LOG("entry size 12, no chunks_ptr");
+	EXPECT_EQ(NCH, ri.nr_chunks);
+	EXPECT_EQ(24, ri.chunk_entry_size);
+
+	/* 32-byte entries: the kernel's 24 bytes, then zeros; 32 bytes apart. */
+	memset(buf, 0xff, sizeof(buf));
+	memset(&ri, 0, sizeof(ri));
+	ri.size = sizeof(ri);
+	ri.chunks_ptr = (uintptr_t)buf;
+	ri.nr_chunks_max = NCH - 1;
+	ri.chunk_entry_size = BIG;
+	ASSERT_EQ(0, xioctl(fd, HBMPOOL_IOC_REGION_INFO, &ri));
+	EXPECT_EQ(NCH, ri.nr_chunks);
+	EXPECT_EQ(24, ri.chunk_entry_size) TH_LOG("out: the kernel's entry size");
+	for (int c = 0; c < NCH - 1; c++) {
+		struct hbmpool_chunk_info e;
+
+		memcpy(&e, buf + c * BIG, sizeof(e));
+		EXPECT_EQ(ref[c].node, e.node) TH_LOG("chunk %d", c);
+		EXPECT_EQ(ref[c].node_offset, e.node_offset) TH_LOG("chunk %d", c);
+		EXPECT_EQ(1, e.generation) TH_LOG("chunk %d", c);
+		EXPECT_EQ(1, e.nr_copies) TH_LOG("chunk %d", c);
+		EXPECT_EQ(0, e.pad) TH_LOG("chunk %d", c);
+		for (int i = 24; i < BIG; i++) {
+			EXPECT_EQ(0, buf[c * BIG + i]) TH_LOG("chunk %d, byte %d of its entry", c, i);
+		}
+	}
+	for (size_t i = (NCH - 1) * BIG; i < sizeof(buf); i++) {
+		ASSERT_EQ(0xff, buf[i]) TH_LOG("wrote past nr_chunks_max entries at byte %zu", i);
+	}
+
+	/* The largest entry, a page: still the kernel's members, then zeros. */
+	memset(buf, 0xff, sizeof(buf));
+	memset(&ri, 0, sizeof(ri));
+	ri.size = sizeof(ri);
+	ri.chunks_ptr = (uintptr_t)buf;
+	ri.nr_chunks_max = 2;
+	ri.chunk_entry_size = page;
+	ASSERT_EQ(0, xioctl(fd, HBMPOOL_IOC_REGION_INFO, &ri)) TH_LOG("entry size %u", page);
+	for (int c = 0; c < 2; c++) {
+		struct hbmpool_chunk_info e;
+		size_t nz = 0;
+
+		memcpy(&e, buf + (size_t)c * page, sizeof(e));
+		EXPECT_EQ(ref[c].node, e.node);
+		EXPECT_EQ(ref[c].node_offset, e.node_offset);
+		EXPECT_EQ(1, e.generation);
+		for (size_t i = 24; i < page; i++)
+			nz += buf[(size_t)c * page + i] != 0;
+		EXPECT_EQ(0, nz) TH_LOG("chunk %d: %zu non-zero bytes after the kernel's 24", c, nz);
+	}
+	EXPECT_EQ(0xff, buf[2 * (size_t)page]);
+}
+
+/* REGION_INFO with only the node bitmap asked for; 0 or -errno. */
+static int info_nodes(int fd, void *bitmap, uint32_t nbits, struct hbmpool_region_info *ri)
+{
+	memset(ri, 0, sizeof(*ri));
+	ri->size = sizeof(*ri);
+	ri->nodes_ptr = (uintptr_t)bitmap;
+	ri->nr_node_bits = nbits;
+	return xioctl(fd, HBMPOOL_IOC_REGION_INFO, ri);
+}
+
+/*
+ * REGION_INFO's node bitmap: nr_node_bits comes back as the highest id + 1,
+ * DIV_ROUND_UP(in, 64) words are written (a smaller bitmap gets the set cut
+ * short, words beyond are left alone), nr_nodes counts the set; ids above
+ * 63 round-trip; nr_node_bits above HBMPOOL_NODE_BITS_MAX is EINVAL.
+ */
+TEST_F(abi, region_info_node_bitmap)
+{
+	static uint64_t big[HBMPOOL_NODE_BITS_MAX / 64 + 1];
+	const struct hbm_nodeset *want = HBM_NODES(N_NEAR, N_HIGH);
+	struct hbmpool_chunk_info ch[2];
+	struct hbmpool_region_info ri;
+	uint64_t bits[HBM_NODESET_WORDS];
+	char buf[64];
+	int fd;
+
+	hbmt_env_node(_metadata, &self->env, N_HIGH, 1, 25, NULL);
+	ASSERT_EQ(0, hbmt_region_open(&self->r[0], self->env.devfd, 2 * 256 * 1024, 256 * 1024,
+				      HBMPOOL_POLICY_INTERLEAVE, want, 0, "bitmap"));
+	fd = self->r[0].fd;
+	ASSERT_EQ(0, hbm_fdinfo_str(fd, "nodes", buf, sizeof(buf)));
+	EXPECT_STREQ("11,700", buf);
+	ASSERT_EQ(0, hbm_region_info(fd, &ri, ch, 2, NULL));
+	EXPECT_EQ(N_NEAR, ch[0].node);
+	EXPECT_EQ(N_HIGH, ch[1].node);
+
+	/* The size alone. */
+	ASSERT_EQ(0, info_nodes(fd, NULL, 0, &ri));
+	EXPECT_EQ(N_HIGH + 1, ri.nr_node_bits);
+	EXPECT_EQ(2, ri.nr_nodes);
+
+	/* One word: cut short to node 11, nothing beyond the word written. */
+	memset(bits, 0xff, sizeof(bits));
+	ASSERT_EQ(0, info_nodes(fd, bits, 64, &ri));
+	EXPECT_EQ(N_HIGH + 1, ri.nr_node_bits) TH_LOG("out: the bits the set needs");
+	EXPECT_EQ(2, ri.nr_nodes);
+	EXPECT_EQ(1ULL << N_NEAR, bits[0]);
+	for (int w = 1; w < HBM_NODESET_WORDS; w++) {
+		EXPECT_EQ(~0ULL, bits[w]) TH_LOG("word %d written for 64 bits", w);
+	}
+
+	/* 12 words (768 bits): the whole set, words 12.. left alone. */
+	memset(bits, 0xff, sizeof(bits));
+	ASSERT_EQ(0, info_nodes(fd, bits, 768, &ri));
+	EXPECT_EQ(N_HIGH + 1, ri.nr_node_bits);
+	for (int w = 0; w < 12; w++) {
+		EXPECT_EQ(want->w[w], bits[w]) TH_LOG("word %d", w);
+	}
+	for (int w = 12; w < HBM_NODESET_WORDS; w++) {
+		EXPECT_EQ(~0ULL, bits[w]) TH_LOG("word %d written for 768 bits", w);
+	}
+
+	/* The most the kernel takes: every word written, zeros past the set. */
+	memset(big, 0xff, sizeof(big));
+	ASSERT_EQ(0, info_nodes(fd, big, HBMPOOL_NODE_BITS_MAX, &ri));
+	EXPECT_EQ(N_HIGH + 1, ri.nr_node_bits);
+	EXPECT_EQ(2, ri.nr_nodes);
+	for (int w = 0; w < HBMPOOL_NODE_BITS_MAX / 64; w++) {
+		ASSERT_EQ(w < HBM_NODESET_WORDS ? want->w[w] : 0, big[w]) TH_LOG("word %d", w);
+	}
+	EXPECT_EQ(~0ULL, big[HBMPOOL_NODE_BITS_MAX / 64]);
+
+	/* One bit too many; then a bad pointer. */
+	memset(big, 0xff, sizeof(big));
+	EXPECT_EQ(-EINVAL, info_nodes(fd, big, HBMPOOL_NODE_BITS_MAX + 1, &ri));
+	EXPECT_EQ(~0ULL, big[0]);
+	EXPECT_EQ(-EINVAL, info_nodes(fd, big, ~0U, &ri));
+	EXPECT_EQ(-EINVAL, info_nodes(fd, NULL, HBMPOOL_NODE_BITS_MAX + 1, &ri))
+		TH_LOG("nr_node_bits is checked without a pointer too");
+	EXPECT_EQ(-EFAULT, info_nodes(fd, (void *)16, 1024, &ri));
+
+	hbmt_region_close(&self->r[0]);
 }
 
 /* REGION_STATS: all zero on a new region, reserved out zero, size and pad validated. */
@@ -697,7 +1060,7 @@ TEST_F(abi, region_stats)
 
 	ASSERT_EQ(HBMPOOL_STATS_SIZE_VER0, sizeof(u.s));
 	ASSERT_EQ(0, hbmt_region_open(&self->r[0], self->env.devfd, HBMT_MIB, 0,
-				      HBMPOOL_POLICY_BIND, 1ULL << N_NEAR, 0, "stats"));
+				      HBMPOOL_POLICY_BIND, &set_near, 0, "stats"));
 	fd = self->r[0].fd;
 	memset(&u, 0xff, sizeof(u));
 	memset(&u.s, 0, sizeof(u.s));	/* in: size, pad zero; out fields preset zero */
@@ -756,7 +1119,7 @@ TEST_F(abi, range_ioctls)
 
 	ASSERT_EQ(HBMPOOL_RANGE_SIZE_VER0, sizeof(u.r));
 	ASSERT_EQ(0, hbmt_region_open(&self->r[0], self->env.devfd, HBMT_MIB, 0,
-				      HBMPOOL_POLICY_BIND, 1ULL << N_NEAR, 0, "range"));
+				      HBMPOOL_POLICY_BIND, &set_near, 0, "range"));
 	fd = self->r[0].fd;
 	for (int c = 0; c < 2; c++) {
 		const char *n = c ? "PREFETCH" : "SYNC";
@@ -815,7 +1178,7 @@ TEST_F(abi, range_ioctls)
 	}
 }
 
-/* new_node builds nodes/nodeN with the documented attributes (default link scaleup); node 0 is the local cache node. */
+/* new_node builds nodes/nodeN with the documented attributes (default link scaleup); this node (self_node) is the local cache node. */
 TEST_F(abi, sysfs_node_attrs)
 {
 	static const char *const links[] = { "scaleup", "scaleout", "scaleacross" };
@@ -852,51 +1215,74 @@ TEST_F(abi, sysfs_node_attrs)
 		EXPECT_EQ(0, hbmt_wait_gone(HBM_SYSFS "/nodes/node13", 5000));
 	}
 
-	ASSERT_EQ(0, hbm_node_u64(0, "distance", &v));
+	ASSERT_EQ(0, hbm_node_u64(self->self, "distance", &v));
 	EXPECT_EQ(HBMPOOL_DISTANCE_LOCAL, v);
-	ASSERT_EQ(0, hbm_node_str(0, "link_type", buf, sizeof(buf)));
+	ASSERT_EQ(0, hbm_node_str(self->self, "link_type", buf, sizeof(buf)));
 	EXPECT_STREQ("local", buf);
-	ASSERT_EQ(0, hbm_node_str(0, "transport", buf, sizeof(buf)));
+	ASSERT_EQ(0, hbm_node_str(self->self, "transport", buf, sizeof(buf)));
 	EXPECT_STREQ("local", buf);
 	ASSERT_EQ(0, hbm_global_u64("cache_budget_pages", &budget));
-	ASSERT_EQ(0, hbm_node_u64(0, "capacity_bytes", &v));
+	ASSERT_EQ(0, hbm_node_u64(self->self, "capacity_bytes", &v));
 	EXPECT_EQ(budget * HBMT_PAGE, v);
 }
 
-/* new_node rejects bad lines with EINVAL and an existing id with EEXIST; del_node of an unknown id is ENODEV; nothing is created by a bad line. */
-TEST_F(abi, sysfs_new_del_node_errors)
+/*
+ * Node creation (hbm_node_add: sysfs new_node before, netlink node-new now)
+ * refuses ids above 1023, this node's own id, capacities and distances out
+ * of range and unknown links, creating nothing; an existing id is EEXIST;
+ * removing an unknown id is ENODEV, this node cannot be removed; ids above
+ * 63 are accepted.
+ */
+TEST_F(abi, node_add_del_errors)
 {
-	static const char *const bad[] = {
-		"", "\n", "abc\n", "13\n", "13 4\n", "0 4 20\n", "64 4 20\n",
-		"-1 4 20\n", "13 0 20\n", "13 65537 20\n", "13 4 10\n", "13 4 256\n",
-		"13 4 0\n", "13 4 20 fastlink\n", "13 4 20 local\n", "13 4 20 scaleup extra\n",
-		"13 4x 20\n", "13 4 20x\n", "1000000000000 4 20\n",
+	static const struct {
+		unsigned int id, cap_mib, distance;
+		const char *link;
+	} bad[] = {
+		{ 1024, 1, 20, NULL }, { 65535, 1, 20, NULL }, { ~0U, 1, 20, NULL },
+		{ N_SPARE, 0, 20, NULL }, { N_SPARE, 65537, 20, NULL },
+		{ N_SPARE, 1, 10, NULL }, { N_SPARE, 1, 256, NULL }, { N_SPARE, 1, 0, NULL },
+		{ N_SPARE, 1, 20, "fastlink" }, { N_SPARE, 1, 20, "local" },
 	};
+	char path[128];
 	struct stat st;
+	int ret;
 
-	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
-		int ret = hbm_write_str(HBM_SYSFS "/new_node", bad[i]);
-
-		if (!bad[i][0] && ret == 0)
-			continue;	/* a zero-length write may never reach the store */
-		EXPECT_EQ(-EINVAL, ret) TH_LOG("new_node '%.*s'", (int)strcspn(bad[i], "\n"), bad[i]);
+	for (size_t i = 0; i < ARRAY_SIZE(bad); i++) {
+		ret = hbm_node_add(bad[i].id, bad[i].cap_mib, bad[i].distance, bad[i].link);
+		EXPECT_GT(0, ret) TH_LOG("node %u %u MiB distance %u link %s accepted",
+					 bad[i].id, bad[i].cap_mib, bad[i].distance,
+					 bad[i].link ?: "(default)");
 		EXPECT_NE(0, stat(HBM_SYSFS "/nodes/node13", &st));
 		if (!ret)
-			hbm_node_del(N_SPARE);
+			hbm_node_del(bad[i].id);
 	}
-	/* Boundaries accepted: capacity 1 and 65536 MiB are only reservations... keep 1. */
-	EXPECT_EQ(0, hbm_write_str(HBM_SYSFS "/new_node", "13 1 255 scaleacross\n"));
-	EXPECT_EQ(-EEXIST, hbm_write_str(HBM_SYSFS "/new_node", "13 1 255 scaleacross\n"));
+	/* This node's own id is not a node to create. */
+	ret = hbm_node_add((unsigned int)self->self, 4, 20, NULL);
+	EXPECT_EQ(-EINVAL, ret) TH_LOG("self %d: %d", self->self, ret);
+	if (!ret)
+		hbm_node_del((unsigned int)self->self);
+
+	/* Boundaries accepted; an existing id is EEXIST. */
+	EXPECT_EQ(0, hbm_node_add(N_SPARE, 1, 255, "scaleacross"));
+	EXPECT_EQ(-EEXIST, hbm_node_add(N_SPARE, 1, 255, "scaleacross"));
 	EXPECT_EQ(-EEXIST, hbm_node_add(N_NEAR, 4, 20, NULL));
 	EXPECT_EQ(0, hbm_node_del(N_SPARE));
 	EXPECT_EQ(-ENODEV, hbm_node_del(N_SPARE));
 	EXPECT_EQ(-ENODEV, hbm_node_del(62));
-	EXPECT_NE(0, hbm_write_str(HBM_SYSFS "/del_node", "abc\n"));
-	EXPECT_NE(0, hbm_node_del(0)) TH_LOG("the local node cannot be removed");
-	EXPECT_EQ(0, stat(HBM_SYSFS "/nodes/node0", &st));
-	/* 1 and 63 are valid ids; distance 11 is valid. */
-	EXPECT_EQ(0, hbm_write_str(HBM_SYSFS "/new_node", "13 1 11\n"));
+	EXPECT_EQ(-ENODEV, hbm_node_del(N_UNKNOWN_HIGH));
+	EXPECT_GT(0, hbm_node_del(1024));
+	EXPECT_NE(0, hbm_node_del((unsigned int)self->self))
+		TH_LOG("the local node cannot be removed");
+	snprintf(path, sizeof(path), HBM_SYSFS "/nodes/node%d", self->self);
+	EXPECT_EQ(0, stat(path, &st));
+	/* distance 11 is valid; so are ids above 63. */
+	EXPECT_EQ(0, hbm_node_add(N_SPARE, 1, 11, NULL));
 	EXPECT_EQ(0, hbm_node_del(N_SPARE));
+	EXPECT_EQ(0, hbm_node_add(N_HIGH, 1, 11, NULL));
+	EXPECT_EQ(0, stat(HBM_SYSFS "/nodes/node700", &st));
+	EXPECT_EQ(0, hbm_node_del(N_HIGH));
+	EXPECT_EQ(0, hbmt_wait_gone(HBM_SYSFS "/nodes/node700", 5000));
 }
 
 /* Set knob to keep, then check each bad value fails with EINVAL and keeps it. */

@@ -17,7 +17,7 @@
 
 #define N_A	41
 #define N_B	42
-#define BOTH	((1ULL << N_A) | (1ULL << N_B))
+#define BOTH	HBM_NODES(N_A, N_B)
 #define NPAGES	256ULL
 #define LEN	(NPAGES * HBMT_PAGE)
 #define CHUNK	(64 * 1024ULL)
@@ -374,7 +374,7 @@ TEST_F(conc, scm_rights)
 
 		if (fd < 0)
 			_exit(3);
-		if (hbm_region_info(fd, &ri, NULL, 0) || ri.region_id != id || ri.length != LEN)
+		if (hbm_region_info(fd, &ri, NULL, 0, NULL) || ri.region_id != id || ri.length != LEN)
 			_exit(4);
 		m = mmap(NULL, LEN, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
 		if (m == MAP_FAILED)

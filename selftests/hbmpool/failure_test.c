@@ -16,7 +16,7 @@
 
 #define N_A	51	/* 4 MiB, distance 20 */
 #define N_B	52	/* 4 MiB, distance 30 */
-#define BOTH	((1ULL << N_A) | (1ULL << N_B))
+#define BOTH	HBM_NODES(N_A, N_B)
 #define BUDGET	256ULL
 #define CHUNK	(16 * 1024ULL)	/* 4 pages: interleaved regions alternate often */
 
@@ -63,7 +63,7 @@ TEST_F(fail, fail_fetch_sigbus)
 	uint64_t v = 0;
 
 	ASSERT_EQ(0, hbmt_region_open(&self->r, self->env.devfd, 16 * HBMT_PAGE, CHUNK,
-				      HBMPOOL_POLICY_BIND, 1ULL << N_A, 0, "failfetch"));
+				      HBMPOOL_POLICY_BIND, HBM_NODES(N_A), 0, "failfetch"));
 	ASSERT_EQ(0, hbmt_probe_write(pg(self, 0), 0xabcdef, NULL));
 	ASSERT_EQ(0, hbm_node_knob(N_A, "fail_fetch", 1));
 
@@ -104,7 +104,7 @@ TEST_F(fail, fail_fetch_keeps_hbm_data)
 
 	ASSERT_EQ(0, hbm_set_global_u64("cache_budget_pages", 16));
 	ASSERT_EQ(0, hbmt_region_open(&self->r, self->env.devfd, n * HBMT_PAGE, CHUNK,
-				      HBMPOOL_POLICY_BIND, 1ULL << N_A, 0, "evicted"));
+				      HBMPOOL_POLICY_BIND, HBM_NODES(N_A), 0, "evicted"));
 	hbm_pattern_fill(self->r.map, n * HBMT_PAGE, 0, 3);
 	ASSERT_EQ(0, hbm_region_sync(self->r.fd, 0, 0, NULL));
 	/* Touch the tail so the head is evicted. */
@@ -126,7 +126,7 @@ TEST_F(fail, hang_fetch_timeout)
 
 	ASSERT_EQ(0, hbm_set_global_u64("fetch_timeout_ms", 200));
 	ASSERT_EQ(0, hbmt_region_open(&self->r, self->env.devfd, 16 * HBMT_PAGE, CHUNK,
-				      HBMPOOL_POLICY_BIND, 1ULL << N_A, 0, "hang"));
+				      HBMPOOL_POLICY_BIND, HBM_NODES(N_A), 0, "hang"));
 	ASSERT_EQ(0, hbm_node_knob(N_A, "hang_fetch", 1));
 	t0 = hbm_now_ns();
 	EXPECT_EQ(SIGBUS, hbmt_probe_read(pg(self, 3), &v, NULL));
@@ -170,7 +170,7 @@ static void park_toucher(struct __test_metadata *_metadata, FIXTURE_DATA(fail) *
 {
 	ASSERT_EQ(0, hbm_set_global_u64("fetch_timeout_ms", 20000));
 	ASSERT_EQ(0, hbmt_region_open(&self->r, self->env.devfd, 16 * HBMT_PAGE, CHUNK,
-				      HBMPOOL_POLICY_BIND, 1ULL << N_A, 0, name));
+				      HBMPOOL_POLICY_BIND, HBM_NODES(N_A), 0, name));
 	ASSERT_EQ(0, hbm_node_knob(N_A, "hang_fetch", 1));
 	a->addr = pg(self, p);
 	ASSERT_EQ(0, pthread_create(t, NULL, toucher_thread, a));
@@ -232,7 +232,7 @@ TEST_F_TIMEOUT(fail, writeback_timeout_lands_in_its_own_chunk, 60)
 	int ret;
 
 	ASSERT_EQ(0, hbmt_region_open(&self->r, self->env.devfd, 4 * HBMT_PAGE, 4 * HBMT_PAGE,
-				      HBMPOOL_POLICY_BIND, 1ULL << N_A, 0, "late"));
+				      HBMPOOL_POLICY_BIND, HBM_NODES(N_A), 0, "late"));
 	memset(self->r.map, 0xa5, 4 * HBMT_PAGE);
 	ASSERT_EQ(0, hbm_set_global_u64("fetch_timeout_ms", 10));
 	ASSERT_EQ(0, hbm_node_knob(N_A, "latency_us", 1000000));
@@ -246,7 +246,7 @@ TEST_F_TIMEOUT(fail, writeback_timeout_lands_in_its_own_chunk, 60)
 	ASSERT_EQ(0, hbm_global_u64("nr_regions", &nr));
 	EXPECT_EQ(1, nr);
 	ASSERT_EQ(0, hbmt_region_open(&b, self->env.devfd, 4 * HBMT_PAGE, 4 * HBMT_PAGE,
-				      HBMPOOL_POLICY_BIND, 1ULL << N_A, 0, "new"));
+				      HBMPOOL_POLICY_BIND, HBM_NODES(N_A), 0, "new"));
 	/* ...until it lands (1 s), and it lands in the old chunk. */
 	EXPECT_EQ(0, hbmt_wait_global("nr_regions", HBMT_LE, 1, 10000, &nr));
 	EXPECT_EQ(0, hbmt_probe_read(b.map, &v, NULL));
@@ -262,7 +262,7 @@ TEST_F(fail, poisoned_cache_page)
 	void *addr = NULL;
 
 	ASSERT_EQ(0, hbmt_region_open(&self->r, self->env.devfd, 4 * HBMT_PAGE, CHUNK,
-				      HBMPOOL_POLICY_BIND, 1ULL << N_A, 0, "poison"));
+				      HBMPOOL_POLICY_BIND, HBM_NODES(N_A), 0, "poison"));
 	ASSERT_EQ(0, hbmt_probe_write(pg(self, 1), 0x5eed, NULL));
 	ASSERT_EQ(0, hbm_region_sync(self->r.fd, 0, 0, NULL));
 	/*
@@ -298,7 +298,7 @@ TEST_F(fail, link_down)
 	ASSERT_EQ(0, hbm_set_global_u64("fetch_timeout_ms", 20000));
 	ASSERT_EQ(0, hbmt_region_open(&self->r, self->env.devfd, 8 * CHUNK, CHUNK,
 				      HBMPOOL_POLICY_INTERLEAVE, BOTH, 0, "link"));
-	ASSERT_EQ(0, hbm_region_info(self->r.fd, &ri, ch, 8));
+	ASSERT_EQ(0, hbm_region_info(self->r.fd, &ri, ch, 8, NULL));
 	ASSERT_EQ(N_A, ch[0].node);
 	ASSERT_EQ(N_B, ch[1].node);
 	ASSERT_EQ(0, hbm_node_knob(N_B, "link_down", 1));
@@ -329,7 +329,7 @@ static void del_node_while_mapped(struct __test_metadata *_metadata,
 
 	ASSERT_EQ(0, hbmt_region_open(&self->r, self->env.devfd, len, CHUNK,
 				      HBMPOOL_POLICY_INTERLEAVE, BOTH, 0, "delnode"));
-	ASSERT_EQ(0, hbm_region_info(self->r.fd, &ri, ch, 16));
+	ASSERT_EQ(0, hbm_region_info(self->r.fd, &ri, ch, 16, NULL));
 	hbm_pattern_fill(self->r.map, len, 0, 0xde1);
 	if (synced) {
 		ASSERT_EQ(0, hbm_region_sync(self->r.fd, 0, 0, NULL));
@@ -392,14 +392,14 @@ TEST_F(fail, fail_writeback_sync)
 	int ret;
 
 	ASSERT_EQ(0, hbmt_region_open(&self->r, self->env.devfd, n * HBMT_PAGE, CHUNK,
-				      HBMPOOL_POLICY_BIND, 1ULL << N_A, 0, "failwb"));
+				      HBMPOOL_POLICY_BIND, HBM_NODES(N_A), 0, "failwb"));
 	hbm_pattern_fill(self->r.map, n * HBMT_PAGE, 0, 0xfa11);
 	ASSERT_EQ(0, hbm_node_knob(N_A, "fail_writeback", 1));
 	ret = hbm_region_sync(self->r.fd, 0, 0, &rg);
 	EXPECT_EQ(-EIO, ret);
 	EXPECT_EQ(n, rg.pages_failed);
 	EXPECT_EQ(0, rg.pages_done);
-	ASSERT_EQ(0, hbm_region_info(self->r.fd, &ri, NULL, 0));
+	ASSERT_EQ(0, hbm_region_info(self->r.fd, &ri, NULL, 0, NULL));
 	EXPECT_EQ(n, ri.dirty_pages);
 	EXPECT_EQ(n, ri.cached_pages);
 	ASSERT_EQ(0, hbm_region_stats(self->r.fd, &st));
@@ -410,7 +410,7 @@ TEST_F(fail, fail_writeback_sync)
 	ASSERT_EQ(0, hbm_node_knob(N_A, "fail_writeback", 0));
 	ASSERT_EQ(0, hbm_region_sync(self->r.fd, 0, 0, &rg));
 	EXPECT_EQ(n, rg.pages_done);
-	ASSERT_EQ(0, hbm_region_info(self->r.fd, &ri, ch, n * HBMT_PAGE / CHUNK));
+	ASSERT_EQ(0, hbm_region_info(self->r.fd, &ri, ch, n * HBMT_PAGE / CHUNK, NULL));
 	EXPECT_EQ(0, ri.dirty_pages);
 	for (uint64_t c = 0; c < n * HBMT_PAGE / CHUNK; c++) {
 		ASSERT_EQ((ssize_t)CHUNK, hbm_hbm_pread(ch[c].node, buf + c * CHUNK, CHUNK,
@@ -429,7 +429,7 @@ TEST_F_TIMEOUT(fail, fail_writeback_under_pressure, 120)
 	ASSERT_EQ(0, hbm_set_global_u64("cache_budget_pages", budget));
 	ASSERT_EQ(0, hbm_global_u64("stats/over_budget", &ob0));
 	ASSERT_EQ(0, hbmt_region_open(&self->r, self->env.devfd, n * HBMT_PAGE, CHUNK,
-				      HBMPOOL_POLICY_BIND, 1ULL << N_A, 0, "pressure"));
+				      HBMPOOL_POLICY_BIND, HBM_NODES(N_A), 0, "pressure"));
 	ASSERT_EQ(0, hbm_node_knob(N_A, "fail_writeback", 1));
 	for (uint64_t p = 0; p < n; p++) {
 		if (hbmt_probe_write(pg(self, p), 1, NULL))

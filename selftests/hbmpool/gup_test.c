@@ -101,9 +101,9 @@ FIXTURE_SETUP(gup)
 	hbmt_env_setup(_metadata, &self->env, BUDGET, 5000);
 	hbmt_env_node(_metadata, &self->env, N_G, CAP_MIB, 20, NULL);
 	ASSERT_EQ(0, hbmt_region_open(&self->r, self->env.devfd, LEN, 0, HBMPOOL_POLICY_BIND,
-				      1ULL << N_G, 0, "gup"));
+				      HBM_NODES(N_G), 0, "gup"));
 	ASSERT_EQ(0, hbmt_region_open(&self->ballast, self->env.devfd, LEN, 0,
-				      HBMPOOL_POLICY_BIND, 1ULL << N_G, 0, "ballast"));
+				      HBMPOOL_POLICY_BIND, HBM_NODES(N_G), 0, "ballast"));
 	self->src = aligned_alloc(HBMT_PAGE, XFER_MAX * HBMT_PAGE);
 	ASSERT_NE(NULL, self->src);
 	hbm_pattern_fill(self->r.map, LEN, 0, 0);

@@ -97,8 +97,9 @@ int hbmt_probe_write(volatile void *addr, uint64_t val, void **fault_addr)
 }
 
 int hbmt_region_open(struct hbmt_region *r, int devfd, uint64_t len,
-		     uint64_t chunk, uint32_t policy, uint64_t mask,
-		     uint32_t preferred, const char *name)
+		     uint64_t chunk, uint32_t policy,
+		     const struct hbm_nodeset *nodes, uint32_t preferred,
+		     const char *name)
 {
 	struct hbmpool_region_create rc;
 	void *m;
@@ -106,7 +107,7 @@ int hbmt_region_open(struct hbmt_region *r, int devfd, uint64_t len,
 
 	memset(r, 0, sizeof(*r));
 	r->fd = -1;
-	hbm_create_init(&rc, len, chunk, policy, mask, preferred, name);
+	hbm_create_init(&rc, len, chunk, policy, nodes, preferred, name);
 	fd = hbm_region_create(devfd, &rc);
 	if (fd < 0)
 		return fd;

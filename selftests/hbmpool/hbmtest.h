@@ -68,8 +68,9 @@ int hbmt_probe_write(volatile void *addr, uint64_t val, void **fault_addr);
 
 /* Create a region and mmap it whole (MAP_SHARED, RW).  0 or -errno. */
 int hbmt_region_open(struct hbmt_region *r, int devfd, uint64_t len,
-		     uint64_t chunk, uint32_t policy, uint64_t mask,
-		     uint32_t preferred, const char *name);
+		     uint64_t chunk, uint32_t policy,
+		     const struct hbm_nodeset *nodes, uint32_t preferred,
+		     const char *name);
 /* munmap + close; safe on a zeroed or already closed region. */
 void hbmt_region_close(struct hbmt_region *r);
 

@@ -48,7 +48,7 @@ static int one_region(int devfd, uint64_t i)
 	int ret;
 
 	ret = hbmt_region_open(&r, devfd, 2 * HBMT_PAGE, HBMT_PAGE, HBMPOOL_POLICY_BIND,
-			       1ULL << N_A, 0, "life");
+			       HBM_NODES(N_A), 0, "life");
 	if (ret)
 		return ret;
 	p = (volatile uint64_t *)(r.map + (i & 1) * HBMT_PAGE);
@@ -117,7 +117,7 @@ TEST_F(life, mapping_outlives_fd)
 	int fd;
 
 	ASSERT_EQ(0, hbmt_region_open(&self->r, self->env.devfd, 64 * HBMT_PAGE, 0,
-				      HBMPOOL_POLICY_BIND, 1ULL << N_A, 0, "map"));
+				      HBMPOOL_POLICY_BIND, HBM_NODES(N_A), 0, "map"));
 	hbm_pattern_fill(self->r.map, self->r.len, 0, 8);
 	close(self->r.fd);
 	self->r.fd = -1;
@@ -146,7 +146,7 @@ TEST_F(life, fd_outlives_mapping)
 	uint64_t v;
 
 	ASSERT_EQ(0, hbmt_region_open(&self->r, self->env.devfd, 64 * HBMT_PAGE, 0,
-				      HBMPOOL_POLICY_BIND, 1ULL << N_A, 0, "fd"));
+				      HBMPOOL_POLICY_BIND, HBM_NODES(N_A), 0, "fd"));
 	hbm_pattern_fill(self->r.map, self->r.len, 0, 10);
 	munmap(self->r.map, self->r.len);
 	self->r.map = mmap(NULL, self->r.len, PROT_READ | PROT_WRITE, MAP_SHARED, self->r.fd, 0);
@@ -170,7 +170,7 @@ TEST_F(life, child_holds_last_fd)
 	uint64_t v;
 
 	ASSERT_EQ(0, hbmt_region_open(&self->r, self->env.devfd, 16 * HBMT_PAGE, 0,
-				      HBMPOOL_POLICY_BIND, 1ULL << N_A, 0, "child"));
+				      HBMPOOL_POLICY_BIND, HBM_NODES(N_A), 0, "child"));
 	ASSERT_EQ(0, pipe(p));
 	pid = fork();
 	ASSERT_LE(0, pid);
@@ -199,7 +199,7 @@ TEST_F(life, many_live_regions)
 	ASSERT_EQ(0, hbm_set_global_u64("cache_budget_pages", 1024));
 	for (int i = 0; i < 256; i++) {
 		ASSERT_EQ(0, hbmt_region_open(&rs[i], self->env.devfd, HBMT_PAGE, HBMT_PAGE,
-					      HBMPOOL_POLICY_BIND, 1ULL << N_A, 0, "many"));
+					      HBMPOOL_POLICY_BIND, HBM_NODES(N_A), 0, "many"));
 		rs[i].map[0] = (uint8_t)i;
 	}
 	ASSERT_EQ(0, hbm_global_u64("nr_regions", &v));
@@ -224,7 +224,7 @@ TEST_F(life, emfile_leaks_nothing)
 
 	ASSERT_EQ(0, setrlimit(RLIMIT_NOFILE, &rl));
 	for (;;) {
-		hbm_create_init(&rc, HBMT_PAGE, HBMT_PAGE, HBMPOOL_POLICY_BIND, 1ULL << N_A, 0, "emfile");
+		hbm_create_init(&rc, HBMT_PAGE, HBMT_PAGE, HBMPOOL_POLICY_BIND, HBM_NODES(N_A), 0, "emfile");
 		fd = hbm_region_create(self->env.devfd, &rc);
 		if (fd < 0)
 			break;

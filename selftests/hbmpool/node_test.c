@@ -105,6 +105,7 @@ TEST_F(node, bus_device)
 {
 	char dev[128], link[128], line[64];
 	struct stat a, b;
+	int me;
 
 	snprintf(dev, sizeof(dev), BUS "/node%u", N_D);
 	snprintf(link, sizeof(link), HBM_SYSFS "/nodes/node%u", N_D);
@@ -117,8 +118,11 @@ TEST_F(node, bus_device)
 	snprintf(line, sizeof(line), "HBMPOOL_NODE=%u", N_D);
 	EXPECT_TRUE(file_has_line(dev, line));
 	EXPECT_TRUE(file_has_line(dev, "HBMPOOL_NODE_STATE=up"));
-	/* node 0 is a device too */
-	EXPECT_EQ(0, stat(BUS "/node0/stats/faults", &a));
+	/* this node (self_node) is a device too */
+	me = hbm_self_node(self->env.devfd);
+	ASSERT_LE(0, me) TH_LOG("self node: %s", strerror(-me));
+	snprintf(dev, sizeof(dev), BUS "/node%d/stats/faults", me);
+	EXPECT_EQ(0, stat(dev, &a)) TH_LOG("%s", dev);
 }
 
 /* Add, link down, link up and removal are each announced with a uevent. */
@@ -143,10 +147,11 @@ TEST_F(node, uevents)
 	EXPECT_EQ(-1, access(dev, F_OK));
 }
 
-/* The core's fault knobs are 0/1 on every node, node 0 included; anything else is EINVAL. */
+/* The core's fault knobs are 0/1 on every node, this node included; anything else is EINVAL. */
 TEST_F(node, fail_knobs)
 {
 	char path[128], buf[16];
+	int me;
 
 	snprintf(path, sizeof(path), HBM_DEBUGFS "/node%u/fail_fetch", N_D);
 	ASSERT_EQ(0, hbm_read_str(path, buf, sizeof(buf)));
@@ -157,7 +162,10 @@ TEST_F(node, fail_knobs)
 	EXPECT_EQ(-EINVAL, hbm_write_str(path, "2"));
 	EXPECT_EQ(-EINVAL, hbm_write_str(path, "y"));
 	ASSERT_EQ(0, hbm_write_str(path, "0"));
-	EXPECT_EQ(0, access(HBM_DEBUGFS "/node0/fail_writeback", F_OK));
+	me = hbm_self_node(self->env.devfd);
+	ASSERT_LE(0, me);
+	snprintf(path, sizeof(path), HBM_DEBUGFS "/node%d/fail_writeback", me);
+	EXPECT_EQ(0, access(path, F_OK)) TH_LOG("%s: this node has the knob too", path);
 }
 
 /* fail_request (a kernel fault_attr) fails fetches with EIO: the fault gets SIGBUS; off again, the page is fetched. */
@@ -170,7 +178,7 @@ TEST_F(node, fail_request)
 	if (access(FAILREQ, F_OK))
 		SKIP(return, "no %s: this kernel has no CONFIG_FAULT_INJECTION_DEBUG_FS", FAILREQ);
 	ASSERT_EQ(0, hbmt_region_open(&r, self->env.devfd, 4 * HBMT_PAGE, 0,
-				      HBMPOOL_POLICY_BIND, 1ULL << N_D, 0, "failreq"));
+				      HBMPOOL_POLICY_BIND, HBM_NODES(N_D), 0, "failreq"));
 	ASSERT_EQ(0, hbm_write_str(FAILREQ "/times", "-1"));
 	ASSERT_EQ(0, hbm_write_str(FAILREQ "/verbose", "0"));
 	ASSERT_EQ(0, hbm_write_str(FAILREQ "/interval", "1"));

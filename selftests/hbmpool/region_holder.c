@@ -3,7 +3,7 @@
  * Helper of unload.sh: creates a 64 KiB region bound to NODE, maps it,
  * writes every page, then holds it until SIGTERM/SIGINT.
  *
- * usage: region_holder NODE [fd|map]
+ * usage: region_holder NODE [fd|map]     (NODE 0..1023, a remote node)
  *   fd   keep the fd and the mapping (default)
  *   map  close the fd, keep only the mapping
  *
@@ -39,7 +39,7 @@ int main(int argc, char **argv)
 	int dev, fd, keep_fd = 1;
 	uint8_t *m;
 
-	if (argc < 2 || hbm_parse_u64(argv[1], &node) || node < 1 || node > 63 ||
+	if (argc < 2 || hbm_parse_u64(argv[1], &node) || node >= HBMPOOL_MAX_NODES ||
 	    (argc > 2 && strcmp(argv[2], "fd") && strcmp(argv[2], "map"))) {
 		fprintf(stderr, "usage: %s NODE [fd|map]\n", argv[0]);
 		return 1;
@@ -62,7 +62,7 @@ int main(int argc, char **argv)
 		fprintf(stderr, "open %s: %s\n", HBM_DEV, strerror(-dev));
 		return 1;
 	}
-	hbm_create_init(&rc, len, 0, HBMPOOL_POLICY_BIND, 1ULL << node, 0, "holder");
+	hbm_create_init(&rc, len, 0, HBMPOOL_POLICY_BIND, HBM_NODES((unsigned int)node), 0, "holder");
 	fd = hbm_region_create(dev, &rc);
 	close(dev);
 	if (fd < 0) {

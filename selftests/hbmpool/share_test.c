@@ -51,7 +51,7 @@ static int create(int devfd, const char *name, uint32_t flags, uint32_t mode,
 	struct hbmpool_region_create rc;
 	int fd;
 
-	hbm_create_init(&rc, LEN, 0, HBMPOOL_POLICY_BIND, 1ULL << N_S, 0, name);
+	hbm_create_init(&rc, LEN, 0, HBMPOOL_POLICY_BIND, HBM_NODES(N_S), 0, name);
 	rc.flags = flags;
 	rc.mode = mode;
 	fd = hbm_region_create(devfd, &rc);
@@ -322,7 +322,7 @@ TEST_F(share, fork_shares)
 	pid_t pid;
 
 	ASSERT_EQ(0, hbmt_region_open(&r, self->env.devfd, LEN, 0, HBMPOOL_POLICY_BIND,
-				      1ULL << N_S, 0, "fork"));
+				      HBM_NODES(N_S), 0, "fork"));
 	hbm_pattern_fill(r.map, LEN, 0, 4);
 	pid = fork();
 	ASSERT_LE(0, pid);

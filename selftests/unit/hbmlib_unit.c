@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * Host-side unit test of tools/lib/hbmlib.c: the size/node-list parsers, the
- * test pattern, the permutation, the percentile helpers and the placement
- * model the selftests check REGION_INFO against.  Needs no kernel module.
+ * node sets, the test pattern, the permutation, the percentile helpers and
+ * the placement model the selftests check REGION_INFO against.  Needs no kernel module.
  * Prints TAP and "N passed, N failed"; exits 1 on any failure.
  */
 #include <errno.h>
@@ -85,21 +85,112 @@ static void test_parse_u64(void)
 	ok(hbm_parse_u64("99999999999999999999", &v) == -ERANGE, "parse_u64 overflow");
 }
 
+/* s holds exactly ids[0..n-1]. */
+static int set_is(const struct hbm_nodeset *s, const unsigned int *ids, size_t n)
+{
+	struct hbm_nodeset want;
+
+	return hbm_nodeset_equal(s, hbm_nodeset_of(&want, ids, n));
+}
+
+static void test_nodeset(void)
+{
+	struct hbm_nodeset s, t;
+	char buf[64], tiny[6];
+	int id, k, okw;
+
+	ok(sizeof(s) == HBMPOOL_MAX_NODES / 8 && HBM_NODESET_BITS == 1024,
+	   "a set holds ids 0..1023 in 16 words");
+	hbm_nodeset_zero(&s);
+	ok(hbm_nodeset_empty(&s) && hbm_nodeset_count(&s) == 0 &&
+	   hbm_nodeset_first(&s) == -1 && hbm_nodeset_bits(&s) == 0,
+	   "empty set: count 0, first -1, bits 0");
+	ok(!strcmp(hbm_nodeset_format(&s, buf, sizeof(buf)), ""), "empty set formats as \"\"");
+
+	hbm_nodeset_set(&s, 0);
+	hbm_nodeset_set(&s, 63);
+	hbm_nodeset_set(&s, 64);
+	hbm_nodeset_set(&s, 100);
+	hbm_nodeset_set(&s, 1023);
+	ok(s.w[0] == (1ULL | 1ULL << 63) && s.w[1] == (1ULL | 1ULL << 36) &&
+	   s.w[15] == 1ULL << 63, "node n is bit n %% 64 of word n / 64 (uapi layout)");
+	ok(hbm_nodeset_count(&s) == 5, "count 5 (got %u)", hbm_nodeset_count(&s));
+	ok(hbm_nodeset_test(&s, 64) && hbm_nodeset_test(&s, 1023) && !hbm_nodeset_test(&s, 65) &&
+	   !hbm_nodeset_test(&s, 1024) && !hbm_nodeset_test(&s, ~0U),
+	   "test: members yes, others and ids >= 1024 no");
+	ok(hbm_nodeset_bits(&s) == 1024, "bits = highest id + 1 = 1024 (got %u)",
+	   hbm_nodeset_bits(&s));
+	okw = 1;
+	k = 0;
+	for (id = hbm_nodeset_first(&s); id >= 0; id = hbm_nodeset_next(&s, id), k++)
+		okw &= id == (int[]){ 0, 63, 64, 100, 1023 }[k < 5 ? k : 0] && k < 5;
+	ok(okw && k == 5, "first/next walk 0, 63, 64, 100, 1023 in order");
+	ok(hbm_nodeset_next(&s, 1023) == -1 && hbm_nodeset_next(&s, 5000) == -1,
+	   "next after the last is -1");
+	ok(!strcmp(hbm_nodeset_format(&s, buf, sizeof(buf)), "0,63-64,100,1023"),
+	   "format \"%s\"", buf);
+	ok(!strcmp(hbm_nodeset_format(&s, tiny, sizeof(tiny)), "0"),
+	   "format truncates at an entry (\"%s\")", tiny);
+
+	hbm_nodeset_set(&s, 1024);
+	hbm_nodeset_set(&s, 5000);
+	ok(hbm_nodeset_count(&s) == 5, "setting ids >= 1024 does nothing");
+	hbm_nodeset_clear(&s, 63);
+	hbm_nodeset_clear(&s, 1023);
+	hbm_nodeset_clear(&s, 4096);
+	ok(set_is(&s, (const unsigned int[]){ 0, 64, 100 }, 3) && hbm_nodeset_bits(&s) == 101,
+	   "clear; bits 101 (got %u)", hbm_nodeset_bits(&s));
+	ok(hbm_nodeset_bits(HBM_NODES(0)) == 1 && hbm_nodeset_bits(HBM_NODES(64)) == 65 &&
+	   hbm_nodeset_bits(HBM_NODES(63)) == 64, "bits at word boundaries: 1, 65, 64");
+	ok(hbm_nodeset_equal(HBM_NODES(100, 0, 64, 100), &s), "HBM_NODES builds the set");
+	hbm_nodeset_of(&t, NULL, 0);
+	ok(hbm_nodeset_empty(&t), "hbm_nodeset_of with no ids is empty");
+	ok(hbm_nodeset_first(HBM_NODES(700)) == 700 && hbm_nodeset_count(HBM_NODES(700)) == 1,
+	   "single high id");
+}
+
 static void test_parse_nodelist(void)
 {
-	uint64_t m = 0;
+	struct hbm_nodeset m, keep;
+	char buf[64];
 
-	ok(hbm_parse_nodelist("1", 1, 63, &m) == 0 && m == 0x2, "nodelist single");
-	ok(hbm_parse_nodelist("1,3,5-7", 1, 63, &m) == 0 && m == 0xea,
-	   "nodelist list+range = 0x%llx", (unsigned long long)m);
-	ok(hbm_parse_nodelist("63", 1, 63, &m) == 0 && m == 1ULL << 63, "nodelist 63");
-	ok(hbm_parse_nodelist("0", 1, 63, &m) == -EINVAL, "nodelist rejects local node 0");
-	ok(hbm_parse_nodelist("64", 1, 63, &m) == -EINVAL, "nodelist rejects 64");
+	ok(hbm_parse_nodelist("1", 1, 63, &m) == 0 && set_is(&m, (const unsigned int[]){ 1 }, 1),
+	   "nodelist single");
+	ok(hbm_parse_nodelist("1,3,5-7", 1, 63, &m) == 0 && m.w[0] == 0xea &&
+	   hbm_nodeset_count(&m) == 5, "nodelist list+range = 0x%llx", (unsigned long long)m.w[0]);
+	ok(hbm_parse_nodelist("63", 1, 63, &m) == 0 && m.w[0] == 1ULL << 63, "nodelist 63");
+	ok(hbm_parse_nodelist("0", 1, 63, &m) == -EINVAL, "nodelist rejects id below min_id");
+	ok(hbm_parse_nodelist("64", 1, 63, &m) == -EINVAL, "nodelist rejects id above max_id");
 	ok(hbm_parse_nodelist("5-3", 1, 63, &m) == -EINVAL, "nodelist rejects descending range");
 	ok(hbm_parse_nodelist("1,", 1, 63, &m) == -EINVAL, "nodelist rejects trailing comma");
 	ok(hbm_parse_nodelist("", 1, 63, &m) == -EINVAL, "nodelist rejects empty");
 	ok(hbm_parse_nodelist("a", 1, 63, &m) == -EINVAL, "nodelist rejects junk");
 	ok(hbm_parse_nodelist("1;2", 1, 63, &m) == -EINVAL, "nodelist rejects bad separator");
+
+	/* Ids above 63, up to 1023. */
+	ok(hbm_parse_nodelist("64", 0, 1023, &m) == 0 && m.w[0] == 0 && m.w[1] == 1,
+	   "nodelist 64 is bit 0 of word 1");
+	ok(hbm_parse_nodelist("100,513,1023", 0, 1023, &m) == 0 &&
+	   set_is(&m, (const unsigned int[]){ 100, 513, 1023 }, 3) &&
+	   m.w[1] == 1ULL << 36 && m.w[8] == 2 && m.w[15] == 1ULL << 63,
+	   "nodelist 100,513,1023");
+	ok(hbm_parse_nodelist("0", 0, 1023, &m) == 0 && m.w[0] == 1, "nodelist 0 when min_id is 0");
+	ok(hbm_parse_nodelist("60-70,1020-1023", 0, 1023, &m) == 0 &&
+	   hbm_nodeset_count(&m) == 15 &&
+	   !strcmp(hbm_nodeset_format(&m, buf, sizeof(buf)), "60-70,1020-1023"),
+	   "nodelist ranges across a word boundary and up to 1023 (%s)", buf);
+	ok(hbm_parse_nodelist("0-1023", 0, 1023, &m) == 0 && hbm_nodeset_count(&m) == 1024 &&
+	   hbm_nodeset_bits(&m) == 1024, "nodelist 0-1023: all 1024");
+	ok(hbm_parse_nodelist("1024", 0, 1023, &m) == -EINVAL, "nodelist rejects 1024");
+	ok(hbm_parse_nodelist("1000-1024", 0, 1023, &m) == -EINVAL,
+	   "nodelist rejects a range ending at 1024");
+	ok(hbm_parse_nodelist("99999999999999999999999", 0, 1023, &m) == -EINVAL,
+	   "nodelist rejects an overflowing id");
+	ok(hbm_parse_nodelist("5", 0, 1024, &m) == -EINVAL, "nodelist rejects max_id 1024");
+	hbm_parse_nodelist("7", 0, 1023, &keep);
+	m = keep;
+	ok(hbm_parse_nodelist("7,2000", 0, 1023, &m) == -EINVAL && hbm_nodeset_equal(&m, &keep),
+	   "nodelist leaves the set alone on error");
 }
 
 static void test_pattern(void)
@@ -204,10 +295,10 @@ static void test_percentiles(void)
 #define MIB (1ULL << 20)
 
 static int place(uint32_t policy, const struct hbm_node_model *n, size_t nn,
-		 uint64_t mask, uint32_t pref, uint64_t len, uint64_t chunk,
-		 uint32_t *out)
+		 const struct hbm_nodeset *set, uint32_t pref, uint64_t len,
+		 uint64_t chunk, uint32_t *out)
 {
-	return hbm_place(policy, n, nn, mask, pref, len, chunk, out, 64);
+	return hbm_place(policy, n, nn, set, 0, pref, len, chunk, out, 64);
 }
 
 static int same(const uint32_t *got, const uint32_t *want, int n)
@@ -217,11 +308,11 @@ static int same(const uint32_t *got, const uint32_t *want, int n)
 
 static void test_place(void)
 {
-	/* ids 3, 5, 7; distances 30, 20, 20; 4, 2, 2 MiB free. */
+	/* ids 3, 5, 7; distances 30, 20, 20; 4, 2, 2 MiB free; self is 0. */
 	const struct hbm_node_model n[] = {
 		{ 7, 20, 2 * MIB }, { 3, 30, 4 * MIB }, { 5, 20, 2 * MIB },
 	};
-	const uint64_t all = (1 << 3) | (1 << 5) | (1 << 7);
+	const struct hbm_nodeset *all = HBM_NODES(3, 5, 7);
 	uint32_t out[64];
 	int r;
 
@@ -238,7 +329,7 @@ static void test_place(void)
 	   "bind: nearest first (distance, then id), spilling in order");
 	r = place(HBMPOOL_POLICY_BIND, n, 3, all, 0, 9 * MIB, MIB, out);
 	ok(r == -ENOSPC, "bind: ENOSPC when the set is full");
-	r = place(HBMPOOL_POLICY_BIND, n, 3, 1 << 3, 0, 3 * MIB, MIB, out);
+	r = place(HBMPOOL_POLICY_BIND, n, 3, HBM_NODES(3), 0, 3 * MIB, MIB, out);
 	ok(r == 3 && same(out, (uint32_t[]){ 3, 3, 3 }, 3), "bind: single node");
 
 	r = place(HBMPOOL_POLICY_PREFERRED, n, 3, all, 3, 6 * MIB, MIB, out);
@@ -253,18 +344,103 @@ static void test_place(void)
 
 	ok(place(HBMPOOL_POLICY_MAX + 1, n, 3, all, 0, MIB, MIB, out) == -EINVAL,
 	   "bad policy");
-	ok(place(HBMPOOL_POLICY_BIND, n, 3, 0, 0, MIB, MIB, out) == -EINVAL, "empty mask");
-	ok(place(HBMPOOL_POLICY_BIND, n, 3, all | 1, 0, MIB, MIB, out) == -EINVAL,
-	   "local node 0 in mask");
-	ok(place(HBMPOOL_POLICY_BIND, n, 3, all | (1 << 9), 0, MIB, MIB, out) == -ENODEV,
-	   "unknown node in mask");
-	ok(place(HBMPOOL_POLICY_PREFERRED, n, 3, 1 << 3, 5, MIB, MIB, out) == -EINVAL,
-	   "preferred not in mask");
+	ok(place(HBMPOOL_POLICY_BIND, n, 3, &(struct hbm_nodeset){ { 0 } }, 0, MIB, MIB, out) ==
+	   -EINVAL, "empty set");
+	ok(place(HBMPOOL_POLICY_BIND, n, 3, NULL, 0, MIB, MIB, out) == -EINVAL, "no set");
+	ok(place(HBMPOOL_POLICY_BIND, n, 3, HBM_NODES(0, 3, 5, 7), 0, MIB, MIB, out) == -EINVAL,
+	   "self (0) in the set");
+	ok(place(HBMPOOL_POLICY_BIND, n, 3, HBM_NODES(3, 5, 7, 9), 0, MIB, MIB, out) == -ENODEV,
+	   "unknown node in the set");
+	ok(place(HBMPOOL_POLICY_PREFERRED, n, 3, HBM_NODES(3), 5, MIB, MIB, out) == -EINVAL,
+	   "preferred not in the set");
 	ok(place(HBMPOOL_POLICY_BIND, n, 3, all, 5, MIB, MIB, out) == -EINVAL,
 	   "preferred_node set with bind");
 	ok(place(HBMPOOL_POLICY_BIND, n, 3, all, 0, 0, MIB, out) == -EINVAL, "zero length");
-	r = hbm_place(HBMPOOL_POLICY_INTERLEAVE, n, 3, all, 0, 6 * MIB, MIB, out, 2);
+	r = hbm_place(HBMPOOL_POLICY_INTERLEAVE, n, 3, all, 0, 0, 6 * MIB, MIB, out, 2);
 	ok(r == 6, "max_out smaller than the chunk count still returns the count");
+
+	/* Self is whatever the caller says: 5 here, so 0 is an ordinary node. */
+	{
+		const struct hbm_node_model m[] = {
+			{ 5, 10, 0 }, { 0, 20, 2 * MIB }, { 7, 20, 2 * MIB },
+		};
+
+		r = hbm_place(HBMPOOL_POLICY_INTERLEAVE, m, 3, HBM_NODES(0, 7), 5, 0,
+			      4 * MIB, MIB, out, 64);
+		ok(r == 4 && same(out, (uint32_t[]){ 0, 7, 0, 7 }, 4),
+		   "self 5: node 0 is a remote node like any other");
+		ok(hbm_place(HBMPOOL_POLICY_BIND, m, 3, HBM_NODES(0, 5), 5, 0, MIB, MIB, out, 64) ==
+		   -EINVAL, "self 5 in the set");
+		ok(hbm_place(HBMPOOL_POLICY_PREFERRED, m, 3, HBM_NODES(0, 7), 5, 5, MIB, MIB,
+			     out, 64) == -EINVAL, "preferred = self, not in the set");
+	}
+}
+
+/* Sets above id 63: the model knows nothing of 64-bit masks any more. */
+static void test_place_high_ids(void)
+{
+	static struct hbm_node_model all[HBMPOOL_MAX_NODES];
+	static uint32_t out[4096];
+	const struct hbm_node_model n[] = {
+		{ 1023, 40, 4 * MIB }, { 513, 20, 2 * MIB }, { 100, 30, 2 * MIB }, { 64, 20, MIB },
+	};
+	struct hbm_nodeset set;
+	int r, okw;
+
+	r = hbm_place(HBMPOOL_POLICY_INTERLEAVE, n, 4, HBM_NODES(100, 513, 1023), 0, 0,
+		      6 * MIB, MIB, out, 64);
+	ok(r == 6 && same(out, (uint32_t[]){ 100, 513, 1023, 100, 513, 1023 }, 6),
+	   "interleave over 100, 513, 1023: ascending ids, round robin");
+	r = hbm_place(HBMPOOL_POLICY_BIND, n, 4, HBM_NODES(64, 100, 513, 1023), 0, 0,
+		      8 * MIB, MIB, out, 64);
+	ok(r == 8 && same(out, (uint32_t[]){ 64, 513, 513, 100, 100, 1023, 1023, 1023 }, 8),
+	   "bind over 64, 100, 513, 1023: distance 20 (64, 513), then 30, then 40");
+	r = hbm_place(HBMPOOL_POLICY_PREFERRED, n, 4, HBM_NODES(100, 513, 1023), 0, 1023,
+		      6 * MIB, MIB, out, 64);
+	ok(r == 6 && same(out, (uint32_t[]){ 1023, 1023, 1023, 1023, 513, 513 }, 6),
+	   "preferred 1023, then 513 (distance 20)");
+	ok(hbm_place(HBMPOOL_POLICY_BIND, n, 4, HBM_NODES(100, 1000), 0, 0, MIB, MIB, out, 64) ==
+	   -ENODEV, "unknown high node 1000");
+	ok(hbm_place(HBMPOOL_POLICY_BIND, n, 4, HBM_NODES(100, 513), 513, 0, MIB, MIB, out, 64) ==
+	   -EINVAL, "self 513 in the set");
+	ok(hbm_place(HBMPOOL_POLICY_PREFERRED, n, 4, HBM_NODES(100), 0, 1024, MIB, MIB, out, 64) ==
+	   -EINVAL, "preferred 1024 is out of range");
+
+	/* All 1024 ids but self (0): 1023 nodes, interleave wraps after 1023 chunks. */
+	for (unsigned int i = 0; i < HBMPOOL_MAX_NODES; i++) {
+		all[i].id = HBMPOOL_MAX_NODES - 1 - i;	/* any order */
+		all[i].distance = 20 + i % 7;
+		all[i].free_bytes = 4 * 4096;
+	}
+	hbm_parse_nodelist("1-1023", 0, 1023, &set);
+	r = hbm_place(HBMPOOL_POLICY_INTERLEAVE, all, HBMPOOL_MAX_NODES, &set, 0, 0,
+		      2048 * 4096ULL, 4096, out, 4096);
+	okw = r == 2048;
+	for (int i = 0; okw && i < 2048; i++)
+		okw = out[i] == (uint32_t)(i % 1023 + 1);
+	ok(okw, "interleave over 1023 nodes (1..1023): chunk i on node i %% 1023 + 1");
+	r = hbm_place(HBMPOOL_POLICY_INTERLEAVE, all, HBMPOOL_MAX_NODES, &set, 0, 0,
+		      (4 * 1023 + 1) * 4096ULL, 4096, out, 4096);
+	ok(r == -ENOSPC, "interleave over 1023 nodes: one chunk too many for node 1");
+	r = hbm_place(HBMPOOL_POLICY_BIND, all, HBMPOOL_MAX_NODES, &set, 0, 0,
+		      4 * 1023 * 4096ULL, 4096, out, 4096);
+	okw = r == 4 * 1023;
+	/* distance 20: (1023 - id) % 7 == 0, lowest first: 1, 8, ...; the last
+	 * chunk on the highest id of distance 26: 1017. */
+	okw = okw && out[0] == 1 && out[3] == 1 && out[4] == 8 && out[4 * 1023 - 1] == 1017;
+	ok(okw, "bind over 1023 nodes fills every node, nearest first (out[0] %u, out[4] %u, last %u)",
+	   out[0], out[4], out[4 * 1023 - 1]);
+	r = hbm_place(HBMPOOL_POLICY_BIND, all, HBMPOOL_MAX_NODES, &set, 0, 0,
+		      (4 * 1023 + 1) * 4096ULL, 4096, out, 4096);
+	ok(r == -ENOSPC, "bind over 1023 nodes: one chunk too many");
+	hbm_nodeset_set(&set, 0);
+	ok(hbm_place(HBMPOOL_POLICY_BIND, all, HBMPOOL_MAX_NODES, &set, 0, 0, 4096, 4096, out, 1) ==
+	   -EINVAL, "all 1024 ids: self 0 is in the set");
+	ok(hbm_place(HBMPOOL_POLICY_BIND, all, HBMPOOL_MAX_NODES, &set, 1023, 0, 4096, 4096, out,
+		     1) == -EINVAL, "all 1024 ids: self 1023 is in the set");
+	hbm_nodeset_clear(&set, 1023);
+	r = hbm_place(HBMPOOL_POLICY_BIND, all, HBMPOOL_MAX_NODES, &set, 1023, 0, 4096, 4096, out, 1);
+	ok(r == 1 && out[0] != 1023, "self 1023, set 0..1022: placed on node %u", out[0]);
 }
 
 static void test_human(void)
@@ -281,11 +457,13 @@ int main(void)
 	printf("TAP version 13\n");
 	test_parse_size();
 	test_parse_u64();
+	test_nodeset();
 	test_parse_nodelist();
 	test_pattern();
 	test_permutation();
 	test_percentiles();
 	test_place();
+	test_place_high_ids();
 	test_human();
 	printf("1..%d\n", ntest);
 	printf("%d passed, %d failed\n", npass, nfail);

@@ -87,13 +87,121 @@ int hbm_parse_size(const char *s, uint64_t *out)
 	return parse_number(s, 1, out);
 }
 
-int hbm_parse_nodelist(const char *s, unsigned int min_id, unsigned int max_id,
-		       uint64_t *mask)
+void hbm_nodeset_zero(struct hbm_nodeset *s)
 {
-	uint64_t m = 0;
+	memset(s, 0, sizeof(*s));
+}
 
-	if (!s || !*s || max_id > 63 || min_id > max_id)
+void hbm_nodeset_set(struct hbm_nodeset *s, unsigned int id)
+{
+	if (id < HBM_NODESET_BITS)
+		s->w[id / 64] |= 1ULL << (id % 64);
+}
+
+void hbm_nodeset_clear(struct hbm_nodeset *s, unsigned int id)
+{
+	if (id < HBM_NODESET_BITS)
+		s->w[id / 64] &= ~(1ULL << (id % 64));
+}
+
+int hbm_nodeset_test(const struct hbm_nodeset *s, unsigned int id)
+{
+	return id < HBM_NODESET_BITS && (s->w[id / 64] >> (id % 64)) & 1;
+}
+
+int hbm_nodeset_empty(const struct hbm_nodeset *s)
+{
+	for (unsigned int i = 0; i < HBM_NODESET_WORDS; i++)
+		if (s->w[i])
+			return 0;
+	return 1;
+}
+
+int hbm_nodeset_equal(const struct hbm_nodeset *a, const struct hbm_nodeset *b)
+{
+	return !memcmp(a->w, b->w, sizeof(a->w));
+}
+
+unsigned int hbm_nodeset_count(const struct hbm_nodeset *s)
+{
+	unsigned int n = 0;
+
+	for (unsigned int i = 0; i < HBM_NODESET_WORDS; i++)
+		n += (unsigned int)__builtin_popcountll(s->w[i]);
+	return n;
+}
+
+int hbm_nodeset_next(const struct hbm_nodeset *s, int prev)
+{
+	unsigned int id = prev < 0 ? 0 : (unsigned int)prev + 1;
+
+	while (id < HBM_NODESET_BITS) {
+		uint64_t w = s->w[id / 64] >> (id % 64);
+
+		if (w)
+			return (int)(id + (unsigned int)__builtin_ctzll(w));
+		id = (id / 64 + 1) * 64;
+	}
+	return -1;
+}
+
+int hbm_nodeset_first(const struct hbm_nodeset *s)
+{
+	return hbm_nodeset_next(s, -1);
+}
+
+unsigned int hbm_nodeset_bits(const struct hbm_nodeset *s)
+{
+	for (unsigned int i = HBM_NODESET_WORDS; i > 0; i--)
+		if (s->w[i - 1])
+			return (i - 1) * 64 + 64 - (unsigned int)__builtin_clzll(s->w[i - 1]);
+	return 0;
+}
+
+const char *hbm_nodeset_format(const struct hbm_nodeset *s, char *buf, size_t len)
+{
+	size_t used = 0;
+	int a = hbm_nodeset_first(s);
+
+	if (!len)
+		return buf;
+	buf[0] = '\0';
+	while (a >= 0) {
+		int b = a, n;
+
+		while (hbm_nodeset_test(s, (unsigned int)b + 1))
+			b++;
+		if (a == b)
+			n = snprintf(buf + used, len - used, "%s%d", used ? "," : "", a);
+		else
+			n = snprintf(buf + used, len - used, "%s%d-%d", used ? "," : "", a, b);
+		if (n < 0 || (size_t)n >= len - used) {
+			buf[used] = '\0';	/* whole entries only */
+			break;
+		}
+		used += (size_t)n;
+		a = hbm_nodeset_next(s, b);
+	}
+	return buf;
+}
+
+struct hbm_nodeset *hbm_nodeset_of(struct hbm_nodeset *s, const unsigned int *ids,
+				   size_t n)
+{
+	hbm_nodeset_zero(s);
+	for (size_t i = 0; i < n; i++)
+		hbm_nodeset_set(s, ids[i]);
+	return s;
+}
+
+int hbm_parse_nodelist(const char *s, unsigned int min_id, unsigned int max_id,
+		       struct hbm_nodeset *set)
+{
+	struct hbm_nodeset m;
+
+	if (!s || !*s || max_id >= HBM_NODESET_BITS || min_id > max_id)
 		return -EINVAL;
+	hbm_nodeset_zero(&m);
 	for (;;) {
 		uint64_t a, b;
 		const char *p = s;
@@ -109,14 +217,14 @@ int hbm_parse_nodelist(const char *s, unsigned int min_id, unsigned int max_id,
 		if (a < min_id || b > max_id || a > b)
 			return -EINVAL;
 		for (uint64_t i = a; i <= b; i++)
-			m |= 1ULL << i;
+			hbm_nodeset_set(&m, (unsigned int)i);
 		if (*p == '\0')
 			break;
 		if (*p != ',')
 			return -EINVAL;
 		s = p + 1;
 	}
-	*mask = m;
+	*set = m;
 	return 0;
 }
 
@@ -285,97 +393,108 @@ static const struct hbm_node_model *find_node(const struct hbm_node_model *nodes
 	return NULL;
 }
 
-int hbm_place(uint32_t policy, const struct hbm_node_model *nodes, size_t nnodes,
-	      uint64_t nodemask, uint32_t preferred, uint64_t length,
-	      uint64_t chunk_size, uint32_t *out, size_t max_out)
-{
-	uint32_t order[64];
-	uint64_t freeb[64];
-	size_t n = 0;
-	uint64_t nr_chunks;
+/* One node of the set in the model: id, distance, room left. */
+struct place_node {
+	uint32_t id;
+	uint32_t distance;
+	uint64_t free_bytes;
+};
 
-	if (nnodes > 64)
-		return -E2BIG;
-	if (policy > HBMPOOL_POLICY_MAX || !nodemask || (nodemask & 1) ||
-	    !chunk_size || !length)
+/* (distance, id) ascending. */
+static int place_before(const struct place_node *a, const struct place_node *b)
+{
+	return a->distance < b->distance || (a->distance == b->distance && a->id < b->id);
+}
+
+int hbm_place(uint32_t policy, const struct hbm_node_model *nodes, size_t nnodes,
+	      const struct hbm_nodeset *set, uint32_t self, uint32_t preferred,
+	      uint64_t length, uint64_t chunk_size, uint32_t *out, size_t max_out)
+{
+	struct place_node *order;
+	uint64_t nr_chunks;
+	size_t n = 0;
+	int id, ret;
+
+	if (policy > HBMPOOL_POLICY_MAX || !set || hbm_nodeset_empty(set) ||
+	    hbm_nodeset_test(set, self) || !chunk_size || !length)
 		return -EINVAL;
 	if (policy == HBMPOOL_POLICY_PREFERRED) {
-		if (preferred >= 64 || !(nodemask & (1ULL << preferred)))
+		if (!hbm_nodeset_test(set, preferred))
 			return -EINVAL;
 	} else if (preferred) {
 		return -EINVAL;
 	}
+	order = calloc(hbm_nodeset_count(set), sizeof(*order));
+	if (!order)
+		return -ENOMEM;
 	/* The set, ascending by id. */
-	for (uint32_t id = 1; id < 64; id++) {
-		const struct hbm_node_model *nm;
+	for (id = hbm_nodeset_first(set); id >= 0; id = hbm_nodeset_next(set, id)) {
+		const struct hbm_node_model *nm = find_node(nodes, nnodes, (uint32_t)id);
 
-		if (!(nodemask & (1ULL << id)))
-			continue;
-		nm = find_node(nodes, nnodes, id);
-		if (!nm)
-			return -ENODEV;
-		order[n] = id;
-		freeb[n] = nm->free_bytes;
+		if (!nm) {
+			ret = -ENODEV;
+			goto out;
+		}
+		order[n].id = (uint32_t)id;
+		order[n].distance = nm->distance;
+		order[n].free_bytes = nm->free_bytes;
 		n++;
 	}
+	ret = -ENOSPC;
 	nr_chunks = length / chunk_size + !!(length % chunk_size);
 	if (nr_chunks > INT32_MAX)
-		return -ENOSPC;
+		goto out;
 
 	if (policy == HBMPOOL_POLICY_INTERLEAVE) {
 		for (size_t k = 0; k < n; k++) {
 			uint64_t share = nr_chunks / n + (k < nr_chunks % n);
 
-			if (share && freeb[k] / chunk_size < share)
-				return -ENOSPC;
+			if (share && order[k].free_bytes / chunk_size < share)
+				goto out;
 		}
 		for (uint64_t i = 0; i < nr_chunks && i < max_out; i++)
-			out[i] = order[i % n];
-		return (int)nr_chunks;
+			out[i] = order[i % n].id;
+		ret = (int)nr_chunks;
+		goto out;
 	}
 
-	/* bind and preferred: sort the set by (distance, id). */
+	/* bind and preferred: sort the set by (distance, id) (insertion sort: stable, n <= 1024). */
 	for (size_t a = 1; a < n; a++) {
-		for (size_t b = a; b > 0; b--) {
-			uint32_t da = find_node(nodes, nnodes, order[b - 1])->distance;
-			uint32_t db = find_node(nodes, nnodes, order[b])->distance;
-			uint64_t tf;
-			uint32_t t;
+		struct place_node t = order[a];
+		size_t b = a;
 
-			if (da < db || (da == db && order[b - 1] < order[b]))
-				break;
-			t = order[b - 1]; order[b - 1] = order[b]; order[b] = t;
-			tf = freeb[b - 1]; freeb[b - 1] = freeb[b]; freeb[b] = tf;
-		}
+		for (; b > 0 && place_before(&t, &order[b - 1]); b--)
+			order[b] = order[b - 1];
+		order[b] = t;
 	}
 	if (policy == HBMPOOL_POLICY_PREFERRED) {
 		/* Move the preferred node to the front, keep the rest in order. */
 		size_t k = 0;
+		struct place_node t;
 
-		while (order[k] != preferred)
+		while (order[k].id != preferred)
 			k++;
-		for (; k > 0; k--) {
-			uint32_t t = order[k - 1];
-			uint64_t tf = freeb[k - 1];
-
-			order[k - 1] = order[k]; order[k] = t;
-			freeb[k - 1] = freeb[k]; freeb[k] = tf;
-		}
+		t = order[k];
+		memmove(&order[1], &order[0], k * sizeof(*order));
+		order[0] = t;
 	}
 	{
 		size_t k = 0;
 
 		for (uint64_t i = 0; i < nr_chunks; i++) {
-			while (k < n && freeb[k] < chunk_size)
+			while (k < n && order[k].free_bytes < chunk_size)
 				k++;
 			if (k == n)
-				return -ENOSPC;
-			freeb[k] -= chunk_size;
+				goto out;
+			order[k].free_bytes -= chunk_size;
 			if (i < max_out)
-				out[i] = order[k];
+				out[i] = order[k].id;
 		}
 	}
-	return (int)nr_chunks;
+	ret = (int)nr_chunks;
+out:
+	free(order);
+	return ret;
 }
 
 const char *hbm_human_size(uint64_t bytes, char *buf, size_t len)

@@ -13,6 +13,7 @@
 #include <stdint.h>
 
 #include <linux/types.h>
+#include <linux/hbmpool.h>
 
 /*
  * Sizes: decimal or 0x-hex, optional binary suffix k/K, m/M, g/G, t/T
@@ -25,11 +26,60 @@ int hbm_parse_size(const char *s, uint64_t *out);
 int hbm_parse_u64(const char *s, uint64_t *out);
 
 /*
- * Node lists: "1,3,5-7" -> bit n set for node n.  Ids must be in
- * [min_id, max_id]; ranges must ascend.  -EINVAL otherwise.
+ * Node sets: node n is bit (n % 64) of word n / 64, the layout of the
+ * bitmaps the ioctls take (nodes_ptr, nr_node_bits), so that w can be handed
+ * to the kernel as it is, with nr_node_bits = HBM_NODESET_BITS.  Ids are
+ * 0..HBMPOOL_MAX_NODES-1; the helpers ignore (set, clear) or report absent
+ * (test) any id beyond, never touching memory outside the set.
+ */
+#define HBM_NODESET_BITS	HBMPOOL_MAX_NODES
+#define HBM_NODESET_WORDS	(HBM_NODESET_BITS / 64)
+
+struct hbm_nodeset {
+	uint64_t w[HBM_NODESET_WORDS];
+};
+
+void hbm_nodeset_zero(struct hbm_nodeset *s);
+void hbm_nodeset_set(struct hbm_nodeset *s, unsigned int id);
+void hbm_nodeset_clear(struct hbm_nodeset *s, unsigned int id);
+int hbm_nodeset_test(const struct hbm_nodeset *s, unsigned int id);
+int hbm_nodeset_empty(const struct hbm_nodeset *s);
+int hbm_nodeset_equal(const struct hbm_nodeset *a, const struct hbm_nodeset *b);
+/* Number of ids in the set. */
+unsigned int hbm_nodeset_count(const struct hbm_nodeset *s);
+/* Smallest id in the set, or -1 if it is empty. */
+int hbm_nodeset_first(const struct hbm_nodeset *s);
+/* Smallest id above prev in the set, or -1; hbm_nodeset_next(s, -1) is first. */
+int hbm_nodeset_next(const struct hbm_nodeset *s, int prev);
+/* Bits a bitmap needs to hold the set: its highest id + 1 (0 if empty). */
+unsigned int hbm_nodeset_bits(const struct hbm_nodeset *s);
+/*
+ * The set as a list, "1,3,5-7" (the format hbm_parse_nodelist reads and the
+ * fdinfo "nodes" line shows), "" if empty; truncated to len - 1 characters
+ * if longer.  Returns buf.
+ */
+const char *hbm_nodeset_format(const struct hbm_nodeset *s, char *buf, size_t len);
+/* s = { ids[0], ..., ids[n - 1] }; returns s. */
+struct hbm_nodeset *hbm_nodeset_of(struct hbm_nodeset *s, const unsigned int *ids,
+				   size_t n);
+/*
+ * HBM_NODES(3, 700): a pointer to a new set of those ids (at least one), a
+ * compound literal that lives until the end of the enclosing block, e.g.
+ * hbm_create_init(&rc, len, 0, HBMPOOL_POLICY_BIND, HBM_NODES(3, 700), 0, "");
+ */
+#define HBM_NODES(...)							\
+	hbm_nodeset_of(&(struct hbm_nodeset){ { 0 } },			\
+		       (const unsigned int[]){ __VA_ARGS__ },		\
+		       sizeof((const unsigned int[]){ __VA_ARGS__ }) /	\
+		       sizeof(unsigned int))
+
+/*
+ * Node lists: "1,3,5-7" -> the set of those ids.  Ids must be in
+ * [min_id, max_id] (max_id < HBMPOOL_MAX_NODES); ranges must ascend.
+ * -EINVAL otherwise, and *set is left alone.
  */
 int hbm_parse_nodelist(const char *s, unsigned int min_id, unsigned int max_id,
-		       uint64_t *mask);
+		       struct hbm_nodeset *set);
 
 /*
  * Test pattern.  Every byte depends on its absolute offset in the region and
@@ -75,11 +125,14 @@ uint64_t hbm_hist_total(const __u64 *hist, unsigned int nbuckets);
  *               -ENOSPC if any node lacks room for its share.
  *   preferred:  the preferred node while it has room, then the other nodes of
  *               the set by (distance, id).
+ * self is this node's id (struct hbmpool_features.self_node): the set must
+ * not hold it.  nodes[] describes the other nodes (an entry for self, or for
+ * a node outside the set, is ignored; ids repeated: the first counts).
  * Each chunk reserves chunk_size bytes.  On success returns the number of
  * chunks and writes min(that, max_out) node ids to out; the free_bytes of
- * nodes[] are not modified.  -EINVAL for a bad policy/mask/preferred,
- * -ENODEV for a node of the mask missing from nodes[], -ENOSPC if it does not
- * fit, -E2BIG if there are more than 64 nodes.
+ * nodes[] are not modified.  -EINVAL for a bad policy, an empty set, a set
+ * holding self or a bad preferred node; -ENODEV for a node of the set
+ * missing from nodes[]; -ENOSPC if it does not fit; -ENOMEM.
  */
 struct hbm_node_model {
 	uint32_t id;
@@ -88,8 +141,8 @@ struct hbm_node_model {
 };
 
 int hbm_place(uint32_t policy, const struct hbm_node_model *nodes, size_t nnodes,
-	      uint64_t nodemask, uint32_t preferred, uint64_t length,
-	      uint64_t chunk_size, uint32_t *out, size_t max_out);
+	      const struct hbm_nodeset *set, uint32_t self, uint32_t preferred,
+	      uint64_t length, uint64_t chunk_size, uint32_t *out, size_t max_out);
 
 /* "1.5 GiB"-style human size into buf; returns buf. */
 const char *hbm_human_size(uint64_t bytes, char *buf, size_t len);

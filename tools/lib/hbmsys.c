@@ -244,16 +244,37 @@ int hbm_dev_open(void)
 	return fd < 0 ? -errno : fd;
 }
 
+int hbm_features(int devfd, struct hbmpool_features *f)
+{
+	memset(f, 0, sizeof(*f));
+	f->size = sizeof(*f);
+	return ioctl(devfd, HBMPOOL_IOC_GET_FEATURES, f) < 0 ? -errno : 0;
+}
+
+int hbm_self_node(int devfd)
+{
+	struct hbmpool_features f;
+	int ret = hbm_features(devfd, &f);
+
+	if (ret)
+		return ret;
+	return f.self_node < HBMPOOL_MAX_NODES ? (int)f.self_node : -ERANGE;
+}
+
 void hbm_create_init(struct hbmpool_region_create *rc, uint64_t length,
-		     uint64_t chunk_size, uint32_t policy, uint64_t nodemask,
-		     uint32_t preferred, const char *name)
+		     uint64_t chunk_size, uint32_t policy,
+		     const struct hbm_nodeset *nodes, uint32_t preferred,
+		     const char *name)
 {
 	memset(rc, 0, sizeof(*rc));
 	rc->size = sizeof(*rc);
 	rc->length = length;
 	rc->chunk_size = chunk_size;
 	rc->policy = policy;
-	rc->nodemask = nodemask;
+	if (nodes) {
+		rc->nodes_ptr = (uintptr_t)nodes->w;
+		rc->nr_node_bits = HBM_NODESET_BITS;
+	}
 	rc->preferred_node = preferred;
 	if (name)
 		snprintf(rc->name, sizeof(rc->name), "%s", name);
@@ -333,12 +354,20 @@ int hbm_fdinfo_stats(int fd, struct hbmpool_stats *st)
 }
 
 int hbm_region_info(int fd, struct hbmpool_region_info *ri,
-		    struct hbmpool_chunk_info *chunks, uint32_t max)
+		    struct hbmpool_chunk_info *chunks, uint32_t max,
+		    struct hbm_nodeset *nodes)
 {
 	memset(ri, 0, sizeof(*ri));
 	ri->size = sizeof(*ri);
-	ri->chunks_ptr = (uintptr_t)chunks;
-	ri->nr_chunks_max = chunks ? max : 0;
+	if (chunks) {
+		ri->chunks_ptr = (uintptr_t)chunks;
+		ri->nr_chunks_max = max;
+		ri->chunk_entry_size = sizeof(*chunks);
+	}
+	if (nodes) {
+		ri->nodes_ptr = (uintptr_t)nodes->w;
+		ri->nr_node_bits = HBM_NODESET_BITS;
+	}
 	return ioctl(fd, HBMPOOL_IOC_REGION_INFO, ri) < 0 ? -errno : 0;
 }
 

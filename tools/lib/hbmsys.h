@@ -14,6 +14,8 @@
 
 #include <linux/hbmpool.h>
 
+#include "hbmlib.h"
+
 #define HBM_DEV		"/dev/" HBMPOOL_DEV_NAME
 #define HBM_SYSFS	"/sys/kernel/hbmpool"
 #define HBM_DEBUGFS	"/sys/kernel/debug/hbmpool"
@@ -60,9 +62,20 @@ int hbm_list_nodes(struct hbm_node *out, int max);
 
 /* Region ioctls. */
 int hbm_dev_open(void);
+/* GET_FEATURES into *f (size set here); 0 or -errno. */
+int hbm_features(int devfd, struct hbmpool_features *f);
+/* This node's id in the domain (features.self_node), or -errno. */
+int hbm_self_node(int devfd);
+/*
+ * A CREATE request over the node set nodes: rc->nodes_ptr points at
+ * nodes->w and nr_node_bits is HBM_NODESET_BITS, so nodes must stay valid
+ * until hbm_region_create(rc) returns.  nodes NULL: nodes_ptr and
+ * nr_node_bits 0 (which the kernel rejects), for callers that fill them in.
+ */
 void hbm_create_init(struct hbmpool_region_create *rc, uint64_t length,
-		     uint64_t chunk_size, uint32_t policy, uint64_t nodemask,
-		     uint32_t preferred, const char *name);
+		     uint64_t chunk_size, uint32_t policy,
+		     const struct hbm_nodeset *nodes, uint32_t preferred,
+		     const char *name);
 /* Returns the new region fd or -errno. */
 int hbm_region_create(int devfd, struct hbmpool_region_create *rc);
 /* Opens the shared region called name; returns its new fd or -errno. */
@@ -75,9 +88,16 @@ int hbm_fdinfo_str(int fd, const char *key, char *buf, size_t len);
 int hbm_fdinfo_u64(int fd, const char *key, uint64_t *v);
 /* A region's counters from its fdinfo (lat_hist is left zero). */
 int hbm_fdinfo_stats(int fd, struct hbmpool_stats *st);
-/* chunks may be NULL (max 0). */
+/*
+ * REGION_INFO: up to max chunk entries into chunks (may be NULL), entries
+ * sizeof(struct hbmpool_chunk_info) apart, and the node set into nodes (may
+ * be NULL; a set holds every id the kernel accepts).  On success ri holds
+ * the kernel's answer: nr_chunks, nr_nodes, nr_node_bits (the bits the set
+ * needs), chunk_entry_size (the kernel's entry size), ...
+ */
 int hbm_region_info(int fd, struct hbmpool_region_info *ri,
-		    struct hbmpool_chunk_info *chunks, uint32_t max);
+		    struct hbmpool_chunk_info *chunks, uint32_t max,
+		    struct hbm_nodeset *nodes);
 int hbm_region_stats(int fd, struct hbmpool_stats *st);
 int hbm_region_sync(int fd, uint64_t off, uint64_t len, struct hbmpool_range *out);
 int hbm_region_prefetch(int fd, uint64_t off, uint64_t len, struct hbmpool_range *out);
