@@ -361,7 +361,7 @@ int main(int argc, char **argv)
 			if (nodes[i].id != (uint32_t)self && !strcmp(nodes[i].state, "up"))
 				hbm_nodeset_set(&nodes_used, nodes[i].id);
 		if (hbm_nodeset_empty(&nodes_used)) {
-			fprintf(stderr, "hbmbench: no remote node is up (echo '1 64 20' > %s/new_node)\n", HBM_SYSFS);
+			fprintf(stderr, "hbmbench: no remote node is up (hbmctl node add 1 capacity 64M distance 20)\n");
 			return 1;
 		}
 	}

@@ -105,7 +105,7 @@ int main(int argc, char **argv)
 	}
 	if (!nremote) {
 		fprintf(stderr, "hbmdemo: no remote node is up; create one, e.g.\n"
-			"  echo '1 64 20' > %s/new_node\n", HBM_SYSFS);
+			"  hbmctl node add 1 capacity 64M distance 20\n");
 		return 1;
 	}
 	len = 4 * budget * (uint64_t)sysconf(_SC_PAGESIZE);

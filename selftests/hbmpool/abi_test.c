@@ -1178,7 +1178,7 @@ TEST_F(abi, range_ioctls)
 	}
 }
 
-/* new_node builds nodes/nodeN with the documented attributes (default link scaleup); this node (self_node) is the local cache node. */
+/* node-new builds nodes/nodeN with the documented attributes (default link scaleup); this node (self_node) is the local cache node. */
 TEST_F(abi, sysfs_node_attrs)
 {
 	static const char *const links[] = { "scaleup", "scaleout", "scaleacross" };
