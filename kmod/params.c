@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * The module's run-time parameters (cache budget, fetch timeout): one
- * operation that changes them, for netlink and sysfs.
+ * The module's run-time parameters (cache budget, fetch timeout): the one
+ * operation that changes them after load (netlink's params-set).
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * sysfs: /sys/kernel/hbmpool (global knobs and counters), and the nodes
- * as devices on the "hbmpool" bus
+ * sysfs, a read-only view: /sys/kernel/hbmpool (parameters and counters;
+ * netlink's params-set changes them), and the nodes as devices on the
+ * "hbmpool" bus
  * (/sys/bus/hbmpool/devices/nodeN, with uevents), linked from
  * /sys/kernel/hbmpool/nodes/.
  */
@@ -205,24 +206,7 @@ static ssize_t cache_budget_pages_show(struct kobject *kobj,
 	return sysfs_emit(buf, "%lu\n", READ_ONCE(hbmpool_cache_budget));
 }
 
-static ssize_t cache_budget_pages_store(struct kobject *kobj,
-					struct kobj_attribute *attr,
-					const char *buf, size_t len)
-{
-	u64 v;
-	int err;
-
-	if (kstrtou64(buf, 0, &v) || v < HBMPOOL_BUDGET_MIN ||
-	    v > HBMPOOL_BUDGET_MAX) {
-		pr_err("cache_budget_pages: expected a number of pages in [%lu, %lu]\n",
-		       HBMPOOL_BUDGET_MIN, HBMPOOL_BUDGET_MAX);
-		return -EINVAL;
-	}
-	err = hbmpool_params_set(&v, NULL, NULL);
-	return err ?: len;
-}
-
-static struct kobj_attribute cache_budget_pages_attr = __ATTR_RW(cache_budget_pages);
+static struct kobj_attribute cache_budget_pages_attr = __ATTR_RO(cache_budget_pages);
 
 static ssize_t fetch_timeout_ms_show(struct kobject *kobj,
 				     struct kobj_attribute *attr, char *buf)
@@ -230,24 +214,7 @@ static ssize_t fetch_timeout_ms_show(struct kobject *kobj,
 	return sysfs_emit(buf, "%u\n", READ_ONCE(hbmpool_fetch_timeout_ms));
 }
 
-static ssize_t fetch_timeout_ms_store(struct kobject *kobj,
-				      struct kobj_attribute *attr,
-				      const char *buf, size_t len)
-{
-	u32 v;
-	int err;
-
-	if (kstrtou32(buf, 0, &v) || v < HBMPOOL_TIMEOUT_MIN ||
-	    v > HBMPOOL_TIMEOUT_MAX) {
-		pr_err("fetch_timeout_ms: expected milliseconds in [%u, %u]\n",
-		       HBMPOOL_TIMEOUT_MIN, HBMPOOL_TIMEOUT_MAX);
-		return -EINVAL;
-	}
-	err = hbmpool_params_set(NULL, &v, NULL);
-	return err ?: len;
-}
-
-static struct kobj_attribute fetch_timeout_ms_attr = __ATTR_RW(fetch_timeout_ms);
+static struct kobj_attribute fetch_timeout_ms_attr = __ATTR_RO(fetch_timeout_ms);
 
 static ssize_t cached_pages_show(struct kobject *kobj,
 				 struct kobj_attribute *attr, char *buf)

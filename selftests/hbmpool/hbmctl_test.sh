@@ -37,8 +37,8 @@ cleanup() {
 	local id
 	[ -n "$mon" ] && kill "$mon" 2>/dev/null
 	[ -n "$hpid" ] && kill "$hpid" 2>/dev/null && wait "$hpid" 2>/dev/null
-	[ -n "$timeout0" ] && echo "$timeout0" >$sys/fetch_timeout_ms
-	[ -n "$budget0" ] && echo "$budget0" >$sys/cache_budget_pages
+	[ -n "$timeout0" ] && "$hbmctl" params set fetch-timeout-ms "$timeout0"
+	[ -n "$budget0" ] && "$hbmctl" params set cache-budget-pages "$budget0"
 	for id in $nodes; do
 		[ -d $sys/nodes/node"$id" ] && "$hbmctl" node del "$id"
 	done

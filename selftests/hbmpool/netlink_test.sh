@@ -10,7 +10,7 @@
 # missing or unknown node and an unprivileged set are refused with the
 # documented errno and an extack message; stats and node dumps carry what
 # sysfs shows.  The monitor group: a listener sees one event per change,
-# whatever path made it (sysfs, netlink, the transport), in order, with
+# whatever made it (ynl, hbmctl, the transport), in order, with
 # consecutive sequence numbers, also when several writers race; a get
 # reports the sequence number its values reflect.
 # TAP output; exit 0 pass, 1 fail, 4 skip.
@@ -31,7 +31,7 @@ mon=
 
 cleanup() {
 	[ -n "$mon" ] && kill "$mon" 2>/dev/null
-	[ -n "$timeout0" ] && echo "$timeout0" >$sys/fetch_timeout_ms
+	[ -n "$timeout0" ] && "$hbmctl" params set fetch-timeout-ms "$timeout0"
 	[ -d $sys/nodes/node$node ] && "$hbmctl" node del $node
 	rm -f "${out:-}" "${events:-}" "${ready:-}"
 }
@@ -160,7 +160,7 @@ for _ in $(seq 600); do
 done
 nl --do params-get
 seq0=$("$py" -c 'import json,sys; print(json.load(open(sys.argv[1]))["seq"])' "$out")
-echo 3000 >$sys/fetch_timeout_ms
+"$hbmctl" params set fetch-timeout-ms "3000"
 nl --do params-set --json '{"fetch-timeout-ms": 3001}'
 nl --do node-new --json "{\"id\": $((node + 1)), \"capacity\": 4194304, \"distance\": 20}"
 echo 1 >/sys/kernel/debug/hbmpool/node$((node + 1))/link_down
@@ -168,11 +168,11 @@ echo 0 >/sys/kernel/debug/hbmpool/node$((node + 1))/link_down
 nl --do node-del --json "{\"id\": $((node + 1))}"
 writers=()
 for w in 1 2 3 4; do
-	( for i in $(seq 10); do echo $((2000 + w * 100 + i)) >$sys/fetch_timeout_ms; done ) &
+	( for i in $(seq 10); do "$hbmctl" params set fetch-timeout-ms "$((2000 + w * 100 + i))"; done ) &
 	writers+=($!)
 done
 wait "${writers[@]}"
-echo 4321 >$sys/fetch_timeout_ms
+"$hbmctl" params set fetch-timeout-ms "4321"
 wait "$mon"
 mon=
 rm -f "$ready"

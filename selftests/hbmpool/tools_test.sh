@@ -21,7 +21,7 @@ budget0=
 
 cleanup() {
 	local id
-	[ -n "$budget0" ] && echo "$budget0" >$sys/cache_budget_pages
+	[ -n "$budget0" ] && "$hbmctl" params set cache-budget-pages "$budget0"
 	for id in $nodes; do
 		[ -d $sys/nodes/node"$id" ] && "$hbmctl" node del "$id"
 	done
@@ -38,7 +38,7 @@ trap cleanup EXIT
 echo "1..4"
 
 budget0=$(cat $sys/cache_budget_pages)
-echo 256 >$sys/cache_budget_pages
+"$hbmctl" params set cache-budget-pages "256"
 "$hbmctl" node add 57 capacity 16M distance 12 link scaleup
 "$hbmctl" node add 58 capacity 16M distance 40 link scaleout
 

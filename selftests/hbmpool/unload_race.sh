@@ -5,7 +5,7 @@
 # Module exit must not race the control paths: a node-new that lands after
 # the nodes were torn down would leave a node nobody removes, with sysfs
 # files whose handlers are gone with the module.  Here, loops drive every
-# control path (hbmctl node add/del and params set over netlink, the sysfs
+# control path (hbmctl node add/del and params set over netlink, reads of the
 # files cache_budget_pages and fetch_timeout_ms, a node's debugfs knobs) as
 # fast as they can while "rmmod hbmpool" runs.
 # After each rmmod: the module, /sys/kernel/hbmpool and its debugfs are gone;
@@ -67,11 +67,12 @@ writer_nodes() {
 }
 writer_knobs() {
 	while :; do
-		echo 64 >$sys/cache_budget_pages
+		"$hbmctl" params set cache-budget-pages "64"
 		"$hbmctl" params set fetch-timeout-ms 1000
-		echo 16384 >$sys/cache_budget_pages
+		"$hbmctl" params set cache-budget-pages "16384"
 		"$hbmctl" params set cache-budget-pages 8192 fetch-timeout-ms 5000
-		echo 2000 >$sys/fetch_timeout_ms
+		"$hbmctl" params set fetch-timeout-ms "2000"
+		cat $sys/cache_budget_pages $sys/fetch_timeout_ms
 	done >/dev/null 2>&1
 }
 writer_debugfs() {

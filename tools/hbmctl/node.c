@@ -135,7 +135,7 @@ static int parse_args(int argc, char **argv, int first, bool set, struct node_ar
 
 static int cmd_add(int argc, char **argv)
 {
-	struct node_args a = { 0 };
+	struct node_args a = { .n.link_type = -1 };
 	struct hbm_nl *nl;
 	int ret;
 
@@ -187,7 +187,7 @@ static int build_set(struct nl_msg *msg, void *arg)
 	if (nla_put_u32(msg, HBMPOOL_A_NODE_ID, a->n.id) ||
 	    (a->n.name && nla_put_string(msg, HBMPOOL_A_NODE_NAME, a->n.name)) ||
 	    (a->has_distance && nla_put_u32(msg, HBMPOOL_A_NODE_DISTANCE, a->n.distance)) ||
-	    (a->n.link_type && nla_put_u32(msg, HBMPOOL_A_NODE_LINK_TYPE, (uint32_t)a->n.link_type)) ||
+	    (a->n.link_type >= 0 && nla_put_u32(msg, HBMPOOL_A_NODE_LINK_TYPE, (uint32_t)a->n.link_type)) ||
 	    (a->n.addr_len && nla_put(msg, HBMPOOL_A_NODE_ADDR, (int)a->n.addr_len, a->n.addr)) ||
 	    (a->n.port && nla_put_u16(msg, HBMPOOL_A_NODE_PORT, a->n.port)))
 		return -EMSGSIZE;
@@ -196,7 +196,7 @@ static int build_set(struct nl_msg *msg, void *arg)
 
 static int cmd_set(int argc, char **argv)
 {
-	struct node_args a = { 0 };
+	struct node_args a = { .n.link_type = -1 };
 	int ret;
 
 	if (argc < 2)

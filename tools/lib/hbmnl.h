@@ -68,7 +68,7 @@ struct hbm_nl_node {
 	uint64_t capacity;		/* bytes */
 	uint32_t distance;
 	const char *transport;		/* NULL: the kernel's default, "sim" */
-	int link_type;			/* enum hbmpool_nl_link_type, 0: default */
+	int link_type;			/* enum hbmpool_nl_link_type, -1: default */
 	const char *name;
 	uint8_t addr[16];
 	size_t addr_len;		/* 0, 4 or 16 */

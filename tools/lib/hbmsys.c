@@ -6,6 +6,8 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdarg.h>
+#include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -108,10 +110,21 @@ int hbm_global_u64(const char *name, uint64_t *v)
 
 int hbm_set_global_u64(const char *name, uint64_t v)
 {
-	char path[256];
+	bool budget = !strcmp(name, "cache_budget_pages");
+	struct hbm_nl *nl;
+	int ret;
 
-	snprintf(path, sizeof(path), HBM_SYSFS "/%s", name);
-	return hbm_write_u64(path, v);
+	if (!budget && strcmp(name, "fetch_timeout_ms"))
+		return -EINVAL;
+	if (v > INT64_MAX)
+		return -ERANGE;
+	ret = hbm_nl_open(&nl);
+	if (ret)
+		return ret;
+	ret = hbm_nl_params_set(nl, budget ? (int64_t)v : -1,
+				budget ? -1 : (int64_t)v, NULL, 0);
+	hbm_nl_close(nl);
+	return ret;
 }
 
 int hbm_node_add(unsigned int id, unsigned int capacity_mib,
@@ -122,6 +135,7 @@ int hbm_node_add(unsigned int id, unsigned int capacity_mib,
 		.capacity = (uint64_t)capacity_mib << 20,
 		.distance = distance,
 		.transport = "sim",
+		.link_type = -1,
 	};
 	struct hbm_nl *nl;
 	int ret;

@@ -32,8 +32,13 @@ int hbm_readf_str(char *buf, size_t len, const char *fmt, ...)
 int hbm_write_str(const char *path, const char *s);
 int hbm_write_u64(const char *path, uint64_t v);
 
-/* Global knobs and counters (files directly under HBM_SYSFS). */
+/* Global parameters and counters (files directly under HBM_SYSFS). */
 int hbm_global_u64(const char *name, uint64_t *v);
+/*
+ * Sets "cache_budget_pages" or "fetch_timeout_ms" through the netlink
+ * family's params-set (sysfs shows them read-only); -EINVAL for another
+ * name, the kernel's -errno on refusal.
+ */
 int hbm_set_global_u64(const char *name, uint64_t v);
 
 /* Simulated nodes. link may be NULL for the default. */
