@@ -3,6 +3,8 @@
  * hbmctl monitor: the events of the multicast group "monitor", one line
  * each, as they come: "EVENT key value ...", or with -j one JSON object
  * per line, {"event": "node-add-ntf", "seq": N, ...every attribute}.
+ * Events lost to an overrun of the socket show as a line of their own
+ * ({"event": "lost"}) and as a gap in seq.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -62,7 +64,17 @@ static int run(int argc, char **argv)
 			HBMPOOL_MCGRP_MONITOR, strerror(-ret));
 		return CTL_EXIT_FAIL;
 	}
-	ret = hbm_nl_listen(nl, on_event, NULL);
+	/*
+	 * An overrun loses events: say so where they would have been (the
+	 * gap shows in "seq" too), and go on; a reader dumps again.
+	 */
+	while ((ret = hbm_nl_listen(nl, on_event, NULL)) == -ENOBUFS) {
+		if (ctl.json)
+			printf("{\"event\": \"lost\"}\n");
+		else
+			printf("lost events: the socket overran; dump again for the state\n");
+		fflush(stdout);
+	}
 	fprintf(stderr, "hbmctl: monitor: %s\n", strerror(-ret));
 	return CTL_EXIT_FAIL;
 }

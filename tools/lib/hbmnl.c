@@ -317,6 +317,9 @@ int hbm_nl_subscribe(struct hbm_nl *nl, const char *group)
 		nl->mon = sock_new();
 		if (!nl->mon)
 			return -EIO;
+		/* room for a burst of events; a listener that still overruns
+		 * gets -ENOBUFS from hbm_nl_listen() */
+		nl_socket_set_buffer_size(nl->mon, 4 << 20, 0);
 	}
 	if (nl_socket_add_membership(nl->mon, grp) < 0)
 		return -EIO;
@@ -366,7 +369,8 @@ int hbm_nl_listen(struct hbm_nl *nl, hbm_nl_reply_fn *cb, void *arg)
 		int rc = nl_recvmsgs(nl->mon, c);
 
 		if (rc < 0 && !l.ret) {
-			ret = nlerr_errno(rc);
+			/* libnl reports the socket's overrun (ENOBUFS) as NLE_NOMEM */
+			ret = rc == -NLE_NOMEM ? -ENOBUFS : nlerr_errno(rc);
 			break;
 		}
 	}

@@ -57,7 +57,8 @@ int hbm_nl_extack_missing(const struct hbm_nl *nl);
 /*
  * Join the multicast group (HBMPOOL_MCGRP_MONITOR) on a socket of its own,
  * then hbm_nl_listen() calls cb on each event until cb returns non-zero
- * (a negative value is returned) or an error.
+ * (a negative value is returned) or an error: -ENOBUFS when the socket
+ * overran and events were lost (listening again goes on after the gap).
  */
 int hbm_nl_subscribe(struct hbm_nl *nl, const char *group);
 int hbm_nl_listen(struct hbm_nl *nl, hbm_nl_reply_fn *cb, void *arg);
