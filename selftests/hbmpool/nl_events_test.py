@@ -23,16 +23,9 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import nlraw  # noqa: E402
 
 BASE_ID = 700
-n_test = 0
-failed = 0
+tap = nlraw.Tap()
+result = tap.result
 
-
-def result(good, name, why=""):
-    global n_test, failed
-    n_test += 1
-    if not good:
-        failed += 1
-    print(f"{'ok' if good else 'not ok'} {n_test} {name}{'' if good else ' # ' + why}")
 
 
 def drain(g, until_seq, timeout=30.0):
@@ -202,11 +195,9 @@ def test_subscribe_then_dump():
 
 
 def main():
-    if os.geteuid():
-        print("1..0 # SKIP needs root")
-        return 4
-    if not os.path.isdir("/sys/kernel/hbmpool"):
-        print("1..0 # SKIP hbmpool.ko is not loaded")
+    why = nlraw.skip_reason()
+    if why:
+        print(f"1..0 # SKIP {why}")
         return 4
     g = nlraw.Genl()
     t0 = g.do("params-get")["fetch-timeout-ms"]
@@ -218,9 +209,7 @@ def main():
         for n in g.dump("node-get"):
             if BASE_ID <= n["id"] < BASE_ID + 50:
                 g.do("node-del", id=n["id"])
-    print(f"1..{n_test}")
-    print(f"# Totals: pass:{n_test - failed} fail:{failed} xfail:0 xpass:0 skip:0 error:0")
-    return 1 if failed else 0
+    return tap.finish()
 
 
 if __name__ == "__main__":

@@ -25,17 +25,10 @@ import time
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import nlraw  # noqa: E402
 
-n_test = 0
-failed = 0
+tap = nlraw.Tap()
+result = tap.result
 FIRST_ID = 900		# nodes the fuzzer may create: ids >= FIRST_ID
 
-
-def result(good, name, why=""):
-    global n_test, failed
-    n_test += 1
-    if not good:
-        failed += 1
-    print(f"{'ok' if good else 'not ok'} {n_test} {name}{'' if good else ' # ' + why}")
 
 
 def rand_attr(rnd, depth=0):
@@ -148,11 +141,9 @@ def consistent(g):
 
 
 def main():
-    if os.geteuid():
-        print("1..0 # SKIP needs root")
-        return 4
-    if not os.path.isdir("/sys/kernel/hbmpool"):
-        print("1..0 # SKIP hbmpool.ko is not loaded")
+    why = nlraw.skip_reason()
+    if why:
+        print(f"1..0 # SKIP {why}")
         return 4
     iterations = int(sys.argv[1]) if len(sys.argv) > 1 else 4000
     seed = int(sys.argv[2]) if len(sys.argv) > 2 else int(time.time())
@@ -196,9 +187,7 @@ def main():
     d = g.do("domain-get")
     result(d["nr-nodes"] == 1 and d["self-id"] == d0["self-id"], "cleaned up: this node alone",
            f"{d}")
-    print(f"1..{n_test}")
-    print(f"# Totals: pass:{n_test - failed} fail:{failed} xfail:0 xpass:0 skip:0 error:0")
-    return 1 if failed else 0
+    return tap.finish()
 
 
 if __name__ == "__main__":

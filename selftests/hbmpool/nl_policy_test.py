@@ -44,16 +44,9 @@ BASE = {
 }
 INT_SIZE = {"u8": 1, "u16": 2, "u32": 4, "u64": 8}
 
-n_test = 0
-failed = 0
+tap = nlraw.Tap()
+result = tap.result
 
-
-def result(good, name, why=""):
-    global n_test, failed
-    n_test += 1
-    if not good:
-        failed += 1
-    print(f"{'ok' if good else 'not ok'} {n_test} {name}{'' if good else ' # ' + why}")
 
 
 def pack_request(spec, op, values, extra=b"", skip=None):
@@ -92,11 +85,9 @@ def state(g):
 
 
 def main():
-    if os.geteuid():
-        print("1..0 # SKIP needs root")
-        return 4
-    if not os.path.isdir("/sys/kernel/hbmpool"):
-        print("1..0 # SKIP hbmpool.ko is not loaded")
+    why = nlraw.skip_reason()
+    if why:
+        print(f"1..0 # SKIP {why}")
         return 4
     spec = nlraw.Spec()
     g = nlraw.Genl(spec=spec)
@@ -208,9 +199,7 @@ def main():
                 g.do("node-del", id=i)
             except nlraw.NlError:
                 pass
-    print(f"1..{n_test}")
-    print(f"# Totals: pass:{n_test - failed} fail:{failed} xfail:0 xpass:0 skip:0 error:0")
-    return 1 if failed else 0
+    return tap.finish()
 
 
 if __name__ == "__main__":

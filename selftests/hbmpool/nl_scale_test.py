@@ -41,16 +41,9 @@ def iowr(nr, size):
 
 IOC_REGION_CREATE = iowr(0x01, struct.calcsize(CREATE_FMT))
 IOC_REGION_INFO = iowr(0x10, struct.calcsize(INFO_FMT))
-n_test = 0
-failed = 0
+tap = nlraw.Tap()
+result = tap.result
 
-
-def result(good, name, why=""):
-    global n_test, failed
-    n_test += 1
-    if not good:
-        failed += 1
-    print(f"{'ok' if good else 'not ok'} {n_test} {name}{'' if good else ' # ' + why}")
 
 
 def region_create(dev, length, nodes, chunk=0, policy=1, name=b""):
@@ -86,7 +79,6 @@ def test_nodes(g, self_id):
         except nlraw.NlError as e:
             errs.append(f"{i}: {e}")
     result(not errs, f"{len(ids)} nodes created", "; ".join(errs[:3]))
-    parts = []
     dump = g.dump("node-get")
     got = sorted(n["id"] for n in dump)
     result(got == list(range(MAX_NODES)), "a dump lists all 1024 nodes once each",
@@ -136,7 +128,6 @@ def test_nodes(g, self_id):
     d = g.do("domain-get")
     result(not errs and d["nr-nodes"] == 1 and len(g.dump("node-get")) == 1,
            "all deleted: this node alone again", "; ".join(errs[:3]) + f" {d}")
-    del parts
 
 
 def test_regions(g, self_id):
@@ -196,11 +187,9 @@ def test_regions(g, self_id):
 
 
 def main():
-    if os.geteuid():
-        print("1..0 # SKIP needs root")
-        return 4
-    if not os.path.isdir("/sys/kernel/hbmpool"):
-        print("1..0 # SKIP hbmpool.ko is not loaded")
+    why = nlraw.skip_reason()
+    if why:
+        print(f"1..0 # SKIP {why}")
         return 4
     g = nlraw.Genl()
     self_id = g.do("domain-get")["self-id"]
@@ -221,9 +210,7 @@ def main():
     result(nr == 0 and cached == 0 and g.do("domain-get")["nr-nodes"] == 1,
            "counters back: no region, no cached page, this node alone",
            f"regions {nr} cached {cached}")
-    print(f"1..{n_test}")
-    print(f"# Totals: pass:{n_test - failed} fail:{failed} xfail:0 xpass:0 skip:0 error:0")
-    return 1 if failed else 0
+    return tap.finish()
 
 
 if __name__ == "__main__":

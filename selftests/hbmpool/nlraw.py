@@ -247,3 +247,33 @@ class Genl:
         finally:
             self.sock.settimeout(None)
         return out
+
+
+class Tap:
+    """TAP output of a test program: numbered results, a plan and totals."""
+
+    def __init__(self):
+        self.n = 0
+        self.failed = 0
+
+    def result(self, good, name, why=""):
+        self.n += 1
+        if not good:
+            self.failed += 1
+        print(f"{'ok' if good else 'not ok'} {self.n} {name}{'' if good else ' # ' + why}")
+
+    def finish(self):
+        """Prints the plan and the totals; the exit status."""
+        print(f"1..{self.n}")
+        print(f"# Totals: pass:{self.n - self.failed} fail:{self.failed} "
+              "xfail:0 xpass:0 skip:0 error:0")
+        return 1 if self.failed else 0
+
+
+def skip_reason():
+    """Why a test of the family cannot run here, or None."""
+    if os.geteuid():
+        return "needs root"
+    if not os.path.isdir("/sys/kernel/hbmpool"):
+        return "hbmpool.ko is not loaded"
+    return None
