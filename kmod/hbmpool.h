@@ -113,6 +113,7 @@ enum hbmpool_event {
 	HBMPOOL_EVENT_LINK_CHANGE,	/* struct hbmpool_node, the link's far end */
 	HBMPOOL_EVENT_REGION_NEW,	/* struct hbmpool_region */
 	HBMPOOL_EVENT_REGION_DEL,
+	HBMPOOL_EVENT_SEGMENT_CHANGE,	/* none: this node's segment */
 	HBMPOOL_EVENT_PARAMS_CHANGE,	/* none */
 	HBMPOOL_EVENT_DOMAIN_CHANGE,	/* none */
 	HBMPOOL_NR_EVENTS,
@@ -128,6 +129,19 @@ u64 hbmpool_domain_generation(void);
 int hbmpool_netlink_init(void);
 void hbmpool_netlink_exit(void);
 void hbmpool_nl_notify(enum hbmpool_event ev, void *obj, u64 seq);
+
+/* ---- the segment this node exports (export.c, segment_ram.c) ---- */
+
+#define HBMPOOL_EXPORT_MAX	BIT_ULL(40)	/* bytes */
+
+struct hbmpool_segment;
+int hbmpool_export_new(u64 size, const char *provider,
+		       struct netlink_ext_ack *extack);
+int hbmpool_export_del(struct netlink_ext_ack *extack);
+void hbmpool_export_info(u64 *size, const char **provider, u64 *used);
+void hbmpool_export_exit(void);
+int hbmpool_ram_segment_init(struct hbmpool_segment *seg, u64 size,
+			     struct netlink_ext_ack *extack);
 
 /* ---- the domain (domain.c) ---- */
 

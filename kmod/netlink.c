@@ -113,6 +113,16 @@ static const struct nla_policy hbmpool_link_set_policy[HBMPOOL_A_LINK_ADMIN_STAT
 	[HBMPOOL_A_LINK_ADMIN_STATE] = NLA_POLICY_MAX(NLA_U32, HBMPOOL_LINK_STATE_UP),
 };
 
+static struct netlink_range_validation hbmpool_segment_size_range = {
+	.min = PAGE_SIZE,
+	.max = HBMPOOL_EXPORT_MAX,
+};
+
+static const struct nla_policy hbmpool_segment_new_policy[HBMPOOL_A_SEGMENT_PROVIDER + 1] = {
+	[HBMPOOL_A_SEGMENT_SIZE] = NLA_POLICY_FULL_RANGE(NLA_U64, &hbmpool_segment_size_range),
+	[HBMPOOL_A_SEGMENT_PROVIDER] = { .type = NLA_NUL_STRING, .len = 15 },
+};
+
 static const struct nla_policy hbmpool_region_get_policy[HBMPOOL_A_REGION_CHUNKS + 1] = {
 	[HBMPOOL_A_REGION_ID] = { .type = NLA_U32 },
 	[HBMPOOL_A_REGION_CHUNKS] = { .type = NLA_FLAG },
@@ -328,20 +338,19 @@ static int hbmpool_nl_domain_set(struct sk_buff *skb, struct genl_info *info)
 
 /* ---- the segment this node exports ---- */
 
-/*
- * This node exports no memory yet: a segment comes with the transports
- * that serve one to other nodes.  The reply says so rather than omit it.
- */
 static int hbmpool_nl_segment_fill(struct sk_buff *msg, void *unused,
 				   const struct hbmpool_nl_msg *m)
 {
 	void *hdr = hbmpool_nl_put_hdr(msg, m);
+	const char *provider;
+	u64 size, used;
 
 	if (!hdr)
 		return -EMSGSIZE;
-	if (nla_put_u64_64bit(msg, HBMPOOL_A_SEGMENT_SIZE, 0, HBMPOOL_A_SEGMENT_PAD) ||
-	    nla_put_string(msg, HBMPOOL_A_SEGMENT_PROVIDER, "none") ||
-	    nla_put_u64_64bit(msg, HBMPOOL_A_SEGMENT_USED, 0, HBMPOOL_A_SEGMENT_PAD) ||
+	hbmpool_export_info(&size, &provider, &used);
+	if (nla_put_u64_64bit(msg, HBMPOOL_A_SEGMENT_SIZE, size, HBMPOOL_A_SEGMENT_PAD) ||
+	    nla_put_string(msg, HBMPOOL_A_SEGMENT_PROVIDER, provider) ||
+	    nla_put_u64_64bit(msg, HBMPOOL_A_SEGMENT_USED, used, HBMPOOL_A_SEGMENT_PAD) ||
 	    nla_put_u64_64bit(msg, HBMPOOL_A_SEGMENT_SEQ, m->evseq,
 			      HBMPOOL_A_SEGMENT_PAD)) {
 		genlmsg_cancel(msg, hdr);
@@ -354,6 +363,23 @@ static int hbmpool_nl_segment_fill(struct sk_buff *msg, void *unused,
 static int hbmpool_nl_segment_get(struct sk_buff *skb, struct genl_info *info)
 {
 	return hbmpool_nl_reply(info, hbmpool_nl_segment_fill, NULL);
+}
+
+static int hbmpool_nl_segment_new(struct sk_buff *skb, struct genl_info *info)
+{
+	struct nlattr **tb = info->attrs;
+
+	if (GENL_REQ_ATTR_CHECK(info, HBMPOOL_A_SEGMENT_SIZE))
+		return -EINVAL;
+	return hbmpool_export_new(nla_get_u64(tb[HBMPOOL_A_SEGMENT_SIZE]),
+				  tb[HBMPOOL_A_SEGMENT_PROVIDER] ?
+				  nla_data(tb[HBMPOOL_A_SEGMENT_PROVIDER]) : "ram",
+				  info->extack);
+}
+
+static int hbmpool_nl_segment_del(struct sk_buff *skb, struct genl_info *info)
+{
+	return hbmpool_export_del(info->extack);
 }
 
 /* ---- the monitor group: called by events.c, under its lock ---- */
@@ -403,6 +429,8 @@ void hbmpool_nl_notify(enum hbmpool_event ev, void *obj, u64 seq)
 					       hbmpool_nl_region_fill_obj },
 		[HBMPOOL_EVENT_REGION_DEL] = { HBMPOOL_CMD_REGION_DEL_NTF,
 					       hbmpool_nl_region_fill_obj },
+		[HBMPOOL_EVENT_SEGMENT_CHANGE] = { HBMPOOL_CMD_SEGMENT_CHANGE_NTF,
+						   hbmpool_nl_segment_fill },
 		[HBMPOOL_EVENT_PARAMS_CHANGE] = { HBMPOOL_CMD_PARAMS_CHANGE_NTF,
 						  hbmpool_nl_params_fill },
 		[HBMPOOL_EVENT_DOMAIN_CHANGE] = { HBMPOOL_CMD_DOMAIN_CHANGE_NTF,
@@ -500,6 +528,18 @@ static const struct genl_ops hbmpool_genl_ops[] = {
 	{
 		.cmd = HBMPOOL_CMD_SEGMENT_GET,
 		.doit = hbmpool_nl_segment_get,
+	},
+	{
+		.cmd = HBMPOOL_CMD_SEGMENT_NEW,
+		.doit = hbmpool_nl_segment_new,
+		.policy = hbmpool_segment_new_policy,
+		.maxattr = ARRAY_SIZE(hbmpool_segment_new_policy) - 1,
+		.flags = GENL_ADMIN_PERM,
+	},
+	{
+		.cmd = HBMPOOL_CMD_SEGMENT_DEL,
+		.doit = hbmpool_nl_segment_del,
+		.flags = GENL_ADMIN_PERM,
 	},
 	{
 		.cmd = HBMPOOL_CMD_REGION_GET,

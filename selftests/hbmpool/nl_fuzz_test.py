@@ -184,6 +184,10 @@ def main():
             g.do("domain-set", name=d0["name"], self_id=d0["self-id"])
         g.do("params-set", cache_budget_pages=p0["cache-budget-pages"],
              fetch_timeout_ms=p0["fetch-timeout-ms"])
+        try:
+            g.do("segment-del")		# one the fuzzer may have made
+        except nlraw.NlError:
+            pass
     d = g.do("domain-get")
     result(d["nr-nodes"] == 1 and d["self-id"] == d0["self-id"], "cleaned up: this node alone",
            f"{d}")

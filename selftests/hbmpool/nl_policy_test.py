@@ -27,6 +27,7 @@ REQUIRED = {
     "node-get": ["id"], "node-new": ["id", "capacity", "distance"],
     "node-del": ["id"], "node-set": ["id"], "link-get": ["node-id"],
     "link-set": ["node-id", "admin-state"], "region-get": ["id"],
+    "segment-new": ["size"],
 }
 # A valid request of each operation that takes attributes, for the node
 # the test creates (TEST_NODE), so that one wrong attribute is the only fault.
@@ -41,6 +42,7 @@ BASE = {
     "link-get": {"node-id": TEST_NODE},
     "link-set": {"node-id": TEST_NODE, "admin-state": 1},
     "region-get": {"id": 0},
+    "segment-new": {"size": 1 << 20},
 }
 INT_SIZE = {"u8": 1, "u16": 2, "u32": 4, "u64": 8}
 

@@ -170,6 +170,9 @@ static const struct {
 	[HBMPOOL_CMD_REGION_GET] = { "region-get", &ctl_set_region },
 	[HBMPOOL_CMD_REGION_NEW_NTF] = { "region-new-ntf", &ctl_set_region },
 	[HBMPOOL_CMD_REGION_DEL_NTF] = { "region-del-ntf", &ctl_set_region },
+	[HBMPOOL_CMD_SEGMENT_NEW] = { "segment-new", &ctl_set_segment },
+	[HBMPOOL_CMD_SEGMENT_DEL] = { "segment-del", &ctl_set_segment },
+	[HBMPOOL_CMD_SEGMENT_CHANGE_NTF] = { "segment-change-ntf", &ctl_set_segment },
 };
 
 const char *ctl_cmd_name(int cmd)

@@ -1,0 +1,165 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The segment this node exports to the domain: created and deleted by the
+ * operator (netlink segment-new and segment-del), one per node.  The
+ * transports that serve other nodes allocate its chunks to them through
+ * hbmpool_export_get(); its memory comes from a provider (segment_ram.c).
+ */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/mutex.h>
+#include <linux/spinlock.h>
+#include <linux/slab.h>
+#include <net/netlink.h>
+
+#include "hbmpool.h"
+#include "segment.h"
+
+/*
+ * hbmpool_export_lock serialises creation and deletion of the segment;
+ * hbmpool_export_ptr_lock protects the pointer itself, so that replies and
+ * events (under the events lock, which nothing here holds) read the
+ * segment's state without waiting for a creation that reserves memory.
+ * The segment's own lock protects its allocator.
+ */
+static DEFINE_MUTEX(hbmpool_export_lock);
+static DEFINE_SPINLOCK(hbmpool_export_ptr_lock);
+static struct hbmpool_segment *hbmpool_export;
+
+static void hbmpool_export_set(struct hbmpool_segment *seg)
+{
+	lockdep_assert_held(&hbmpool_export_lock);
+	spin_lock(&hbmpool_export_ptr_lock);
+	hbmpool_export = seg;
+	spin_unlock(&hbmpool_export_ptr_lock);
+}
+
+/**
+ * hbmpool_export_new - export a segment
+ * @size: bytes, page aligned, 1..1 TiB
+ * @provider: "ram"
+ * @extack: the refusal's reason
+ *
+ * Return: 0, -EINVAL, -ENOENT (no such provider), -EEXIST (this node
+ * exports a segment), -ENOMEM (the memory cannot be had), -EINTR, -ENODEV
+ * (the module is going).
+ */
+int hbmpool_export_new(u64 size, const char *provider,
+		       struct netlink_ext_ack *extack)
+{
+	struct hbmpool_segment *seg;
+	int err;
+
+	if (!size || !PAGE_ALIGNED(size) || size > HBMPOOL_EXPORT_MAX) {
+		NL_SET_ERR_MSG(extack, "size: page aligned, at most 1 TiB");
+		return -EINVAL;
+	}
+	if (strcmp(provider, "ram")) {
+		NL_SET_ERR_MSG(extack, "provider: no such provider (this version has \"ram\")");
+		return -ENOENT;
+	}
+	err = hbmpool_ctl_begin();
+	if (err)
+		return err;
+	mutex_lock(&hbmpool_export_lock);
+	if (hbmpool_export) {
+		NL_SET_ERR_MSG(extack, "this node exports a segment: delete it first");
+		err = -EEXIST;
+		goto out_unlock;
+	}
+	seg = kzalloc(sizeof(*seg), GFP_KERNEL);
+	err = -ENOMEM;
+	if (!seg)
+		goto out_unlock;
+	err = hbmpool_ram_segment_init(seg, size, extack);
+	if (err) {
+		kfree(seg);
+		goto out_unlock;
+	}
+	hbmpool_export_set(seg);
+out_unlock:
+	mutex_unlock(&hbmpool_export_lock);
+	/* after the unlock: the event reads the state, whatever it is by then */
+	if (!err)
+		hbmpool_event(HBMPOOL_EVENT_SEGMENT_CHANGE, NULL);
+	hbmpool_ctl_end();
+	if (!err)
+		pr_info("segment: %llu MiB of %s exported\n", size >> 20, provider);
+	return err;
+}
+
+/* Frees @seg: nobody holds a chunk of it or can find it. */
+static void hbmpool_export_free(struct hbmpool_segment *seg)
+{
+	hbmpool_segment_destroy(seg);
+	kfree(seg);
+}
+
+/**
+ * hbmpool_export_del - stop exporting the segment, free its memory
+ * @extack: the refusal's reason
+ *
+ * Return: 0, -ENOENT (no segment), -EBUSY (a client holds chunks of it),
+ * -ENODEV (the module is going).
+ */
+int hbmpool_export_del(struct netlink_ext_ack *extack)
+{
+	struct hbmpool_segment *seg;
+	int err;
+
+	err = hbmpool_ctl_begin();
+	if (err)
+		return err;
+	mutex_lock(&hbmpool_export_lock);
+	seg = hbmpool_export;
+	if (!seg) {
+		NL_SET_ERR_MSG(extack, "this node exports no segment");
+		err = -ENOENT;
+	} else if (hbmpool_segment_avail(seg) != seg->size) {
+		NL_SET_ERR_MSG(extack, "clients hold chunks of the segment");
+		err = -EBUSY;
+	} else {
+		hbmpool_export_set(NULL);
+	}
+	mutex_unlock(&hbmpool_export_lock);
+	if (!err)
+		hbmpool_event(HBMPOOL_EVENT_SEGMENT_CHANGE, NULL);
+	hbmpool_ctl_end();
+	if (!err) {
+		hbmpool_export_free(seg);
+		pr_info("segment: no longer exported\n");
+	}
+	return err;
+}
+
+/*
+ * The segment's state for a reply or an event: @provider is "none" and the
+ * sizes 0 without a segment.  Does not sleep.
+ */
+void hbmpool_export_info(u64 *size, const char **provider, u64 *used)
+{
+	spin_lock(&hbmpool_export_ptr_lock);
+	if (hbmpool_export) {
+		*size = hbmpool_export->size;
+		*provider = hbmpool_export->provider->name;
+		*used = hbmpool_export->size - hbmpool_segment_avail(hbmpool_export);
+	} else {
+		*size = 0;
+		*provider = "none";
+		*used = 0;
+	}
+	spin_unlock(&hbmpool_export_ptr_lock);
+}
+
+/* Module exit: no client is left (transports are gone). */
+void hbmpool_export_exit(void)
+{
+	struct hbmpool_segment *seg = hbmpool_export;
+
+	if (seg) {
+		mutex_lock(&hbmpool_export_lock);
+		hbmpool_export_set(NULL);
+		mutex_unlock(&hbmpool_export_lock);
+		hbmpool_export_free(seg);
+	}
+}
