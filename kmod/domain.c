@@ -1,9 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * The domain this node belongs to: its name and this node's id in it.
- * Both are settled before the node meets others: they change only while
- * this node is alone (no other node in the table).  The domain's
- * generation is kept by events.c, which counts its changes.
+ * The domain this node belongs to: its name, this node's id in it, and the
+ * domain key its nodes authenticate with.  Name and id are settled before
+ * the node meets others: they change only while this node is alone (no
+ * other node in the table); the key may be replaced at any time and is
+ * never given out.  The domain's generation is kept by events.c, which
+ * counts its changes.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -16,9 +18,26 @@
 
 u32 hbmpool_self_id;
 
-/* hbmpool_domain_lock protects hbmpool_domain_name_buf. */
+/* hbmpool_domain_lock protects the name and the key. */
 static DEFINE_SPINLOCK(hbmpool_domain_lock);
 static char hbmpool_domain_name_buf[HBMPOOL_NAME_LEN];
+static u8 hbmpool_domain_key[HBMPOOL_KEY_MAX];
+static unsigned int hbmpool_domain_key_len;	/* 0: no key */
+
+/* Whether a domain key is set (it is never read back). */
+bool hbmpool_domain_key_set(void)
+{
+	return READ_ONCE(hbmpool_domain_key_len);
+}
+
+/* Module exit: the key leaves no copy in freed memory. */
+void hbmpool_domain_exit(void)
+{
+	spin_lock(&hbmpool_domain_lock);
+	memzero_explicit(hbmpool_domain_key, sizeof(hbmpool_domain_key));
+	WRITE_ONCE(hbmpool_domain_key_len, 0);
+	spin_unlock(&hbmpool_domain_lock);
+}
 
 /* Copies the domain's name into @buf (HBMPOOL_NAME_LEN bytes). */
 void hbmpool_domain_name(char *buf)
@@ -29,17 +48,20 @@ void hbmpool_domain_name(char *buf)
 }
 
 /**
- * hbmpool_domain_set - name the domain, set this node's id in it
+ * hbmpool_domain_set - name the domain, set this node's id in it, set its key
  * @name: NUL-terminated, shorter than HBMPOOL_NAME_LEN; NULL: unchanged
  * @self_id: 0..HBMPOOL_MAX_NODES - 1; NULL: unchanged
+ * @key: HBMPOOL_KEY_MIN..HBMPOOL_KEY_MAX bytes; NULL: unchanged
+ * @key_len: its length
  * @extack: the refusal's reason
  *
- * Only while this node is alone; a new self id also needs that no region
- * exists.  Setting what is already set changes nothing and announces
- * nothing.  Return: 0, -EINVAL, -EBUSY, -ENODEV (module going), -ENOMEM.
+ * Name and id only while this node is alone; a new self id also needs that
+ * no region exists.  Setting a name or id that is already set changes
+ * nothing and announces nothing; a key is always announced (as set, never
+ * its bytes).  Return: 0, -EINVAL, -EBUSY, -ENODEV (module going), -ENOMEM.
  */
-int hbmpool_domain_set(const char *name, const u32 *self_id,
-		       struct netlink_ext_ack *extack)
+int hbmpool_domain_set(const char *name, const u32 *self_id, const u8 *key,
+		       unsigned int key_len, struct netlink_ext_ack *extack)
 {
 	char cur[HBMPOOL_NAME_LEN];
 	bool rename, move;
@@ -51,6 +73,10 @@ int hbmpool_domain_set(const char *name, const u32 *self_id,
 	}
 	if (self_id && *self_id >= HBMPOOL_MAX_NODES) {
 		NL_SET_ERR_MSG(extack, "self-id: 0..1023");
+		return -EINVAL;
+	}
+	if (key && (key_len < HBMPOOL_KEY_MIN || key_len > HBMPOOL_KEY_MAX)) {
+		NL_SET_ERR_MSG(extack, "key: 16 to 64 bytes");
 		return -EINVAL;
 	}
 	err = hbmpool_ctl_begin();
@@ -70,12 +96,16 @@ int hbmpool_domain_set(const char *name, const u32 *self_id,
 		if (err)
 			goto out_unlock;
 	}
-	if (rename) {
-		spin_lock(&hbmpool_domain_lock);
+	spin_lock(&hbmpool_domain_lock);
+	if (rename)
 		strscpy(hbmpool_domain_name_buf, name, HBMPOOL_NAME_LEN);
-		spin_unlock(&hbmpool_domain_lock);
+	if (key) {
+		memzero_explicit(hbmpool_domain_key, sizeof(hbmpool_domain_key));
+		memcpy(hbmpool_domain_key, key, key_len);
+		WRITE_ONCE(hbmpool_domain_key_len, key_len);
 	}
-	if (rename || move)
+	spin_unlock(&hbmpool_domain_lock);
+	if (rename || move || key)
 		hbmpool_event(HBMPOOL_EVENT_DOMAIN_CHANGE, NULL);
 out_unlock:
 	mutex_unlock(&hbmpool_nodes_lock);

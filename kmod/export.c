@@ -8,6 +8,7 @@
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
 #include <linux/mutex.h>
+#include <linux/random.h>
 #include <linux/spinlock.h>
 #include <linux/slab.h>
 #include <net/netlink.h>
@@ -25,6 +26,7 @@
 static DEFINE_MUTEX(hbmpool_export_lock);
 static DEFINE_SPINLOCK(hbmpool_export_ptr_lock);
 static struct hbmpool_segment *hbmpool_export;
+static u64 hbmpool_export_incarnation;	/* written before the pointer is published */
 
 static void hbmpool_export_set(struct hbmpool_segment *seg)
 {
@@ -76,6 +78,7 @@ int hbmpool_export_new(u64 size, const char *provider,
 		kfree(seg);
 		goto out_unlock;
 	}
+	hbmpool_export_incarnation = get_random_u64() ?: 1;	/* 0: none */
 	hbmpool_export_set(seg);
 out_unlock:
 	mutex_unlock(&hbmpool_export_lock);
@@ -136,9 +139,11 @@ int hbmpool_export_del(struct netlink_ext_ack *extack)
  * The segment's state for a reply or an event: @provider is "none" and the
  * sizes 0 without a segment.  Does not sleep.
  */
-void hbmpool_export_info(u64 *size, const char **provider, u64 *used)
+void hbmpool_export_info(u64 *size, const char **provider, u64 *used,
+			 u64 *incarnation)
 {
 	spin_lock(&hbmpool_export_ptr_lock);
+	*incarnation = hbmpool_export ? hbmpool_export_incarnation : 0;
 	if (hbmpool_export) {
 		*size = hbmpool_export->size;
 		*provider = hbmpool_export->provider->name;

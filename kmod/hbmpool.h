@@ -138,7 +138,8 @@ struct hbmpool_segment;
 int hbmpool_export_new(u64 size, const char *provider,
 		       struct netlink_ext_ack *extack);
 int hbmpool_export_del(struct netlink_ext_ack *extack);
-void hbmpool_export_info(u64 *size, const char **provider, u64 *used);
+void hbmpool_export_info(u64 *size, const char **provider, u64 *used,
+			 u64 *incarnation);
 void hbmpool_export_exit(void);
 int hbmpool_ram_segment_init(struct hbmpool_segment *seg, u64 size,
 			     struct netlink_ext_ack *extack);
@@ -151,8 +152,12 @@ int hbmpool_ram_segment_init(struct hbmpool_segment *seg, u64 size,
  */
 extern u32 hbmpool_self_id;
 void hbmpool_domain_name(char *buf);
-int hbmpool_domain_set(const char *name, const u32 *self_id,
-		       struct netlink_ext_ack *extack);
+#define HBMPOOL_KEY_MIN		16
+#define HBMPOOL_KEY_MAX		64
+int hbmpool_domain_set(const char *name, const u32 *self_id, const u8 *key,
+		       unsigned int key_len, struct netlink_ext_ack *extack);
+bool hbmpool_domain_key_set(void);
+void hbmpool_domain_exit(void);
 
 /* Module exit waits for the releases of nodes (main.c). */
 void hbmpool_kobj_born(void);

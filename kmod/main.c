@@ -277,6 +277,7 @@ static void __exit hbmpool_exit(void)
 	hbmpool_cache_exit();
 	hbmpool_nodes_exit();
 	hbmpool_export_exit();		/* the transports that served it are gone */
+	hbmpool_domain_exit();
 	hbmpool_regions_exit();
 	hbmpool_sysfs_exit();
 	hbmpool_kobjs_wait();

@@ -99,9 +99,11 @@ static const struct nla_policy hbmpool_node_set_policy[HBMPOOL_A_NODE_PORT + 1] 
 	[HBMPOOL_A_NODE_PORT] = NLA_POLICY_FULL_RANGE(NLA_U16, &hbmpool_port_range),
 };
 
-static const struct nla_policy hbmpool_domain_set_policy[HBMPOOL_A_DOMAIN_SELF_ID + 1] = {
+static const struct nla_policy hbmpool_domain_set_policy[HBMPOOL_A_DOMAIN_KEY + 1] = {
 	[HBMPOOL_A_DOMAIN_NAME] = { .type = NLA_NUL_STRING, .len = HBMPOOL_NL_NAME_MAX },
 	[HBMPOOL_A_DOMAIN_SELF_ID] = HBMPOOL_NL_ID,
+	[HBMPOOL_A_DOMAIN_KEY] = NLA_POLICY_RANGE(NLA_BINARY, HBMPOOL_KEY_MIN,
+						  HBMPOOL_KEY_MAX),
 };
 
 static const struct nla_policy hbmpool_link_get_policy[HBMPOOL_A_LINK_NODE_ID + 1] = {
@@ -306,7 +308,8 @@ static int hbmpool_nl_domain_fill(struct sk_buff *msg, void *unused,
 	    nla_put_u32(msg, HBMPOOL_A_DOMAIN_NR_NODES, hbmpool_nr_nodes()) ||
 	    nla_put_u32(msg, HBMPOOL_A_DOMAIN_MAX_NODES, HBMPOOL_MAX_NODES) ||
 	    nla_put_u64_64bit(msg, HBMPOOL_A_DOMAIN_SEQ, m->evseq,
-			      HBMPOOL_A_DOMAIN_PAD)) {
+			      HBMPOOL_A_DOMAIN_PAD) ||
+	    (hbmpool_domain_key_set() && nla_put_flag(msg, HBMPOOL_A_DOMAIN_KEY_SET))) {
 		genlmsg_cancel(msg, hdr);
 		return -EMSGSIZE;
 	}
@@ -324,8 +327,10 @@ static int hbmpool_nl_domain_set(struct sk_buff *skb, struct genl_info *info)
 	struct nlattr **tb = info->attrs;
 	u32 self;
 
-	if (!tb[HBMPOOL_A_DOMAIN_NAME] && !tb[HBMPOOL_A_DOMAIN_SELF_ID]) {
-		NL_SET_ERR_MSG(info->extack, "nothing to set: name or self-id");
+	struct nlattr *key = tb[HBMPOOL_A_DOMAIN_KEY];
+
+	if (!tb[HBMPOOL_A_DOMAIN_NAME] && !tb[HBMPOOL_A_DOMAIN_SELF_ID] && !key) {
+		NL_SET_ERR_MSG(info->extack, "nothing to set: name, self-id or key");
 		return -EINVAL;
 	}
 	if (tb[HBMPOOL_A_DOMAIN_SELF_ID])
@@ -333,6 +338,7 @@ static int hbmpool_nl_domain_set(struct sk_buff *skb, struct genl_info *info)
 	return hbmpool_domain_set(tb[HBMPOOL_A_DOMAIN_NAME] ?
 				  nla_data(tb[HBMPOOL_A_DOMAIN_NAME]) : NULL,
 				  tb[HBMPOOL_A_DOMAIN_SELF_ID] ? &self : NULL,
+				  key ? nla_data(key) : NULL, key ? nla_len(key) : 0,
 				  info->extack);
 }
 
@@ -342,16 +348,18 @@ static int hbmpool_nl_segment_fill(struct sk_buff *msg, void *unused,
 				   const struct hbmpool_nl_msg *m)
 {
 	void *hdr = hbmpool_nl_put_hdr(msg, m);
+	u64 size, used, incarnation;
 	const char *provider;
-	u64 size, used;
 
 	if (!hdr)
 		return -EMSGSIZE;
-	hbmpool_export_info(&size, &provider, &used);
+	hbmpool_export_info(&size, &provider, &used, &incarnation);
 	if (nla_put_u64_64bit(msg, HBMPOOL_A_SEGMENT_SIZE, size, HBMPOOL_A_SEGMENT_PAD) ||
 	    nla_put_string(msg, HBMPOOL_A_SEGMENT_PROVIDER, provider) ||
 	    nla_put_u64_64bit(msg, HBMPOOL_A_SEGMENT_USED, used, HBMPOOL_A_SEGMENT_PAD) ||
 	    nla_put_u64_64bit(msg, HBMPOOL_A_SEGMENT_SEQ, m->evseq,
+			      HBMPOOL_A_SEGMENT_PAD) ||
+	    nla_put_u64_64bit(msg, HBMPOOL_A_SEGMENT_INCARNATION, incarnation,
 			      HBMPOOL_A_SEGMENT_PAD)) {
 		genlmsg_cancel(msg, hdr);
 		return -EMSGSIZE;

@@ -2,14 +2,17 @@
 # SPDX-License-Identifier: GPL-2.0
 """
 THEORY OF OPERATION
-The segment this node exports (netlink segment-new, segment-get,
-segment-del; hbmctl segment add/show/del): a "ram" segment reserves its
+What this node brings to the domain: the segment it exports (netlink
+segment-new, segment-get, segment-del; hbmctl segment add/show/del) and the
+domain key it will authenticate with.  A "ram" segment reserves its
 memory at once (MemAvailable drops by its size) and gives it back when
 deleted; segment-get and the segment-change-ntf events report it; a second
 segment, an unknown provider, a size not page aligned or larger than the
 memory can give are refused with their errno and a message, changing
-nothing; deleting without a segment is ENOENT.  hbmctl drives the same
-operations, with -j output checked.
+nothing; deleting without a segment is ENOENT; every new segment has a new
+incarnation.  A domain key is set (domain-set key, hbmctl domain set
+key-file) and reported only as set: its bytes are in no reply and no event.
+hbmctl drives the same operations, with -j output checked.
 TAP output; exit 0 pass, 1 fail, 4 skip.
 """
 import errno
@@ -96,6 +99,29 @@ def main():
         refused(g, errno.ENOMEM, "more than the memory can give: ENOMEM with a message",
                 size=1 << 40)
         result(g.do("segment-get")["size"] == 0, "...and nothing is left reserved")
+        incs = []
+        for _ in range(2):
+            g.do("segment-new", size=MIB)
+            incs.append(g.do("segment-get")["incarnation"])
+            g.do("segment-del")
+        result(all(incs) and incs[0] != incs[1] and g.do("segment-get")["incarnation"] == 0,
+               "each new segment has a new incarnation; none without one", f"{incs}")
+        mon.events(timeout=0.5)
+
+        # the domain key
+        key = bytes(range(0x40, 0x40 + 32))
+        d = g.do("domain-get")
+        result("key-set" not in d, "no domain key after load", f"{d}")
+        g.raw("domain-set", g.spec.encode("domain", "key", key))
+        raw = g.raw("domain-get")[0][2]
+        d = g.spec.decode("domain", raw)
+        ev = mon.events(timeout=2.0)
+        evraw = [e for e in ev if e[0] == "domain-change-ntf"]
+        result(d.get("key-set") is True and key not in raw,
+               "domain-set key: domain-get says key-set, without its bytes", f"{d}")
+        result(len(evraw) == 1 and evraw[0][1].get("key-set") is True and
+               "key" not in evraw[0][1] and "unknown" not in evraw[0][1],
+               "one domain-change event, key-set and no key", f"{ev}")
 
         if os.access(HBMCTL, os.X_OK):
             r = subprocess.run([HBMCTL, "segment", "add", "8M"], capture_output=True,
@@ -115,8 +141,21 @@ def main():
                                check=False)
             result(r.returncode == 0 and g.do("segment-get")["size"] == 0,
                    "hbmctl segment del", r.stderr)
+            kf = "/tmp/hbmpool-key-test"
+            with open(kf, "wb") as f:
+                f.write(os.urandom(48))
+            r = subprocess.run([HBMCTL, "domain", "set", "key-file", kf], capture_output=True,
+                               text=True, check=False)
+            result(r.returncode == 0, "hbmctl domain set key-file: a 48-byte key", r.stderr)
+            with open(kf, "wb") as f:
+                f.write(os.urandom(10))
+            r = subprocess.run([HBMCTL, "domain", "set", "key-file", kf], capture_output=True,
+                               text=True, check=False)
+            os.unlink(kf)
+            result(r.returncode == 1 and "16 to 64 bytes" in r.stderr,
+                   "hbmctl domain set key-file: a 10-byte file is refused", r.stderr)
         else:
-            for _ in range(3):
+            for _ in range(5):
                 print(f"ok {tap.n + 1} # SKIP {HBMCTL} not built (make tools)")
                 tap.n += 1
     finally:

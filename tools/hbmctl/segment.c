@@ -64,12 +64,13 @@ static int cmd_show(int argc, char **argv)
 		{ "provider", "provider", F_STR, NULL },
 		{ "used", "used", F_SIZE, NULL },
 		{ "seq", "seq", F_STR, NULL },
+		{ "incarnation", "incarnation", F_STR, NULL },
 	};
 
 	(void)argv;
 	if (argc > 1)
 		return ctl_bad(&ctl_obj_segment, "segment show takes no argument");
-	return out_show_kv(HBMPOOL_CMD_SEGMENT_GET, cols, 4);
+	return out_show_kv(HBMPOOL_CMD_SEGMENT_GET, cols, 5);
 }
 
 static const struct ctl_cmd cmds[] = {
