@@ -260,7 +260,8 @@ class Tap:
         self.n += 1
         if not good:
             self.failed += 1
-        print(f"{'ok' if good else 'not ok'} {self.n} {name}{'' if good else ' # ' + why}")
+        print(f"{'ok' if good else 'not ok'} {self.n} {name}{'' if good else ' # ' + why}",
+              flush=True)
 
     def finish(self):
         """Prints the plan and the totals; the exit status."""
