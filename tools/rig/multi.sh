@@ -306,7 +306,7 @@ fails=0
 		*) echo "FAIL  host command: exit status $hostrc ($dir/host.log)"; fails=$((fails + 1)) ;;
 		esac
 	fi
-	[ -n "$aborted" ] && echo "note  run aborted early: $aborted"
+	if [ -n "$aborted" ]; then echo "note  run aborted early: $aborted"; fi
 } | tee "$dir/results.txt"
 fails=$(grep -c '^FAIL' "$dir/results.txt" || true)
 [ "$fails" = 0 ]
