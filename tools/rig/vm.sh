@@ -36,7 +36,9 @@ usage: $0 [options] [--] [command [args...]]
  -m, --mem MB          guest memory (default \$RIG_MEM or 2048)
      --smp N           guest CPUs (default \$RIG_SMP or 2)
  -n, --net SPEC        add a virtio-net NIC on a socket netdev (repeatable);
-                       SPEC: listen:PORT or connect:PORT, optional ,mac=MAC
+                       SPEC: listen:PORT or connect:PORT (a link between two
+                       VMs), or mcast:GROUP:PORT (a segment shared by every VM
+                       on it, multicast on 127.0.0.1); optional ,mac=MAC
      --ip ADDR/PREFIX  configure eth0 in the guest (with --net)
  -a, --append ARGS     extra kernel command line (also \$RIG_APPEND)
  -Q, --qemu ARG        extra QEMU argument (repeatable)
@@ -136,7 +138,8 @@ for n in "${nets[@]+"${nets[@]}"}"; do
 	case "$spec" in
 	listen:*) sock="listen=127.0.0.1:${spec#listen:}" ;;
 	connect:*) sock="connect=127.0.0.1:${spec#connect:}" ;;
-	*) rig_die "bad --net '$n' (listen:PORT or connect:PORT)" ;;
+	mcast:*:*) sock="mcast=${spec#mcast:},localaddr=127.0.0.1" ;;
+	*) rig_die "bad --net '$n' (listen:PORT, connect:PORT or mcast:GROUP:PORT)" ;;
 	esac
 	netargs+=(-netdev "socket,id=n$i,$sock" -device "virtio-net-pci,netdev=n$i,id=nic$i,mac=$mac")
 	i=$((i + 1))

@@ -1,0 +1,43 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# A guest command for multi.sh that runs what the host asks: the host side
+# (multi-ctl.sh exec / spawn) drops scripts into $RIG_SYNC/cmd/NODE.BOOT/ and
+# reads their output and exit status back from there.  Never run on the host.
+#
+#   tools/rig/multi.sh -c HOST-SCRIPT -- tools/rig/multi-agent.sh
+#
+# Each JOB.sh that appears is run once, in the background (jobs run
+# concurrently; ordering is the host's business), through bash, cwd = the
+# repo, stdin /dev/null; its stdout and stderr go to JOB.out, then its exit
+# status to JOB.rc (written last, atomically).  The agent marks
+# "agent.NODE.BOOT" when it is polling, and exits 0 when $RIG_SYNC/stop or
+# $RIG_SYNC/abort appears (multi.sh writes stop when the host command ends);
+# the VM then powers off.  A VM restarted by the host gets a new, empty
+# command directory (its BOOT is one more).
+set -u
+# shellcheck source-path=SCRIPTDIR source=multi-lib.sh
+. "$(dirname "$0")/multi-lib.sh"
+
+dir=$RIG_SYNC/cmd/$RIG_NODE.$RIG_BOOT
+mkdir -p "$dir"
+declare -A seen=()
+rig_mark "agent.$RIG_NODE.$RIG_BOOT"
+while [ ! -e "$RIG_SYNC/stop" ] && [ ! -e "$RIG_SYNC/abort" ]; do
+	for f in "$dir"/*.sh; do
+		[ -e "$f" ] || continue
+		j=${f%.sh}
+		[ -n "${seen[$j]:-}" ] && continue
+		seen[$j]=1
+		(
+			bash "$f" >"$j.out" 2>&1 </dev/null
+			echo $? >"$j.rc.tmp"
+			mv -f "$j.rc.tmp" "$j.rc"
+		) &
+	done
+	sleep 0.2
+done
+why=stop
+[ -e "$RIG_SYNC/abort" ] && why="abort: $(cat "$RIG_SYNC/abort")"
+echo "multi-agent: node $RIG_NODE: $why"
+exit 0
