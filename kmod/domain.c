@@ -30,7 +30,7 @@ bool hbmpool_domain_key_set(void)
 	return READ_ONCE(hbmpool_domain_key_len);
 }
 
-/* Module exit: the key leaves no copy in freed memory. */
+/* Module exit: the module's copy of the key is wiped (see hbmpool_domain_set()). */
 void hbmpool_domain_exit(void)
 {
 	spin_lock(&hbmpool_domain_lock);
@@ -58,7 +58,11 @@ void hbmpool_domain_name(char *buf)
  * Name and id only while this node is alone; a new self id also needs that
  * no region exists.  Setting a name or id that is already set changes
  * nothing and announces nothing; a key is always announced (as set, never
- * its bytes).  Return: 0, -EINVAL, -EBUSY, -ENODEV (module going), -ENOMEM.
+ * its bytes).  The module never sends the key; the request that carried
+ * it is netlink's (a caller that does not want it echoed in an error ack
+ * sets NETLINK_CAP_ACK, as hbmctl does).
+ *
+ * Return: 0, -EINVAL, -EBUSY, -ENODEV (module going), -ENOMEM.
  */
 int hbmpool_domain_set(const char *name, const u32 *self_id, const u8 *key,
 		       unsigned int key_len, struct netlink_ext_ack *extack)

@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * The segment this node exports to the domain: created and deleted by the
- * operator (netlink segment-new and segment-del), one per node.  The
- * transports that serve other nodes allocate its chunks to them through
- * hbmpool_export_get(); its memory comes from a provider (segment_ram.c).
+ * operator (netlink segment-new and segment-del), one per node.  Its
+ * memory comes from a provider (segment_ram.c); the transports that serve
+ * other nodes from it (to come) allocate its chunks to them.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 

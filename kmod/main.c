@@ -276,7 +276,7 @@ static void __exit hbmpool_exit(void)
 	misc_deregister(&hbmpool_miscdev);
 	hbmpool_cache_exit();
 	hbmpool_nodes_exit();
-	hbmpool_export_exit();		/* the transports that served it are gone */
+	hbmpool_export_exit();		/* no node, so no client of it, is left */
 	hbmpool_domain_exit();
 	hbmpool_regions_exit();
 	hbmpool_sysfs_exit();

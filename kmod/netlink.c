@@ -445,12 +445,15 @@ void hbmpool_nl_notify(enum hbmpool_event ev, void *obj, u64 seq)
 						  hbmpool_nl_domain_fill },
 	};
 	struct hbmpool_nl_msg m = { .cmd = event[ev].cmd, .evseq = seq };
+	size_t size = NLMSG_GOODSIZE;
 	struct sk_buff *msg;
 	int err = -ENOMEM;
 
 	if (!hbmpool_nl_listened())
 		return;
-	msg = genlmsg_new(NLMSG_GOODSIZE, GFP_KERNEL);
+	if (ev == HBMPOOL_EVENT_REGION_NEW || ev == HBMPOOL_EVENT_REGION_DEL)
+		size = hbmpool_nl_region_event_size(obj);
+	msg = genlmsg_new(size, GFP_KERNEL);
 	if (msg)
 		err = event[ev].fill(msg, obj, &m);
 	if (err) {
@@ -552,6 +555,7 @@ static const struct genl_ops hbmpool_genl_ops[] = {
 	{
 		.cmd = HBMPOOL_CMD_REGION_GET,
 		.doit = hbmpool_nl_region_get,
+		.start = hbmpool_nl_region_dump_start,
 		.dumpit = hbmpool_nl_region_dump,
 		.policy = hbmpool_region_get_policy,
 		.maxattr = ARRAY_SIZE(hbmpool_region_get_policy) - 1,
@@ -568,6 +572,11 @@ struct genl_family hbmpool_genl __ro_after_init = {
 	.mcgrps = hbmpool_mcgrps,
 	.n_mcgrps = ARRAY_SIZE(hbmpool_mcgrps),
 	.resv_start_op = HBMPOOL_CMD_PARAMS_GET,	/* every op validates strictly */
+	/*
+	 * The module serialises itself (its own locks): a segment-new that
+	 * reserves gigabytes must not hold every generic netlink family up.
+	 */
+	.parallel_ops = true,
 };
 
 int hbmpool_netlink_init(void)

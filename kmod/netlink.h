@@ -71,5 +71,7 @@ int hbmpool_nl_link_dump(struct sk_buff *skb, struct netlink_callback *cb);
 int hbmpool_nl_link_set(struct sk_buff *skb, struct genl_info *info);
 int hbmpool_nl_region_get(struct sk_buff *skb, struct genl_info *info);
 int hbmpool_nl_region_dump(struct sk_buff *skb, struct netlink_callback *cb);
+int hbmpool_nl_region_dump_start(struct netlink_callback *cb);
+size_t hbmpool_nl_region_event_size(struct hbmpool_region *r);
 
 #endif /* _HBMPOOL_NETLINK_H */

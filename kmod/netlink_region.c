@@ -10,7 +10,32 @@
 #include "netlink.h"
 
 /* Most chunks a do reply carries; more need a dump. */
-#define HBMPOOL_NL_DO_CHUNKS	4096
+#define HBMPOOL_NL_DO_CHUNKS	1024
+
+/* Room for a chunk's nest: index, node, offset (with its pad), generation. */
+#define HBMPOOL_NL_CHUNK_SIZE	64
+
+/*
+ * Every part of a region dump has room for a region over every node: its
+ * node ids (8 bytes each) and the rest (under 1 KiB).  netlink's default,
+ * NLMSG_GOODSIZE, holds a region over about 390 nodes.
+ */
+#define HBMPOOL_NL_REGION_DUMP_ALLOC	16384
+static_assert(HBMPOOL_NL_REGION_DUMP_ALLOC >= 1024 + HBMPOOL_MAX_NODES * 8);
+
+/* A message's size for @r, with @chunks chunks of its placement. */
+static size_t hbmpool_nl_region_size(struct hbmpool_region *r, u32 chunks)
+{
+	return NLMSG_GOODSIZE +
+	       bitmap_weight(r->nodes, HBMPOOL_MAX_NODES) * nla_total_size(sizeof(u32)) +
+	       (size_t)chunks * HBMPOOL_NL_CHUNK_SIZE;
+}
+
+/* An event about @r: sized for it (see hbmpool_nl_notify()). */
+size_t hbmpool_nl_region_event_size(struct hbmpool_region *r)
+{
+	return hbmpool_nl_region_size(r, 0);
+}
 
 static int hbmpool_nl_put_chunk(struct sk_buff *msg, struct hbmpool_region *r,
 				u32 i)
@@ -174,17 +199,17 @@ int hbmpool_nl_region_get(struct sk_buff *skb, struct genl_info *info)
 		err = -EMSGSIZE;
 		goto out_put;
 	}
-	msg = genlmsg_new(chunks ? NLMSG_GOODSIZE + r->nr_chunks * 64 :
-			  NLMSG_GOODSIZE, GFP_KERNEL);
+	msg = genlmsg_new(hbmpool_nl_region_size(r, chunks ? r->nr_chunks : 0),
+			  GFP_KERNEL | __GFP_NOWARN);
 	if (!msg)
 		goto out_put;
 	m.evseq = hbmpool_events_hold();
 	err = hbmpool_nl_region_fill(msg, r, &m, chunks ? &next : NULL);
 	hbmpool_events_release();
 	if (!err && chunks && next != r->nr_chunks)
-		err = -EMSGSIZE;	/* the size above is too small: a bug */
+		err = -EMSGSIZE;
 	if (err) {
-		WARN_ON_ONCE(err == -EMSGSIZE);
+		NL_SET_ERR_MSG(info->extack, "the region does not fit one reply: dump it");
 		nlmsg_free(msg);
 		goto out_put;
 	}
@@ -199,6 +224,13 @@ out_put:
  * its next chunk (0: the region from its start).  With a region id in the
  * request, only that region.
  */
+/* Dumps of regions get parts large enough for a region over every node. */
+int hbmpool_nl_region_dump_start(struct netlink_callback *cb)
+{
+	cb->min_dump_alloc = HBMPOOL_NL_REGION_DUMP_ALLOC;
+	return 0;
+}
+
 int hbmpool_nl_region_dump(struct sk_buff *skb, struct netlink_callback *cb)
 {
 	const struct genl_dumpit_info *info = genl_dumpit_info(cb);
@@ -212,8 +244,12 @@ int hbmpool_nl_region_dump(struct sk_buff *skb, struct netlink_callback *cb)
 	if (id_attr && id < nla_get_u32(id_attr))
 		id = nla_get_u32(id_attr);
 	while ((r = hbmpool_region_get_next(&id))) {
-		/* the region being continued may be gone: start the next one whole */
-		u32 next = r->id == cb->args[0] ? cb->args[1] : 0;
+		/*
+		 * The region being continued may be gone: start the next one
+		 * whole.  Ids are not reused soon (they are allocated
+		 * cyclically), so a region of the same id is the same region.
+		 */
+		u32 start = r->id == cb->args[0] ? cb->args[1] : 0, next = start;
 
 		if (id_attr && r->id != nla_get_u32(id_attr)) {
 			hbmpool_region_put(r);
@@ -230,6 +266,8 @@ int hbmpool_nl_region_dump(struct sk_buff *skb, struct netlink_callback *cb)
 		} else if (!err) {
 			cb->args[1] = 0;
 			id++;
+		} else {
+			cb->args[1] = start;	/* this part had no room for it */
 		}
 		hbmpool_region_put(r);		/* may announce its end: after release */
 		if (err)

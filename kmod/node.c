@@ -106,6 +106,7 @@ struct hbmpool_node *hbmpool_node_get_next(unsigned long *id)
  */
 void hbmpool_node_link_changed(struct hbmpool_node *node, bool up)
 {
+	might_sleep();
 	enum hbmpool_node_state from = up ? HBMPOOL_NODE_UNREACHABLE :
 					    HBMPOOL_NODE_LIVE;
 	enum hbmpool_node_state to = up ? HBMPOOL_NODE_LIVE :
@@ -195,8 +196,11 @@ static struct hbmpool_node *hbmpool_node_alloc(u32 id,
 	node->dev.release = hbmpool_node_release;
 	hbmpool_sysfs_node_init(node);
 	if (dev_set_name(&node->dev, "node%u", id) ||
-	    hbmpool_counters_init(&node->stats))
+	    hbmpool_counters_init(&node->stats)) {
+		if (t)		/* not the node's yet: its release would not put it */
+			hbmpool_transport_put(t);
 		goto err_put;
+	}
 	snprintf(name, sizeof(name), "node%u", id);
 	node->debugfs = debugfs_create_dir(name, hbmpool_debugfs_root);
 	debugfs_create_file_unsafe("fail_fetch", 0644, node->debugfs,
@@ -536,26 +540,28 @@ int hbmpool_self_move(u32 id, struct netlink_ext_ack *extack)
 
 	lockdep_assert_held(&hbmpool_nodes_lock);
 	/*
-	 * No region can be placed while this node is alone, so a region
-	 * counted here or not yet is one left on removed nodes: refuse
-	 * the move while any exists, as the documentation says.
+	 * No region can be placed while this node is alone, but one may be
+	 * left on removed nodes, or be between its id and its listing:
+	 * refuse the move while any region id is taken.
 	 */
-	if (READ_ONCE(hbmpool_nr_regions)) {
+	if (!xa_empty(&hbmpool_regions)) {
 		NL_SET_ERR_MSG(extack, "self-id: regions exist");
 		return -EBUSY;
 	}
 	old = __hbmpool_node_lookup(hbmpool_self_id);
+	if (WARN_ON(!old || old->transport))
+		return -EIO;
+	/* what can fail comes first: on failure the old entry stays as it is */
 	node = hbmpool_node_alloc(id, &old->conf, 0, NULL, &err);
 	if (!node)
 		return err;
-	__hbmpool_node_unpublish(old);
-	WRITE_ONCE(hbmpool_self_id, id);
 	err = hbmpool_node_publish(node);
 	if (err)
-		pr_err("node %u: this node's entry could not be published: %d\n",
-		       id, err);
+		return err;
+	__hbmpool_node_unpublish(old);
+	WRITE_ONCE(hbmpool_self_id, id);
 	hbmpool_node_put(old);
-	return err;
+	return 0;
 }
 
 /*

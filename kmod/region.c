@@ -47,6 +47,7 @@ const char *hbmpool_policy_name(u32 policy)
 DEFINE_MUTEX(hbmpool_regions_lock);
 DEFINE_XARRAY_ALLOC(hbmpool_regions);
 unsigned long hbmpool_nr_regions;
+static u32 hbmpool_region_next_id;	/* xa_alloc_cyclic()'s, under the xarray's lock */
 static DEFINE_HASHTABLE(hbmpool_region_names, HBMPOOL_NAME_HASH_BITS);
 
 static u32 hbmpool_name_hash(const char *name)
@@ -307,6 +308,8 @@ static int hbmpool_info_nodes(struct hbmpool_region *r, u64 __user *uptr,
 	for (i = 0; i < nwords; i++) {
 		u64 w = i < ARRAY_SIZE(words) ? words[i] : 0;
 
+		if (i == nwords - 1 && bits % 64)
+			w &= (1ULL << (bits % 64)) - 1;	/* the caller's bits only */
 		if (put_user(w, uptr + i))
 			return -EFAULT;
 	}
@@ -332,8 +335,10 @@ static int hbmpool_info_chunks(struct hbmpool_region *r, void __user *uptr,
 		ci.nr_copies = map->nr_copies;
 		rcu_read_unlock();
 
-		if (copy_to_user(entry, &ci, sizeof(ci)) ||
-		    clear_user(entry + sizeof(ci), stride - sizeof(ci)))
+		/* an older caller's smaller entry gets what it knows */
+		if (copy_to_user(entry, &ci, min_t(size_t, stride, sizeof(ci))) ||
+		    (stride > sizeof(ci) &&
+		     clear_user(entry + sizeof(ci), stride - sizeof(ci))))
 			return -EFAULT;
 		if (!(i % 1024)) {
 			if (fatal_signal_pending(current))
@@ -744,9 +749,15 @@ long hbmpool_ioc_region_create(void __user *argp)
 	if (!r->chunks)
 		goto err_put;
 	/* reserve the id; the region is stored there once it is complete */
-	err = xa_alloc(&hbmpool_regions, &id, NULL, xa_limit_31b, GFP_KERNEL);
-	if (err)
+	/*
+	 * Cyclic: an id is not reused soon after its region is freed, so
+	 * that dumps and monitors never take a new region for an old one.
+	 */
+	err = xa_alloc_cyclic(&hbmpool_regions, &id, NULL, xa_limit_31b,
+			      &hbmpool_region_next_id, GFP_KERNEL);
+	if (err < 0)
 		goto err_put;
+	err = 0;
 	r->id = id;
 
 	err = hbmpool_place(r);

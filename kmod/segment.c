@@ -36,7 +36,7 @@ static unsigned long hbmpool_last_page(u64 offset, u64 len)
 /**
  * hbmpool_segment_init - set up a segment of @size bytes
  * @seg: the segment
- * @size: bytes, a multiple of the page size, below 2^40
+ * @size: bytes, a multiple of the page size, at most 2^40
  * @provider: where its bytes live
  * @priv: the provider's state
  *
@@ -47,7 +47,7 @@ int hbmpool_segment_init(struct hbmpool_segment *seg, u64 size,
 			 const struct hbmpool_segment_provider *provider,
 			 void *priv)
 {
-	if (!size || !PAGE_ALIGNED(size) || size >= HBMPOOL_SEGMENT_BASE)
+	if (!size || !PAGE_ALIGNED(size) || size > HBMPOOL_SEGMENT_BASE)
 		return -EINVAL;
 	seg->size = size;
 	seg->provider = provider;

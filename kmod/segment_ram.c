@@ -106,7 +106,7 @@ int hbmpool_ram_segment_init(struct hbmpool_segment *seg, u64 size,
 	ram = kzalloc(sizeof(*ram), GFP_KERNEL);
 	if (!ram)
 		return -ENOMEM;
-	ram->pages = kvcalloc(nr, sizeof(*ram->pages), GFP_KERNEL);
+	ram->pages = kvcalloc(nr, sizeof(*ram->pages), GFP_KERNEL | __GFP_NOWARN);
 	if (!ram->pages) {
 		kfree(ram);
 		return -ENOMEM;

@@ -121,7 +121,11 @@ struct hbmpool_req {
  *	(the core already refuses requests while it is down); a transport
  *	with connections closes or reopens them.  May sleep.
  *
- * Link state is pushed by the transport with hbmpool_node_link_changed().
+ * Link state is pushed by the transport with hbmpool_node_link_changed(),
+ * which sleeps and takes the events lock: never call it holding a lock that
+ * @free_bytes takes, which the core calls under the events lock (to report
+ * a node).  @free_bytes must answer from what the transport knows, without
+ * a round trip to the home.
  */
 struct hbmpool_transport_ops {
 	int (*attach)(struct hbmpool_node *node, const void *params);

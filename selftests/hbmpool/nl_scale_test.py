@@ -117,6 +117,23 @@ def test_nodes(g, self_id):
     result(ok, "...and holds what is written to it")
     mm.close()
     os.close(fd)
+
+    # a region over every other node: its messages carry 1023 node ids
+    mon = nlraw.Genl()
+    mon.subscribe()
+    fd = region_create(dev, len(ids) * PAGE, ids, chunk=PAGE)
+    rid = [r["id"] for r in g.dump("region-get") if len(r.get("node-id", [])) == len(ids)]
+    one = g.do("region-get", id=rid[0]) if rid else {}
+    ev = [a for n, a in mon.events(timeout=2.0) if n == "region-new-ntf"]
+    result(len(rid) == 1 and one.get("node-id") == ids and
+           len(ev) == 1 and ev[0].get("node-id") == ids,
+           "a region over 1023 nodes: dump, get and its event carry every node id",
+           f"dump {len(rid)}, get {len(one.get('node-id', []))}, events {len(ev)}")
+    os.close(fd)
+    ev = [a for n, a in mon.events(timeout=2.0) if n == "region-del-ntf"]
+    result(len(ev) == 1 and len(ev[0].get("node-id", [])) == len(ids),
+           "...and so does the event of its end", f"{len(ev)} events")
+    mon.close()
     os.close(dev)
 
     errs = []
