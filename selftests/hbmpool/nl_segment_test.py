@@ -10,7 +10,8 @@ deleted; segment-get and the segment-change-ntf events report it; a second
 segment, an unknown provider, a size not page aligned or larger than the
 memory can give are refused with their errno and a message, changing
 nothing; deleting without a segment is ENOENT; every new segment has a new
-incarnation.  A domain key is set (domain-set key, hbmctl domain set
+incarnation.  This node's id moves (domain-set self-id) only while it is
+alone, and its entry moves with it.  A domain key is set (domain-set key, hbmctl domain set
 key-file) and reported only as set: its bytes are in no reply and no event.
 hbmctl drives the same operations, with -j output checked.
 TAP output; exit 0 pass, 1 fail, 4 skip.
@@ -122,6 +123,34 @@ def main():
         result(len(evraw) == 1 and evraw[0][1].get("key-set") is True and
                "key" not in evraw[0][1] and "unknown" not in evraw[0][1],
                "one domain-change event, key-set and no key", f"{ev}")
+
+        # this node's id in the domain
+        g.do("node-new", id=9, capacity=MIB, distance=20)
+        try:
+            g.do("domain-set", self_id=5)
+            result(False, "self-id while another node exists: EBUSY", "accepted")
+        except nlraw.NlError as e:
+            result(e.errno == errno.EBUSY and bool(e.msg),
+                   "self-id while another node exists: EBUSY with a message", str(e))
+        g.do("node-del", id=9)
+        mon.events(timeout=0.5)
+        g.do("domain-set", self_id=5)
+        nodes = {n["id"]: n for n in g.dump("node-get")}
+        ev = [n for n, _ in mon.events(timeout=2.0)]
+        result(g.do("domain-get")["self-id"] == 5 and list(nodes) == [5] and
+               nodes[5].get("self") is True and nodes[5]["transport"] == "local" and
+               os.path.isdir("/sys/kernel/hbmpool/nodes/node5") and
+               not os.path.exists("/sys/kernel/hbmpool/nodes/node0"),
+               "domain-set self-id 5: this node's entry moves to id 5", f"{nodes}")
+        result(ev.count("node-add-ntf") == 1 and ev.count("node-del-ntf") == 1,
+               "...announced as the new entry added and the old one removed", f"{ev}")
+        g.do("node-new", id=0, capacity=MIB, distance=20)
+        result(g.do("node-get", id=0)["transport"] == "sim",
+               "id 0 is an ordinary id now: a remote node takes it")
+        g.do("node-del", id=0)
+        g.do("domain-set", self_id=0)
+        result(g.do("domain-get")["self-id"] == 0 and
+               [n["id"] for n in g.dump("node-get")] == [0], "and back to 0")
 
         if os.access(HBMCTL, os.X_OK):
             r = subprocess.run([HBMCTL, "segment", "add", "8M"], capture_output=True,
