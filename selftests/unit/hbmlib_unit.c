@@ -14,26 +14,8 @@
 #include <linux/hbmpool.h>
 
 #include "hbmlib.h"
+#include "tap.h"
 
-static int npass, nfail, ntest;
-
-static void ok(int cond, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
-static void ok(int cond, const char *fmt, ...)
-{
-	va_list ap;
-
-	ntest++;
-	printf("%sok %d - ", cond ? "" : "not ", ntest);
-	va_start(ap, fmt);
-	vprintf(fmt, ap);
-	va_end(ap);
-	printf("\n");
-	if (cond)
-		npass++;
-	else
-		nfail++;
-}
 
 static void test_parse_size(void)
 {
@@ -465,7 +447,5 @@ int main(void)
 	test_place();
 	test_place_high_ids();
 	test_human();
-	printf("1..%d\n", ntest);
-	printf("%d passed, %d failed\n", npass, nfail);
-	return nfail ? 1 : 0;
+	return tap_finish();
 }

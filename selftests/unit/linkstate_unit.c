@@ -10,24 +10,8 @@
 #include <stdio.h>
 
 #include "linkstate.h"
+#include "tap.h"
 
-static int ntest, nfail;
-
-static void ok(int cond, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
-static void ok(int cond, const char *fmt, ...)
-{
-	va_list ap;
-
-	ntest++;
-	printf("%sok %d - ", cond ? "" : "not ", ntest);
-	va_start(ap, fmt);
-	vprintf(fmt, ap);
-	va_end(ap);
-	printf("\n");
-	if (!cond)
-		nfail++;
-}
 
 static const struct hbmpool_lthresholds thr = {
 	.degraded_rtt_ns = 1000000,	/* 1 ms */
@@ -128,7 +112,5 @@ int main(void)
 	test_life();
 	test_degraded();
 	test_backoff();
-	printf("1..%d\n", ntest);
-	printf("%d passed, %d failed\n", ntest - nfail, nfail);
-	return nfail ? 1 : 0;
+	return tap_finish();
 }

@@ -14,24 +14,8 @@
 #include <stdlib.h>
 
 #include "wire.h"
+#include "tap.h"
 
-static int ntest, nfail;
-
-static void ok(int cond, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
-static void ok(int cond, const char *fmt, ...)
-{
-	va_list ap;
-
-	ntest++;
-	printf("%sok %d - ", cond ? "" : "not ", ntest);
-	va_start(ap, fmt);
-	vprintf(fmt, ap);
-	va_end(ap);
-	printf("\n");
-	if (!cond)
-		nfail++;
-}
 
 /* Re-seal a header after a field was changed on purpose (tests past the CRC). */
 static void reseal(struct hbmw_hdr *h)
@@ -258,7 +242,5 @@ int main(void)
 	test_status();
 	test_handshake();
 	test_fuzz();
-	printf("1..%d\n", ntest);
-	printf("%d passed, %d failed\n", ntest - nfail, nfail);
-	return nfail ? 1 : 0;
+	return tap_finish();
 }
