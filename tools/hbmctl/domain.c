@@ -51,8 +51,9 @@ struct domain_set {
  */
 static int read_key(const char *path, struct domain_set *d)
 {
-	unsigned char extra;
-	ssize_t n;
+	unsigned char buf[sizeof(d->key) + 1];
+	size_t n = 0;
+	ssize_t r = 0;
 	int fd;
 
 	fd = open(path, O_RDONLY | O_CLOEXEC);
@@ -60,14 +61,28 @@ static int read_key(const char *path, struct domain_set *d)
 		fprintf(stderr, "hbmctl: %s: %s\n", path, strerror(errno));
 		return CTL_EXIT_FAIL;
 	}
-	n = read(fd, d->key, sizeof(d->key));
-	if (n == (ssize_t)sizeof(d->key) && read(fd, &extra, 1) > 0)
-		n = -2;
+	/* to the end: a pipe may give the key in pieces */
+	while (n < sizeof(buf)) {
+		r = read(fd, buf + n, sizeof(buf) - n);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0)
+			break;
+		n += (size_t)r;
+	}
 	close(fd);
-	if (n < 16 || n > (ssize_t)sizeof(d->key)) {
-		fprintf(stderr, "hbmctl: %s: a domain key is 16 to 64 bytes\n", path);
+	if (r < 0) {
+		fprintf(stderr, "hbmctl: %s: %s\n", path, strerror(errno));
+		explicit_bzero(buf, sizeof(buf));
 		return CTL_EXIT_FAIL;
 	}
+	if (n < 16 || n > sizeof(d->key)) {
+		fprintf(stderr, "hbmctl: %s: a domain key is 16 to 64 bytes\n", path);
+		explicit_bzero(buf, sizeof(buf));
+		return CTL_EXIT_FAIL;
+	}
+	memcpy(d->key, buf, n);
+	explicit_bzero(buf, sizeof(buf));
 	d->key_len = (int)n;
 	return 0;
 }
@@ -88,29 +103,28 @@ static int build_set(struct nl_msg *msg, void *arg)
 static int cmd_set(int argc, char **argv)
 {
 	struct domain_set d = { 0 };
-	int i, ret;
+	int i, ret = 0;
 
-	for (i = 1; i < argc; i += 2) {
-		if (i + 1 >= argc)
-			return ctl_bad(&ctl_obj_domain, "'%s' needs a value", argv[i]);
-		if (!strcmp(argv[i], "name")) {
+	for (i = 1; !ret && i < argc; i += 2) {
+		if (i + 1 >= argc) {
+			ret = ctl_bad(&ctl_obj_domain, "'%s' needs a value", argv[i]);
+		} else if (!strcmp(argv[i], "name")) {
 			d.name = argv[i + 1];
 		} else if (!strcmp(argv[i], "self")) {
 			if (ctl_parse_u32(argv[i + 1], &d.self))
-				return ctl_bad(&ctl_obj_domain, "bad node id '%s'", argv[i + 1]);
+				ret = ctl_bad(&ctl_obj_domain, "bad node id '%s'", argv[i + 1]);
 			d.has_self = true;
 		} else if (!strcmp(argv[i], "key-file")) {
 			ret = read_key(argv[i + 1], &d);
-			if (ret)
-				return ret;
 		} else {
-			return ctl_bad(&ctl_obj_domain, "unknown argument '%s'", argv[i]);
+			ret = ctl_bad(&ctl_obj_domain, "unknown argument '%s'", argv[i]);
 		}
 	}
-	if (!d.name && !d.has_self && !d.key_len)
-		return ctl_bad(&ctl_obj_domain, "domain set: nothing to set");
-	ret = ctl_request(HBMPOOL_CMD_DOMAIN_SET, false, build_set, &d, NULL, NULL);
-	explicit_bzero(d.key, sizeof(d.key));
+	if (!ret && !d.name && !d.has_self && !d.key_len)
+		ret = ctl_bad(&ctl_obj_domain, "domain set: nothing to set");
+	if (!ret)
+		ret = ctl_request(HBMPOOL_CMD_DOMAIN_SET, false, build_set, &d, NULL, NULL);
+	explicit_bzero(d.key, sizeof(d.key));	/* on every path */
 	return ret;
 }
 

@@ -35,6 +35,10 @@ static int on_event(uint8_t cmd, struct nlattr *attrs, int len, void *arg)
 		return -ENOMEM;
 	if (ctl.json) {
 		ev = json_object_new_object();
+		if (!ev) {
+			json_object_put(a);
+			return -ENOMEM;
+		}
 		json_object_object_add(ev, "event", json_object_new_string(name));
 		json_object_object_foreach(a, key, v)
 			json_object_object_add(ev, key, json_object_get(v));
@@ -68,11 +72,16 @@ static int run(int argc, char **argv)
 	 * An overrun loses events: say so where they would have been (the
 	 * gap shows in "seq" too), and go on; a reader dumps again.
 	 */
+	ctl.pretty = false;	/* one event, one line */
 	while ((ret = hbm_nl_listen(nl, on_event, NULL)) == -ENOBUFS) {
-		if (ctl.json)
-			printf("{\"event\": \"lost\"}\n");
-		else
+		json_object *lost = json_object_new_object();
+
+		if (ctl.json && lost) {
+			json_object_object_add(lost, "event", json_object_new_string("lost"));
+			out_json(lost);
+		} else
 			printf("lost events: the socket overran; dump again for the state\n");
+		json_object_put(lost);
 		fflush(stdout);
 	}
 	fprintf(stderr, "hbmctl: monitor: %s\n", strerror(-ret));

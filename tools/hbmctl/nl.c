@@ -189,10 +189,14 @@ int ctl_request(uint8_t cmd, bool dump, ctl_build_fn *build, void *barg,
 	/* A dump a change raced is flagged NLM_F_DUMP_INTR: dump again. */
 	for (tries = 0; tries < 5; tries++) {
 		struct nl_msg *msg = hbm_nl_msg(nl, cmd, dump);
+		int berr = msg ? 0 : -ENOMEM;
 
-		if (!msg || (build && build(msg, barg))) {
+		if (!berr && build)
+			berr = build(msg, barg);
+		if (berr) {
 			nlmsg_free(msg);
-			fprintf(stderr, "hbmctl: cannot build the request: %s\n", strerror(ENOMEM));
+			fprintf(stderr, "hbmctl: cannot build the request: %s\n",
+				strerror(berr == -EMSGSIZE ? EMSGSIZE : ENOMEM));
 			return CTL_EXIT_FAIL;
 		}
 		if (arr)

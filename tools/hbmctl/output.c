@@ -110,7 +110,7 @@ void out_table(json_object *rows, const struct out_col *cols, int ncols)
 		cells[c] = strdup(cols[c].head);
 	for (r = 0; r < nrows; r++) {
 		for (c = 0; c < ncols; c++) {
-			char buf[512];
+			char buf[8192];	/* a list of 1024 node ids fits */
 
 			cells[(r + 1) * ncols + c] =
 				strdup(col_cell(json_object_array_get_idx(rows, r), &cols[c],
@@ -149,7 +149,7 @@ void out_kv(json_object *obj, const struct out_col *cols, int ncols)
 		if ((int)strlen(cols[c].head) > w)
 			w = (int)strlen(cols[c].head);
 	for (c = 0; c < ncols; c++) {
-		char buf[1024];
+		char buf[8192];
 
 		printf("%-*s  %s\n", w, cols[c].head, col_cell(obj, &cols[c], buf, sizeof(buf)));
 	}
@@ -160,7 +160,7 @@ static void line_obj(json_object *obj)
 	const char *sep = "";
 
 	json_object_object_foreach(obj, key, v) {
-		char buf[1024];
+		char buf[8192];
 
 		if (json_object_get_type(v) == json_type_object) {
 			printf("%s%s { ", sep, key);

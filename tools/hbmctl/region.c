@@ -113,17 +113,27 @@ static int cmd_show(int argc, char **argv)
 		}
 	}
 	arr = json_object_new_array();
-	ret = ctl_request(HBMPOOL_CMD_REGION_GET, !r.has_id, build, &r, arr, merge);
-	if (!ret && ctl.json) {
+	if (!arr)
+		return CTL_EXIT_FAIL;
+	/*
+	 * The placement of a large region does not fit one reply: chunks
+	 * come by a dump, limited to the region's id when one is given.
+	 */
+	ret = ctl_request(HBMPOOL_CMD_REGION_GET, !r.has_id || r.chunks, build, &r,
+			  arr, merge);
+	if (!ret && r.has_id && !json_object_array_length(arr)) {
+		fprintf(stderr, "hbmctl: No such file or directory: no such region\n");
+		ret = CTL_EXIT_FAIL;
+	} else if (!ret && ctl.json) {
 		out_json(arr);
 	} else if (!ret) {
 		out_table(arr, cols, (int)(sizeof(cols) / sizeof(cols[0])));
 		for (i = 0; r.chunks && i < json_object_array_length(arr); i++) {
 			json_object *reg = json_object_array_get_idx(arr, i), *ch, *id;
 
-			if (!json_object_object_get_ex(reg, "chunk", &ch))
+			if (!json_object_object_get_ex(reg, "chunk", &ch) ||
+			    !json_object_object_get_ex(reg, "id", &id))
 				continue;
-			json_object_object_get_ex(reg, "id", &id);
 			printf("\nregion %s chunks:\n", json_object_get_string(id));
 			out_table(ch, ccols, 4);
 		}

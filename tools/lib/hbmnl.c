@@ -442,8 +442,11 @@ int hbm_nl_node_del(struct hbm_nl *nl, uint32_t id, char *ext, size_t extlen)
 int hbm_nl_params_set(struct hbm_nl *nl, int64_t cache_budget_pages,
 		      int64_t fetch_timeout_ms, char *ext, size_t extlen)
 {
-	struct nl_msg *msg = hbm_nl_msg(nl, HBMPOOL_CMD_PARAMS_SET, 0);
+	struct nl_msg *msg;
 
+	if (fetch_timeout_ms > UINT32_MAX)
+		return -ERANGE;		/* the attribute is a u32 */
+	msg = hbm_nl_msg(nl, HBMPOOL_CMD_PARAMS_SET, 0);
 	if (!msg)
 		return -ENOMEM;
 	if ((cache_budget_pages >= 0 &&
