@@ -44,27 +44,9 @@ static int cmd_show(int argc, char **argv)
 		{ "TIMEOUTS", "timeouts", F_STR, NULL },
 		{ "FLAPS", "flaps", F_STR, NULL },
 	};
-	struct link_set l = { .state = -1 };
-	json_object *arr;
-	int ret;
 
-	if (argc > 2)
-		return ctl_bad(&ctl_obj_link, "link show takes at most a node id");
-	if (argc == 2 && ctl_parse_u32(argv[1], &l.node))
-		return ctl_bad(&ctl_obj_link, "bad node id '%s'", argv[1]);
-	arr = json_object_new_array();
-	if (argc == 2)
-		ret = ctl_request(HBMPOOL_CMD_LINK_GET, false, build, &l, arr, NULL);
-	else
-		ret = ctl_request(HBMPOOL_CMD_LINK_GET, true, NULL, NULL, arr, NULL);
-	if (!ret) {
-		if (ctl.json)
-			out_json(arr);
-		else
-			out_table(arr, cols, (int)(sizeof(cols) / sizeof(cols[0])));
-	}
-	json_object_put(arr);
-	return ret;
+	return ctl_show_by_id(&ctl_obj_link, HBMPOOL_CMD_LINK_GET, HBMPOOL_A_LINK_NODE_ID,
+			      argc, argv, cols, (int)(sizeof(cols) / sizeof(cols[0])));
 }
 
 static int cmd_set(int argc, char **argv)

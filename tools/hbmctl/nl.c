@@ -10,6 +10,7 @@
 
 #include "hbmctl.h"
 #include "nl.h"
+#include "output.h"
 
 static struct hbm_nl *sess;
 
@@ -39,6 +40,18 @@ struct hbm_nl *ctl_nl(void)
 	return sess;
 }
 
+/* An attribute of set, by its name if the spec gives one, else its number. */
+static void print_attr(const char *sep, const char *what, const struct ctl_set *set,
+		       int type, const char *end)
+{
+	const char *n = ctl_attr_name(set, type);
+
+	if (n)
+		fprintf(stderr, "%s%s%s%s", sep, what, n, end);
+	else
+		fprintf(stderr, "%s%s%d%s", sep, what, type, end);
+}
+
 void ctl_nl_error(int err, uint8_t cmd)
 {
 	const struct ctl_set *set = ctl_cmd_set(cmd);
@@ -53,21 +66,11 @@ void ctl_nl_error(int err, uint8_t cmd)
 		sep = " ";
 	}
 	if (attr) {
-		const char *n = ctl_attr_name(set, attr);
-
-		if (n)
-			fprintf(stderr, "%s(attribute %s)", sep, n);
-		else
-			fprintf(stderr, "%s(attribute %d)", sep, attr);
+		print_attr(sep, "(attribute ", set, attr, ")");
 		sep = " ";
 	}
 	if (miss) {
-		const char *n = ctl_attr_name(set, miss);
-
-		if (n)
-			fprintf(stderr, "%smissing attribute %s", sep, n);
-		else
-			fprintf(stderr, "%smissing attribute %d", sep, miss);
+		print_attr(sep, "missing attribute ", set, miss, "");
 		sep = " ";
 	}
 	if (err == -EOPNOTSUPP && !*ext && ctl_cmd_name(cmd))
@@ -210,4 +213,41 @@ int ctl_request(uint8_t cmd, bool dump, ctl_build_fn *build, void *barg,
 		return CTL_EXIT_FAIL;
 	}
 	return 0;
+}
+
+struct show_id {
+	int attr;
+	uint32_t id;
+};
+
+static int build_show_id(struct nl_msg *msg, void *arg)
+{
+	struct show_id *s = arg;
+
+	return nla_put_u32(msg, s->attr, s->id) ? -EMSGSIZE : 0;
+}
+
+int ctl_show_by_id(const struct ctl_obj *obj, uint8_t cmd, int attr, int argc,
+		   char **argv, const struct out_col *cols, int ncols)
+{
+	struct show_id s = { .attr = attr };
+	json_object *arr;
+	int ret;
+
+	if (argc > 2)
+		return ctl_bad(obj, "%s show takes at most a node id", obj->name);
+	if (argc == 2 && ctl_parse_u32(argv[1], &s.id))
+		return ctl_bad(obj, "bad node id '%s'", argv[1]);
+	arr = json_object_new_array();
+	if (!arr)
+		return CTL_EXIT_FAIL;
+	ret = ctl_request(cmd, argc < 2, argc == 2 ? build_show_id : NULL, &s, arr, NULL);
+	if (!ret) {
+		if (ctl.json)
+			out_json(arr);
+		else
+			out_table(arr, cols, ncols);
+	}
+	json_object_put(arr);
+	return ret;
 }

@@ -36,6 +36,16 @@ typedef bool ctl_merge_fn(json_object *arr, json_object *obj);
 int ctl_request(uint8_t cmd, bool dump, ctl_build_fn *build, void *barg,
 		json_object *arr, ctl_merge_fn *merge);
 
+struct ctl_obj;
+struct out_col;
+/*
+ * OBJECT show [ID]: one object by its node id (a do with the u32 attribute
+ * attr) or all of them (a dump), as a table of cols or as JSON.  Returns
+ * the exit status.
+ */
+int ctl_show_by_id(const struct ctl_obj *obj, uint8_t cmd, int attr, int argc,
+		   char **argv, const struct out_col *cols, int ncols);
+
 /* A message's attributes as a JSON object of set. */
 json_object *ctl_attrs_json(const struct ctl_set *set, struct nlattr *attrs, int len);
 

@@ -39,11 +39,6 @@ static const char *addr_cell(json_object *row, char *buf, size_t len)
 	return buf;
 }
 
-static int build_id(struct nl_msg *msg, void *arg)
-{
-	return nla_put_u32(msg, HBMPOOL_A_NODE_ID, *(uint32_t *)arg) ? -EMSGSIZE : 0;
-}
-
 static int cmd_show(int argc, char **argv)
 {
 	static const struct out_col cols[] = {
@@ -57,27 +52,9 @@ static int cmd_show(int argc, char **argv)
 		{ "FREE", "free", F_SIZE, NULL },
 		{ "ADDR", NULL, F_FUNC, addr_cell },
 	};
-	json_object *arr;
-	uint32_t id;
-	int ret;
 
-	if (argc > 2)
-		return ctl_bad(&ctl_obj_node, "node show takes at most a node id");
-	if (argc == 2 && ctl_parse_u32(argv[1], &id))
-		return ctl_bad(&ctl_obj_node, "bad node id '%s'", argv[1]);
-	arr = json_object_new_array();
-	if (argc == 2)
-		ret = ctl_request(HBMPOOL_CMD_NODE_GET, false, build_id, &id, arr, NULL);
-	else
-		ret = ctl_request(HBMPOOL_CMD_NODE_GET, true, NULL, NULL, arr, NULL);
-	if (!ret) {
-		if (ctl.json)
-			out_json(arr);
-		else
-			out_table(arr, cols, (int)(sizeof(cols) / sizeof(cols[0])));
-	}
-	json_object_put(arr);
-	return ret;
+	return ctl_show_by_id(&ctl_obj_node, HBMPOOL_CMD_NODE_GET, HBMPOOL_A_NODE_ID,
+			      argc, argv, cols, (int)(sizeof(cols) / sizeof(cols[0])));
 }
 
 /* The arguments of node add / node set. */
