@@ -246,19 +246,21 @@ int hbmpool_writeback_page(struct hbmpool_region *r, struct page *page)
 	struct hbmpool_req *req;
 	struct page *bounce;
 	u64 offset;
+	u32 gen;
 	int err;
 
 	bounce = alloc_page(GFP_KERNEL | __GFP_NOWARN);
 	if (!bounce)
 		return -ENOMEM;
 	/* one copy today; a replicated chunk gets a request per live copy */
-	node = hbmpool_read_copy_get(r, page->index, &offset);
+	node = hbmpool_read_copy_get(r, page->index, &offset, &gen);
 	req = hbmpool_req_alloc(node, HBMPOOL_REQ_WRITE, offset, &bounce, 1,
 				GFP_KERNEL);
 	hbmpool_node_put(node);
 	put_page(bounce);	/* the request has them */
 	if (!req)
 		return -ENOMEM;
+	req->data_gen = gen;
 	/* A write-back of this page in flight must land first. */
 	if (wait_on_bit_lock(&page->private, HBM_PG_WRITEBACK, TASK_KILLABLE)) {
 		hbmpool_req_put(req);

@@ -30,6 +30,21 @@ bool hbmpool_domain_key_set(void)
 	return READ_ONCE(hbmpool_domain_key_len);
 }
 
+/*
+ * Copies the domain key into @buf (HBMPOOL_KEY_MAX bytes) for a handshake;
+ * returns its length, 0 if none is set.  The caller wipes @buf.
+ */
+unsigned int hbmpool_domain_key_get(u8 *buf)
+{
+	unsigned int len;
+
+	spin_lock(&hbmpool_domain_lock);
+	len = hbmpool_domain_key_len;
+	memcpy(buf, hbmpool_domain_key, len);
+	spin_unlock(&hbmpool_domain_lock);
+	return len;
+}
+
 /* Module exit: the module's copy of the key is wiped (see hbmpool_domain_set()). */
 void hbmpool_domain_exit(void)
 {

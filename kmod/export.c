@@ -21,9 +21,14 @@
  * hbmpool_export_ptr_lock protects the pointer itself, so that replies and
  * events (under the events lock, which nothing here holds) read the
  * segment's state without waiting for a creation that reserves memory.
- * The segment's own lock protects its allocator.
+ * The segment's own lock protects its allocator.  hbmpool_export_serve is
+ * held for reading by a home serving a request from the segment
+ * (hbmpool_export_serve_begin()) and for writing while the segment is
+ * published or unpublished, so that a request never meets a segment that
+ * is going.
  */
 static DEFINE_MUTEX(hbmpool_export_lock);
+static DECLARE_RWSEM(hbmpool_export_serve);
 static DEFINE_SPINLOCK(hbmpool_export_ptr_lock);
 static struct hbmpool_segment *hbmpool_export;
 static u64 hbmpool_export_incarnation;	/* written before the pointer is published */
@@ -31,6 +36,7 @@ static u64 hbmpool_export_incarnation;	/* written before the pointer is publishe
 static void hbmpool_export_set(struct hbmpool_segment *seg)
 {
 	lockdep_assert_held(&hbmpool_export_lock);
+	lockdep_assert_held_write(&hbmpool_export_serve);
 	spin_lock(&hbmpool_export_ptr_lock);
 	hbmpool_export = seg;
 	spin_unlock(&hbmpool_export_ptr_lock);
@@ -78,8 +84,10 @@ int hbmpool_export_new(u64 size, const char *provider,
 		kfree(seg);
 		goto out_unlock;
 	}
+	down_write(&hbmpool_export_serve);
 	hbmpool_export_incarnation = get_random_u64() ?: 1;	/* 0: none */
 	hbmpool_export_set(seg);
+	up_write(&hbmpool_export_serve);
 out_unlock:
 	mutex_unlock(&hbmpool_export_lock);
 	/* after the unlock: the event reads the state, whatever it is by then */
@@ -114,6 +122,7 @@ int hbmpool_export_del(struct netlink_ext_ack *extack)
 	if (err)
 		return err;
 	mutex_lock(&hbmpool_export_lock);
+	down_write(&hbmpool_export_serve);	/* no request allocates meanwhile */
 	seg = hbmpool_export;
 	if (!seg) {
 		NL_SET_ERR_MSG(extack, "this node exports no segment");
@@ -124,6 +133,7 @@ int hbmpool_export_del(struct netlink_ext_ack *extack)
 	} else {
 		hbmpool_export_set(NULL);
 	}
+	up_write(&hbmpool_export_serve);
 	mutex_unlock(&hbmpool_export_lock);
 	if (!err)
 		hbmpool_event(HBMPOOL_EVENT_SEGMENT_CHANGE, NULL);
@@ -156,6 +166,25 @@ void hbmpool_export_info(u64 *size, const char **provider, u64 *used,
 	spin_unlock(&hbmpool_export_ptr_lock);
 }
 
+/**
+ * hbmpool_export_serve_begin - the segment, for serving one request
+ * @incarnation: out: its incarnation (0 without a segment)
+ *
+ * Returns the segment or NULL; either way the caller calls
+ * hbmpool_export_serve_end() when done with it.  May sleep.
+ */
+struct hbmpool_segment *hbmpool_export_serve_begin(u64 *incarnation)
+{
+	down_read(&hbmpool_export_serve);
+	*incarnation = hbmpool_export ? hbmpool_export_incarnation : 0;
+	return hbmpool_export;
+}
+
+void hbmpool_export_serve_end(void)
+{
+	up_read(&hbmpool_export_serve);
+}
+
 /* Module exit: no client is left (transports are gone). */
 void hbmpool_export_exit(void)
 {
@@ -163,7 +192,9 @@ void hbmpool_export_exit(void)
 
 	if (seg) {
 		mutex_lock(&hbmpool_export_lock);
+		down_write(&hbmpool_export_serve);
 		hbmpool_export_set(NULL);
+		up_write(&hbmpool_export_serve);
 		mutex_unlock(&hbmpool_export_lock);
 		hbmpool_export_free(seg);
 	}

@@ -146,13 +146,14 @@ int hbmpool_fill(struct hbmpool_region *r, pgoff_t index, bool fault,
 	struct hbmpool_req *req;
 	struct page *page;
 	u64 offset;
+	u32 gen;
 	int err;
 
 	hbmpool_make_room(may_writeback);
 	page = hbmpool_page_new(r, index);
 	if (IS_ERR(page))
 		return PTR_ERR(page);
-	node = hbmpool_read_copy_get(r, index, &offset);
+	node = hbmpool_read_copy_get(r, index, &offset, &gen);
 	req = hbmpool_req_alloc(node, HBMPOOL_REQ_READ, offset, &page, 1,
 				GFP_KERNEL);
 	hbmpool_node_put(node);		/* the request has its own */
@@ -160,6 +161,7 @@ int hbmpool_fill(struct hbmpool_region *r, pgoff_t index, bool fault,
 		hbmpool_page_abandon(r, page);
 		return -ENOMEM;
 	}
+	req->data_gen = gen;
 	req->end_io = hbmpool_fetch_end_io;
 	req->private = r;
 	req->flags = fault ? HBMPOOL_FETCH_FAULT : 0;
@@ -195,6 +197,7 @@ static struct page *hbmpool_fill_nowait(struct hbmpool_region *r,
 	node = hbmpool_read_copy(r, index, NULL);
 	ok = node->transport->ops->copy_nowait &&
 	     hbmpool_node_usable(node) &&
+	     hbmpool_read_copy_gen(r, index) == hbmpool_node_data_gen(node) &&
 	     !READ_ONCE(node->fail_fetch) && !hbmpool_fail_request_armed();
 	rcu_read_unlock();
 	if (!ok || !hbmpool_make_room_nowait())

@@ -141,6 +141,8 @@ int hbmpool_export_del(struct netlink_ext_ack *extack);
 void hbmpool_export_info(u64 *size, const char **provider, u64 *used,
 			 u64 *incarnation);
 void hbmpool_export_exit(void);
+struct hbmpool_segment *hbmpool_export_serve_begin(u64 *incarnation);
+void hbmpool_export_serve_end(void);
 int hbmpool_ram_segment_init(struct hbmpool_segment *seg, u64 size,
 			     struct netlink_ext_ack *extack);
 
@@ -157,6 +159,7 @@ void hbmpool_domain_name(char *buf);
 int hbmpool_domain_set(const char *name, const u32 *self_id, const u8 *key,
 		       unsigned int key_len, struct netlink_ext_ack *extack);
 bool hbmpool_domain_key_set(void);
+unsigned int hbmpool_domain_key_get(u8 *buf);
 void hbmpool_domain_exit(void);
 
 /* Module exit waits for the releases of nodes (main.c). */
@@ -219,6 +222,7 @@ struct hbmpool_node {
 	enum hbmpool_node_state state;	/* READ_ONCE; cmpxchg, see hbmpool_node_link_changed() */
 	bool admin_down;		/* link-set down: READ_ONCE, under hbmpool_nodes_lock */
 	atomic64_t flaps;		/* link state changes */
+	atomic_t data_gen;		/* bumped when the home's memory is lost */
 	struct hbmpool_transport *transport;	/* NULL for this node; module held */
 	void *priv;			/* transport->node_priv_size bytes */
 	struct dentry *debugfs;		/* nodeN/ in the debugfs root */
@@ -268,6 +272,7 @@ int hbmpool_self_move(u32 id, struct netlink_ext_ack *extack);
 void hbmpool_node_conf_read(struct hbmpool_node *node,
 			    struct hbmpool_node_conf *conf);
 unsigned int hbmpool_nr_nodes(void);
+bool hbmpool_node_is_member(u32 id);
 bool hbmpool_node_alone(void);
 u64 hbmpool_node_capacity(struct hbmpool_node *node);
 u64 hbmpool_node_free(struct hbmpool_node *node);
@@ -286,6 +291,7 @@ struct hbmpool_node *__hbmpool_node_lookup(u32 id);
 struct hbmpool_copy {
 	struct hbmpool_node *node;	/* referenced by its map */
 	u64 offset;			/* of the chunk, in the node's segment */
+	u32 gen;			/* node's data_gen when placed: lost if not current */
 };
 
 /*
@@ -309,6 +315,7 @@ int hbmpool_place(struct hbmpool_region *r);
 void hbmpool_unplace(struct hbmpool_region *r);
 bool hbmpool_chunk_on_node(struct hbmpool_region *r, u32 i,
 			   struct hbmpool_node *node);
+u32 hbmpool_region_lost_chunks(struct hbmpool_region *r);
 
 /* ---- regions (region.c) ---- */
 
@@ -376,6 +383,12 @@ static inline struct hbmpool_node *hbmpool_read_copy(struct hbmpool_region *r,
 	return map->copies[0].node;
 }
 
+/* Under rcu_read_lock(): the generation of the home's data page @index is in. */
+static inline u32 hbmpool_read_copy_gen(struct hbmpool_region *r, pgoff_t index)
+{
+	return hbmpool_chunk_map(r, index)->copies[0].gen;
+}
+
 /*
  * Under rcu_read_lock(): every copy a write of page @index must reach, and
  * the generation it is written at.  Offsets are of the chunk; add the
@@ -393,15 +406,19 @@ static inline u64 hbmpool_offset_in_chunk(struct hbmpool_region *r,
 	return ((u64)index << PAGE_SHIFT) & (r->chunk_size - 1);
 }
 
-/* A reference to the node page @index of @r is read from, and the offset. */
+/*
+ * A reference to the node page @index of @r is read from, the offset, and
+ * the generation of the node's data the chunk was placed in.
+ */
 static inline struct hbmpool_node *hbmpool_read_copy_get(struct hbmpool_region *r,
 							 pgoff_t index,
-							 u64 *offset)
+							 u64 *offset, u32 *gen)
 {
 	struct hbmpool_node *node;
 
 	rcu_read_lock();
 	node = hbmpool_read_copy(r, index, offset);
+	*gen = hbmpool_read_copy_gen(r, index);
 	hbmpool_node_get(node);
 	rcu_read_unlock();
 	return node;

@@ -18,6 +18,7 @@
 #include <linux/wait_bit.h>
 
 #include "hbmpool.h"
+#include "tcp.h"
 
 static unsigned int cache_pages = 16384;
 module_param(cache_pages, uint, 0444);
@@ -208,9 +209,17 @@ static int __init hbmpool_init(void)
 	if (err)
 		goto err_transport_exit;
 
+	err = hbmpool_tcp_client_init();
+	if (err)
+		goto err_sim_exit;
+
+	err = hbmpool_tcp_home_init();
+	if (err)
+		goto err_tcp_client_exit;
+
 	err = hbmpool_sysfs_init();
 	if (err)
-		goto err_kobjs_wait;
+		goto err_tcp_home_exit;
 
 	err = hbmpool_regions_init();
 	if (err)
@@ -250,8 +259,12 @@ err_regions_exit:
 	hbmpool_regions_exit();
 err_sysfs_exit:
 	hbmpool_sysfs_exit();
-err_kobjs_wait:
+err_tcp_home_exit:
+	hbmpool_tcp_home_exit();
 	hbmpool_kobjs_wait();
+err_tcp_client_exit:
+	hbmpool_tcp_client_exit();
+err_sim_exit:
 	hbmpool_sim_exit();
 err_transport_exit:
 	hbmpool_transport_exit();
@@ -275,12 +288,14 @@ static void __exit hbmpool_exit(void)
 	hbmpool_netlink_exit();
 	misc_deregister(&hbmpool_miscdev);
 	hbmpool_cache_exit();
+	hbmpool_tcp_home_exit();	/* nothing serves the segment any more */
 	hbmpool_nodes_exit();
 	hbmpool_export_exit();		/* no node, so no client of it, is left */
 	hbmpool_domain_exit();
 	hbmpool_regions_exit();
 	hbmpool_sysfs_exit();
 	hbmpool_kobjs_wait();
+	hbmpool_tcp_client_exit();
 	hbmpool_sim_exit();
 	hbmpool_transport_exit();
 	debugfs_remove_recursive(hbmpool_debugfs_root);

@@ -13,6 +13,7 @@
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
 #include "netlink.h"
+#include "tcp.h"
 
 /* Set while the family is registered; under the events lock (events.c). */
 static bool hbmpool_nl_ready;
@@ -348,18 +349,27 @@ static int hbmpool_nl_segment_fill(struct sk_buff *msg, void *unused,
 				   const struct hbmpool_nl_msg *m)
 {
 	void *hdr = hbmpool_nl_put_hdr(msg, m);
+	struct hbmpool_tcp_home_stats st;
 	u64 size, used, incarnation;
 	const char *provider;
 
 	if (!hdr)
 		return -EMSGSIZE;
 	hbmpool_export_info(&size, &provider, &used, &incarnation);
+	hbmpool_tcp_home_stats(&st);
 	if (nla_put_u64_64bit(msg, HBMPOOL_A_SEGMENT_SIZE, size, HBMPOOL_A_SEGMENT_PAD) ||
 	    nla_put_string(msg, HBMPOOL_A_SEGMENT_PROVIDER, provider) ||
 	    nla_put_u64_64bit(msg, HBMPOOL_A_SEGMENT_USED, used, HBMPOOL_A_SEGMENT_PAD) ||
 	    nla_put_u64_64bit(msg, HBMPOOL_A_SEGMENT_SEQ, m->evseq,
 			      HBMPOOL_A_SEGMENT_PAD) ||
 	    nla_put_u64_64bit(msg, HBMPOOL_A_SEGMENT_INCARNATION, incarnation,
+			      HBMPOOL_A_SEGMENT_PAD) ||
+	    nla_put_u32(msg, HBMPOOL_A_SEGMENT_SESSIONS, st.sessions) ||
+	    nla_put_u64_64bit(msg, HBMPOOL_A_SEGMENT_ACCEPTED, st.accepted,
+			      HBMPOOL_A_SEGMENT_PAD) ||
+	    nla_put_u64_64bit(msg, HBMPOOL_A_SEGMENT_AUTH_FAILURES, st.auth_failures,
+			      HBMPOOL_A_SEGMENT_PAD) ||
+	    nla_put_u64_64bit(msg, HBMPOOL_A_SEGMENT_REJECTED, st.rejected,
 			      HBMPOOL_A_SEGMENT_PAD)) {
 		genlmsg_cancel(msg, hdr);
 		return -EMSGSIZE;

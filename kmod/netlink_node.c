@@ -243,6 +243,40 @@ int hbmpool_nl_node_set(struct sk_buff *skb, struct genl_info *info)
 
 /* ---- links ---- */
 
+/* What the transport knows of the link, if it tells (a connected transport). */
+static int hbmpool_nl_link_put_info(struct sk_buff *msg, struct hbmpool_node *node)
+{
+	struct hbmpool_link_info *li;
+	int i, err = 0;
+
+	if (!node->transport || !node->transport->ops->link_info)
+		return 0;
+	li = kzalloc(sizeof(*li), GFP_KERNEL);
+	if (!li)
+		return -ENOMEM;
+	node->transport->ops->link_info(node, li);
+	if (nla_put_u32(msg, HBMPOOL_A_LINK_HEALTH, li->health) ||
+	    nla_put_u64_64bit(msg, HBMPOOL_A_LINK_RTT, li->rtt_ns, HBMPOOL_A_LINK_PAD) ||
+	    nla_put_u64_64bit(msg, HBMPOOL_A_LINK_BYTES, li->bytes, HBMPOOL_A_LINK_PAD) ||
+	    nla_put_u64_64bit(msg, HBMPOOL_A_LINK_RETRIES, li->retries,
+			      HBMPOOL_A_LINK_PAD) ||
+	    nla_put_u64_64bit(msg, HBMPOOL_A_LINK_DIGEST_ERRORS, li->digest_errors,
+			      HBMPOOL_A_LINK_PAD) ||
+	    nla_put_u64_64bit(msg, HBMPOOL_A_LINK_CONNECTS, li->connects,
+			      HBMPOOL_A_LINK_PAD) ||
+	    nla_put_u64_64bit(msg, HBMPOOL_A_LINK_AUTH_FAILURES, li->auth_failures,
+			      HBMPOOL_A_LINK_PAD) ||
+	    nla_put_u64_64bit(msg, HBMPOOL_A_LINK_INCARNATION, li->incarnation,
+			      HBMPOOL_A_LINK_PAD))
+		err = -EMSGSIZE;
+	for (i = 0; !err && i < ARRAY_SIZE(li->rtt_hist); i++)
+		if (nla_put_u64_64bit(msg, HBMPOOL_A_LINK_RTT_HIST, li->rtt_hist[i],
+				      HBMPOOL_A_LINK_PAD))
+			err = -EMSGSIZE;
+	kfree(li);
+	return err;
+}
+
 int hbmpool_nl_link_fill(struct sk_buff *msg, struct hbmpool_node *node,
 			 const struct hbmpool_nl_msg *m)
 {
@@ -282,6 +316,9 @@ int hbmpool_nl_link_fill(struct sk_buff *msg, struct hbmpool_node *node,
 		if (nla_put_u64_64bit(msg, HBMPOOL_A_LINK_LAT_HIST,
 				      v[HBMPOOL_STAT_LAT0 + i], HBMPOOL_A_LINK_PAD))
 			goto err_cancel;
+	err = hbmpool_nl_link_put_info(msg, node);
+	if (err)
+		goto err_cancel;
 	genlmsg_end(msg, hdr);
 	err = 0;
 	goto out;

@@ -137,7 +137,9 @@ int hbmpool_nl_region_fill(struct sk_buff *msg, struct hbmpool_region *r,
 	err = -EMSGSIZE;
 	if (nla_put_u32(msg, HBMPOOL_A_REGION_ID, r->id) ||
 	    nla_put_u64_64bit(msg, HBMPOOL_A_REGION_SEQ, m->evseq,
-			      HBMPOOL_A_REGION_PAD))
+			      HBMPOOL_A_REGION_PAD) ||
+	    (!cont && nla_put_u32(msg, HBMPOOL_A_REGION_LOST_CHUNKS,
+				  hbmpool_region_lost_chunks(r))))
 		goto err_cancel;
 	if (!cont) {
 		err = hbmpool_nl_region_put(msg, r, m);

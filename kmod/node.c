@@ -14,6 +14,7 @@
 #include <net/netlink.h>
 
 #include "hbmpool.h"
+#include "tcp.h"
 
 /*
  * hbmpool_nodes_lock protects the node table (publication and removal of
@@ -93,6 +94,60 @@ struct hbmpool_node *hbmpool_node_get_next(unsigned long *id)
 		hbmpool_node_get(node);
 	mutex_unlock(&hbmpool_nodes_lock);
 	return node;
+}
+
+/* The generation of @node's data: a chunk placed in an older one is lost. */
+u32 hbmpool_node_data_gen(struct hbmpool_node *node)
+{
+	return atomic_read(&node->data_gen);
+}
+EXPORT_SYMBOL_GPL(hbmpool_node_data_gen);
+
+/**
+ * hbmpool_node_data_lost_begin - a transport learnt that @node's memory is new
+ * @node: the home
+ *
+ * Every chunk placed on @node so far is lost: requests about them are
+ * refused with -EIO from now on (faults get SIGBUS), and regions report
+ * them.  The transport then fails the requests it holds about them and
+ * calls hbmpool_node_data_lost_end(), which drops their cached pages.
+ */
+void hbmpool_node_data_lost_begin(struct hbmpool_node *node)
+{
+	atomic_inc(&node->data_gen);
+}
+EXPORT_SYMBOL_GPL(hbmpool_node_data_lost_begin);
+
+/* Drops the cached pages of @node's lost chunks (none can be written back).  May sleep. */
+void hbmpool_node_data_lost_end(struct hbmpool_node *node)
+{
+	struct hbmpool_region **regions;
+	unsigned long i, n;
+
+	regions = hbmpool_regions_get_all(&n);
+	for (i = 0; regions && i < n; i++) {
+		hbmpool_region_node_removed(regions[i], node);
+		hbmpool_region_put(regions[i]);
+	}
+	kvfree(regions);
+	hbmpool_event(HBMPOOL_EVENT_NODE_CHANGE, node);
+}
+EXPORT_SYMBOL_GPL(hbmpool_node_data_lost_end);
+
+/*
+ * Whether @id is another node of the domain: one this node has in its table
+ * (a home serves only those).  May sleep.
+ */
+bool hbmpool_node_is_member(u32 id)
+{
+	struct hbmpool_node *node;
+	bool member;
+
+	mutex_lock(&hbmpool_nodes_lock);
+	node = id < HBMPOOL_MAX_NODES ? __hbmpool_node_lookup(id) : NULL;
+	member = node && node->transport;
+	mutex_unlock(&hbmpool_nodes_lock);
+	return member;
 }
 
 /**
@@ -443,8 +498,11 @@ static struct hbmpool_node *hbmpool_node_for_change(u32 id, bool self_ok,
  * @which: HBMPOOL_CONF_* bits: the members of @conf to take
  * @extack: the refusal's reason
  *
- * This node's own entry takes a name only.  Placement uses a new distance
- * for regions placed from now on.  Return: 0, -EINVAL, -ENODEV.
+ * This node's own entry takes a name, an address and a port: where its
+ * home listens for other nodes (the TCP transport); the change is refused
+ * if it cannot listen there.  Placement uses a new distance for regions
+ * placed from now on.  Return: 0, -EINVAL, -ENODEV, or the socket's error
+ * (-EADDRINUSE, -EADDRNOTAVAIL, ...).
  */
 int hbmpool_node_set(u32 id, const struct hbmpool_node_conf *conf,
 		     unsigned int which, struct netlink_ext_ack *extack)
@@ -463,7 +521,9 @@ int hbmpool_node_set(u32 id, const struct hbmpool_node_conf *conf,
 	if (err)
 		return err;
 	mutex_lock(&hbmpool_nodes_lock);
-	node = hbmpool_node_for_change(id, !(which & ~HBMPOOL_CONF_NAME), extack);
+	node = hbmpool_node_for_change(id, !(which & ~(HBMPOOL_CONF_NAME |
+						       HBMPOOL_CONF_ADDR |
+						       HBMPOOL_CONF_PORT)), extack);
 	if (IS_ERR(node)) {
 		err = PTR_ERR(node);
 		goto out_unlock;
@@ -473,6 +533,22 @@ int hbmpool_node_set(u32 id, const struct hbmpool_node_conf *conf,
 		hbmpool_node_refuse(extack, id, "port without addr");
 		err = -EINVAL;
 		goto out_unlock;
+	}
+	if (!node->transport && (which & (HBMPOOL_CONF_ADDR | HBMPOOL_CONF_PORT))) {
+		struct hbmpool_node_conf listen;
+
+		hbmpool_node_conf_read(node, &listen);
+		if (which & HBMPOOL_CONF_ADDR) {
+			memcpy(listen.addr, conf->addr, sizeof(conf->addr));
+			listen.addr_len = conf->addr_len;
+		}
+		if (which & HBMPOOL_CONF_PORT)
+			listen.port = conf->port;
+		err = hbmpool_tcp_home_listen(&listen);
+		if (err) {
+			hbmpool_node_refuse(extack, id, "cannot listen on that address and port");
+			goto out_unlock;
+		}
 	}
 	spin_lock(&node->conf_lock);
 	if (which & HBMPOOL_CONF_NAME)

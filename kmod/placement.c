@@ -45,12 +45,15 @@ static bool hbmpool_chunk_alloc(struct hbmpool_region *r, u32 i,
 {
 	struct hbmpool_chunk_map *map;
 	u64 offset;
+	u32 gen;
 
 	if (!node)
 		return false;
 	map = kmalloc(struct_size(map, copies, 1), GFP_KERNEL);
 	if (!map)
 		return false;
+	/* before the home answers: a loss meanwhile makes the chunk lost, not wrong */
+	gen = hbmpool_node_data_gen(node);
 	if (node->transport->ops->alloc_chunks(node, hbmpool_chunk_len(r, i),
 					       &offset)) {
 		kfree(map);
@@ -61,6 +64,7 @@ static bool hbmpool_chunk_alloc(struct hbmpool_region *r, u32 i,
 	map->nr_copies = 1;
 	map->copies[0].node = node;
 	map->copies[0].offset = offset;
+	map->copies[0].gen = gen;
 	rcu_assign_pointer(r->chunks[i].map, map);
 	return true;
 }
@@ -79,8 +83,10 @@ static void hbmpool_chunks_free(struct hbmpool_region *r, u32 nr)
 		for (c = 0; c < map->nr_copies; c++) {
 			struct hbmpool_node *node = map->copies[c].node;
 
-			node->transport->ops->free_chunks(node, map->copies[c].offset,
-							  hbmpool_chunk_len(r, i));
+			/* a home that lost its memory holds nothing of ours */
+			if (map->copies[c].gen == hbmpool_node_data_gen(node))
+				node->transport->ops->free_chunks(node, map->copies[c].offset,
+								  hbmpool_chunk_len(r, i));
 			hbmpool_node_put(node);
 		}
 		RCU_INIT_POINTER(r->chunks[i].map, NULL);
@@ -177,4 +183,25 @@ bool hbmpool_chunk_on_node(struct hbmpool_region *r, u32 i,
 		on |= map->copies[c].node == node;
 	rcu_read_unlock();
 	return on;
+}
+
+/* Chunks of @r whose copy lives on memory its home lost (none are read). */
+u32 hbmpool_region_lost_chunks(struct hbmpool_region *r)
+{
+	const struct hbmpool_chunk_map *map;
+	u32 i, c, lost = 0;
+
+	rcu_read_lock();
+	for (i = 0; r->placed && i < r->nr_chunks; i++) {
+		map = rcu_dereference(r->chunks[i].map);
+		for (c = 0; map && c < map->nr_copies; c++) {
+			if (map->copies[c].gen !=
+			    hbmpool_node_data_gen(map->copies[c].node)) {
+				lost++;
+				break;
+			}
+		}
+	}
+	rcu_read_unlock();
+	return lost;
 }

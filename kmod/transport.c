@@ -232,6 +232,7 @@ struct hbmpool_req *hbmpool_req_alloc(struct hbmpool_node *node,
 	hbmpool_node_get(node);
 	req->op = op;
 	req->offset = offset;
+	req->data_gen = hbmpool_node_data_gen(node);
 	req->nr_pages = nr;
 	req->pages = (struct page **)(req + 1);
 	for (i = 0; i < nr; i++) {
@@ -261,6 +262,8 @@ static int hbmpool_req_refused(struct hbmpool_req *req)
 	default:
 		return -ENODEV;
 	}
+	if (req->data_gen != hbmpool_node_data_gen(node))
+		return -EIO;		/* the home lost that data */
 	if (req->op == HBMPOOL_REQ_READ ? READ_ONCE(node->fail_fetch) :
 	    READ_ONCE(node->fail_writeback))
 		return -EIO;

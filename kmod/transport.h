@@ -29,7 +29,7 @@ struct hbmpool_req;
 struct page;
 
 /* Bumped whenever struct hbmpool_transport_ops or the request contract changes. */
-#define HBMPOOL_TRANSPORT_API	3
+#define HBMPOOL_TRANSPORT_API	4
 
 /* The most pages one request carries. */
 #define HBMPOOL_REQ_MAX_PAGES	512
@@ -65,6 +65,10 @@ enum hbmpool_req_op {
  * @done: completed after @end_io, for a submitter that waits.
  * @free_work: release in process context when the last put is not.
  * @start_ns: when the request was submitted.
+ * @data_gen: the generation of the home's data the request is about
+ *	(hbmpool_node_data_gen() when its chunk was placed): a request about
+ *	data the home lost is refused with -EIO, and a transport that learns
+ *	of the loss while the request waits must not send it.
  * @pdu: the transport's per-request state, req_pdu_size bytes.
  *
  * A transport must treat the pages of a request it completed late (after
@@ -90,7 +94,24 @@ struct hbmpool_req {
 	struct completion done;
 	struct work_struct free_work;
 	u64 start_ns;
+	u32 data_gen;
 	void *pdu;
+};
+
+/*
+ * What a transport knows of its link to a node, for link-get: its health
+ * (enum hbmpool_lstate of linkstate.h), round trips and counters.
+ */
+struct hbmpool_link_info {
+	u32 health;
+	u64 rtt_ns;			/* EWMA; 0 before the first sample */
+	u64 rtt_hist[32];		/* log2 ns buckets */
+	u64 incarnation;		/* of the home's segment, 0 if unknown */
+	u64 bytes;			/* moved by completed requests */
+	u64 retries;			/* requests sent again after a reconnect */
+	u64 digest_errors;
+	u64 connects;			/* connections established */
+	u64 auth_failures;		/* handshakes refused */
 };
 
 /**
@@ -120,6 +141,7 @@ struct hbmpool_req {
  * @link_admin: optional.  The operator set the link to @node up or down
  *	(the core already refuses requests while it is down); a transport
  *	with connections closes or reopens them.  May sleep.
+ * @link_info: optional.  Fill @li (zeroed by the caller); must not sleep.
  *
  * Link state is pushed by the transport with hbmpool_node_link_changed(),
  * which sleeps and takes the events lock: never call it holding a lock that
@@ -138,6 +160,7 @@ struct hbmpool_transport_ops {
 	void (*shutdown)(struct hbmpool_node *node);
 	void (*release)(struct hbmpool_node *node);
 	void (*link_admin)(struct hbmpool_node *node, bool up);
+	void (*link_info)(struct hbmpool_node *node, struct hbmpool_link_info *li);
 };
 
 /**
@@ -174,6 +197,9 @@ void hbmpool_req_complete(struct hbmpool_req *req, int status);
 void hbmpool_req_put(struct hbmpool_req *req);
 
 void hbmpool_node_link_changed(struct hbmpool_node *node, bool up);
+u32 hbmpool_node_data_gen(struct hbmpool_node *node);
+void hbmpool_node_data_lost_begin(struct hbmpool_node *node);
+void hbmpool_node_data_lost_end(struct hbmpool_node *node);
 bool hbmpool_fail_request_armed(void);
 
 int hbmpool_transport_init(void);

@@ -5,11 +5,12 @@
  * status codes, and the handshake transcript that both sides MAC.  See
  * wire.h and Documentation/wire-protocol.rst.
  *
- * Built into the unit test now; the TCP transport links it into the
- * module (with the kernel's crc32c()).
+ * Built into the module (the TCP transport) and into the unit test.  The
+ * module's CRC32C is lib/crc32's __crc32c_le(), built into every kernel,
+ * so the module needs no libcrc32c.
  */
 #ifdef __KERNEL__
-#include <linux/crc32c.h>
+#include <linux/crc32.h>
 #include <linux/errno.h>
 #include <linux/kernel.h>
 #include <linux/string.h>
@@ -20,7 +21,7 @@
 #ifdef __KERNEL__
 u32 hbmw_crc32c(u32 crc, const void *buf, size_t len)
 {
-	return crc32c(crc, buf, len);
+	return __crc32c_le(crc, buf, len);
 }
 #else
 /* Bitwise CRC32C (Castagnoli, reflected 0x82f63b78), as the kernel's crc32c(). */
@@ -242,6 +243,7 @@ const char *hbmw_err_name(enum hbmw_err err)
 		[HBMW_ERR_LENGTH] = "bad length",
 		[HBMW_ERR_RANGE] = "out of range",
 		[HBMW_ERR_DIGEST] = "bad data digest",
+		[HBMW_ERR_NOTYOURS] = "not the client's chunk",
 	};
 
 	return err < HBMW_NR_ERRS ? names[err] : "?";

@@ -112,6 +112,7 @@ enum hbmw_err {
 	HBMW_ERR_LENGTH,
 	HBMW_ERR_RANGE,
 	HBMW_ERR_DIGEST,
+	HBMW_ERR_NOTYOURS,	/* not in the chunks the client holds (home's check) */
 	HBMW_NR_ERRS,
 };
 

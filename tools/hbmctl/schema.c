@@ -28,6 +28,12 @@ static const char *const link_state_names[] = {
 	[HBMPOOL_LINK_STATE_DOWN] = "down",
 	[HBMPOOL_LINK_STATE_UP] = "up",
 };
+static const char *const link_health_names[] = {
+	[HBMPOOL_LINK_HEALTH_DOWN] = "down",
+	[HBMPOOL_LINK_HEALTH_CONNECTING] = "connecting",
+	[HBMPOOL_LINK_HEALTH_LIVE] = "live",
+	[HBMPOOL_LINK_HEALTH_DEGRADED] = "degraded",
+};
 static const char *const policy_names[] = {
 	[HBMPOOL_PLACEMENT_POLICY_BIND] = "bind",
 	[HBMPOOL_PLACEMENT_POLICY_INTERLEAVE] = "interleave",
@@ -39,6 +45,7 @@ const struct ctl_enum ctl_enum_node_state = ENUM(node_state_names);
 const struct ctl_enum ctl_enum_link_type = ENUM(link_type_names);
 const struct ctl_enum ctl_enum_link_state = ENUM(link_state_names);
 const struct ctl_enum ctl_enum_policy = ENUM(policy_names);
+static const struct ctl_enum ctl_enum_link_health = ENUM(link_health_names);
 
 #define SET(var, sname, arr, mx) \
 	const struct ctl_set var = { .name = sname, .max = mx, .attrs = arr }
@@ -107,6 +114,15 @@ static const struct ctl_attr link_attrs[HBMPOOL_A_LINK_MAX + 1] = {
 	[HBMPOOL_A_LINK_LAT_HIST] = { .name = "lat-hist", .kind = K_U64, .multi = true },
 	[HBMPOOL_A_LINK_FLAPS] = { .name = "flaps", .kind = K_U64 },
 	[HBMPOOL_A_LINK_SEQ] = { .name = "seq", .kind = K_U64 },
+	[HBMPOOL_A_LINK_HEALTH] = { .name = "health", .kind = K_U32, .en = &ctl_enum_link_health },
+	[HBMPOOL_A_LINK_RTT] = { .name = "rtt", .kind = K_U64 },
+	[HBMPOOL_A_LINK_RTT_HIST] = { .name = "rtt-hist", .kind = K_U64, .multi = true },
+	[HBMPOOL_A_LINK_BYTES] = { .name = "bytes", .kind = K_U64 },
+	[HBMPOOL_A_LINK_RETRIES] = { .name = "retries", .kind = K_U64 },
+	[HBMPOOL_A_LINK_DIGEST_ERRORS] = { .name = "digest-errors", .kind = K_U64 },
+	[HBMPOOL_A_LINK_CONNECTS] = { .name = "connects", .kind = K_U64 },
+	[HBMPOOL_A_LINK_AUTH_FAILURES] = { .name = "auth-failures", .kind = K_U64 },
+	[HBMPOOL_A_LINK_INCARNATION] = { .name = "incarnation", .kind = K_U64 },
 };
 SET(ctl_set_link, "link", link_attrs, HBMPOOL_A_LINK_MAX);
 
@@ -116,6 +132,10 @@ static const struct ctl_attr segment_attrs[HBMPOOL_A_SEGMENT_MAX + 1] = {
 	[HBMPOOL_A_SEGMENT_USED] = { .name = "used", .kind = K_U64 },
 	[HBMPOOL_A_SEGMENT_SEQ] = { .name = "seq", .kind = K_U64 },
 	[HBMPOOL_A_SEGMENT_INCARNATION] = { .name = "incarnation", .kind = K_U64 },
+	[HBMPOOL_A_SEGMENT_SESSIONS] = { .name = "sessions", .kind = K_U32 },
+	[HBMPOOL_A_SEGMENT_ACCEPTED] = { .name = "accepted", .kind = K_U64 },
+	[HBMPOOL_A_SEGMENT_AUTH_FAILURES] = { .name = "auth-failures", .kind = K_U64 },
+	[HBMPOOL_A_SEGMENT_REJECTED] = { .name = "rejected", .kind = K_U64 },
 };
 SET(ctl_set_segment, "segment", segment_attrs, HBMPOOL_A_SEGMENT_MAX);
 
@@ -145,6 +165,7 @@ static const struct ctl_attr region_attrs[HBMPOOL_A_REGION_MAX + 1] = {
 	[HBMPOOL_A_REGION_UID] = { .name = "uid", .kind = K_U32 },
 	[HBMPOOL_A_REGION_MODE] = { .name = "mode", .kind = K_U32 },
 	[HBMPOOL_A_REGION_SEQ] = { .name = "seq", .kind = K_U64 },
+	[HBMPOOL_A_REGION_LOST_CHUNKS] = { .name = "lost-chunks", .kind = K_U32 },
 };
 SET(ctl_set_region, "region", region_attrs, HBMPOOL_A_REGION_MAX);
 
