@@ -33,7 +33,7 @@ struct page;
 #define HBMPOOL_TCP_BACKOFF_MAX_MS	5000
 
 /* A home's limits on its clients. */
-#define HBMPOOL_TCP_MAX_SESSIONS	1024
+#define HBMPOOL_TCP_MAX_SESSIONS	511	/* + the acceptor: WQ_UNBOUND_MAX_ACTIVE */
 #define HBMPOOL_TCP_MAX_UNAUTH		32	/* in the handshake at once */
 
 /* ---- tcp_sock.c ---- */
