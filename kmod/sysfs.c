@@ -168,6 +168,100 @@ static struct attribute *hbmpool_node_stats_attrs[] = {
 	NULL,
 };
 
+/* ---- link/: what a connected transport knows of its link ---- */
+
+enum hbmpool_link_field {
+	HBMPOOL_LF_HEALTH, HBMPOOL_LF_RTT, HBMPOOL_LF_BYTES, HBMPOOL_LF_RETRIES,
+	HBMPOOL_LF_DIGEST_ERRORS, HBMPOOL_LF_CONNECTS, HBMPOOL_LF_AUTH_FAILURES,
+	HBMPOOL_LF_INCARNATION,
+};
+
+static ssize_t node_link_show(struct device *dev, struct device_attribute *attr,
+			      char *buf)
+{
+	static const char * const health[] = { "down", "connecting", "live", "degraded" };
+	struct dev_ext_attribute *ea = container_of(attr, struct dev_ext_attribute,
+						    attr);
+	struct hbmpool_node *node = to_node(dev);
+	struct hbmpool_link_info *li;
+	ssize_t n;
+	u64 v;
+
+	li = kzalloc(sizeof(*li), GFP_KERNEL);
+	if (!li)
+		return -ENOMEM;
+	node->transport->ops->link_info(node, li);
+	switch ((long)ea->var) {
+	case HBMPOOL_LF_HEALTH:
+		n = sysfs_emit(buf, "%s\n", li->health < ARRAY_SIZE(health) ?
+			       health[li->health] : "?");
+		kfree(li);
+		return n;
+	case HBMPOOL_LF_RTT:
+		v = li->rtt_ns;
+		break;
+	case HBMPOOL_LF_BYTES:
+		v = li->bytes;
+		break;
+	case HBMPOOL_LF_RETRIES:
+		v = li->retries;
+		break;
+	case HBMPOOL_LF_DIGEST_ERRORS:
+		v = li->digest_errors;
+		break;
+	case HBMPOOL_LF_CONNECTS:
+		v = li->connects;
+		break;
+	case HBMPOOL_LF_AUTH_FAILURES:
+		v = li->auth_failures;
+		break;
+	default:
+		v = li->incarnation;
+	}
+	kfree(li);
+	return sysfs_emit(buf, "%llu\n", v);
+}
+
+#define HBMPOOL_NODE_LINK(_name, _field)				\
+	static struct dev_ext_attribute node_link_##_name = {		\
+		__ATTR(_name, 0444, node_link_show, NULL), (void *)(_field) }
+
+HBMPOOL_NODE_LINK(health, HBMPOOL_LF_HEALTH);
+HBMPOOL_NODE_LINK(rtt_ns, HBMPOOL_LF_RTT);
+HBMPOOL_NODE_LINK(bytes, HBMPOOL_LF_BYTES);
+HBMPOOL_NODE_LINK(retries, HBMPOOL_LF_RETRIES);
+HBMPOOL_NODE_LINK(digest_errors, HBMPOOL_LF_DIGEST_ERRORS);
+HBMPOOL_NODE_LINK(connects, HBMPOOL_LF_CONNECTS);
+HBMPOOL_NODE_LINK(auth_failures, HBMPOOL_LF_AUTH_FAILURES);
+HBMPOOL_NODE_LINK(incarnation, HBMPOOL_LF_INCARNATION);
+
+static struct attribute *hbmpool_node_link_attrs[] = {
+	&node_link_health.attr.attr,
+	&node_link_rtt_ns.attr.attr,
+	&node_link_bytes.attr.attr,
+	&node_link_retries.attr.attr,
+	&node_link_digest_errors.attr.attr,
+	&node_link_connects.attr.attr,
+	&node_link_auth_failures.attr.attr,
+	&node_link_incarnation.attr.attr,
+	NULL,
+};
+
+/* link/ exists for nodes whose transport reports its link. */
+static umode_t hbmpool_node_link_visible(struct kobject *kobj,
+					 struct attribute *attr, int n)
+{
+	struct hbmpool_node *node = to_node(kobj_to_dev(kobj));
+
+	return node->transport && node->transport->ops->link_info ? attr->mode : 0;
+}
+
+static const struct attribute_group hbmpool_node_link_group = {
+	.name = "link",
+	.attrs = hbmpool_node_link_attrs,
+	.is_visible = hbmpool_node_link_visible,
+};
+
 static const struct attribute_group hbmpool_node_group = {
 	.attrs = hbmpool_node_attrs,
 };
@@ -180,6 +274,7 @@ static const struct attribute_group hbmpool_node_stats_group = {
 static const struct attribute_group *hbmpool_node_groups[] = {
 	&hbmpool_node_group,
 	&hbmpool_node_stats_group,
+	&hbmpool_node_link_group,
 	NULL,
 };
 

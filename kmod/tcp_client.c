@@ -93,9 +93,18 @@ struct hbmpool_tcp_node {
 	atomic64_t bytes, retries, digest_errors, reconnects, auth_failures;
 };
 
-static const struct hbmpool_lthresholds hbmpool_tcp_thresholds = {
-	.degraded_rtt_ns = 50 * NSEC_PER_MSEC,
-	.degraded_errors = 64,		/* 1 request in 16 */
+static unsigned int tcp_degraded_rtt_ms = 200;
+module_param(tcp_degraded_rtt_ms, uint, 0444);
+MODULE_PARM_DESC(tcp_degraded_rtt_ms,
+		 "a TCP link whose round-trip EWMA is above this is degraded, ms (0: never; default 200)");
+
+static unsigned int tcp_degraded_errors = 64;
+module_param(tcp_degraded_errors, uint, 0444);
+MODULE_PARM_DESC(tcp_degraded_errors,
+		 "a TCP link failing more requests than this per 1024 (EWMA) is degraded (0: never; default 64)");
+
+/* Set once at init from the module parameters. */
+static struct hbmpool_lthresholds hbmpool_tcp_thresholds = {
 	.backoff_min_ms = HBMPOOL_TCP_BACKOFF_MIN_MS,
 	.backoff_max_ms = HBMPOOL_TCP_BACKOFF_MAX_MS,
 };
@@ -931,6 +940,12 @@ int hbmpool_tcp_client_init(void)
 {
 	int err;
 
+	if (tcp_degraded_errors > 1024) {
+		pr_err("tcp_degraded_errors: 0..1024\n");
+		return -EINVAL;
+	}
+	hbmpool_tcp_thresholds.degraded_rtt_ns = (u64)tcp_degraded_rtt_ms * NSEC_PER_MSEC;
+	hbmpool_tcp_thresholds.degraded_errors = tcp_degraded_errors;
 	hbmpool_tcp_wq = alloc_workqueue("hbmpool-tcp", WQ_UNBOUND | WQ_MEM_RECLAIM, 0);
 	if (!hbmpool_tcp_wq)
 		return -ENOMEM;
