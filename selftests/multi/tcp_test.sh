@@ -8,6 +8,10 @@
 # kmod/hbmpool.ko and tools/hbmctl/hbmctl (make module tools); builds
 # selftests/multi/regionio into $RIG_BUILD/regionio itself.
 #
+#   make module tools && selftests/multi/tcp_test.sh
+#   (the TAP is in $RIG_BUILD/multi-tcptest/host.log, the VMs' logs in
+#   $RIG_BUILD/out-tcptest-K/)
+#
 # Every VM K (1..3) is node K of domain "rig" (one random 32-byte key for
 # all, $RIG_SYNC/domain.key), listens on 10.77.0.K:7070, exports a 64 MiB
 # segment and has the two others as tcp nodes (capacity 64M, distance 20,
@@ -237,7 +241,11 @@ monitor() {
 	ctl exec "$1" "setsid $H -j monitor >/tmp/monitor.log 2>&1 </dev/null & echo \$! >/tmp/monitor.pid" >/dev/null
 }
 # link_events K: link-change events VM K's monitor printed so far.
-link_events() { q "$1" "grep -c '$EV_LINK' /tmp/monitor.log" || echo 0; }
+link_events() {
+	local c
+	c=$(q "$1" "grep -c '$EV_LINK' /tmp/monitor.log")
+	[[ "$c" =~ ^[0-9]+$ ]] && echo "$c" || echo 0
+}
 
 # hold K NAME NODES: VM K creates region NAME over NODES, held open by a
 # background regionio (pid in /tmp/hold.NAME.pid); prints nothing, 0 once held.
@@ -340,8 +348,9 @@ job=$(ctl spawn 1 "timeout -k 5 240 $RIO verify --name r2 --seed 21 --order seq 
 check "4: VM1's link to 3 leaves live (down or connecting) within 60 s" wait_health 60 "down|connecting" 1:3
 check "4: VM1's link to 2 stays live" wait_health 5 live 1:2
 if out=$(ctl result -t 300 "$job" 2>&1); then
+	tc=$((SECONDS - tc))
 	printf '%s\n' "$out" | sed 's/^/# /'
-	ok "4: VM1's verify ends in $((SECONDS - tc))s: node 3's pages SIGBUS, node 2's good, none bad"
+	ok "4: VM1's verify with VM3 cut ends (${tc}s after the cut at most): node 3's pages SIGBUS, node 2's good, none bad"
 else
 	printf '%s\n' "$out" | sed 's/^/# /'
 	nok "4: VM1's verify with VM3 cut: bounded, node 3's pages SIGBUS, node 2's good, none bad"
@@ -363,7 +372,7 @@ check "5: flush VM1's cache" flush 1
 check "5: kill VM3" ctl kill 3
 tk=$SECONDS
 if rio -t 240 1 verify --name r5 --seed 51 --expect-sigbus-on 3 --max-cached 64; then
-	ok "5: VM1's verify with VM3 dead ends in $((SECONDS - tk))s: node 3's pages SIGBUS, node 2's good"
+	ok "5: VM1's verify with VM3 dead ends after $((SECONDS - tk))s: node 3's pages SIGBUS, node 2's good"
 else
 	nok "5: VM1's verify with VM3 dead: bounded, node 3's pages SIGBUS, node 2's good, none bad"
 fi
