@@ -1,0 +1,469 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# hbmpool over the in-kernel TCP transport, across 3 VMs of the multi-VM rig
+# (tools/rig/multi.sh running tools/rig/multi-agent.sh), driven from the host
+# by this script (--host, run by multi.sh -c) through tools/rig/multi-ctl.sh.
+# TAP on stdout; the last line is "N passed, N failed".  Needs
+# kmod/hbmpool.ko and tools/hbmctl/hbmctl (make module tools); builds
+# selftests/multi/regionio into $RIG_BUILD/regionio itself.
+#
+#   make module tools && selftests/multi/tcp_test.sh
+#   (the TAP is in $RIG_BUILD/multi-tcptest/host.log, the VMs' logs in
+#   $RIG_BUILD/out-tcptest-K/)
+#
+# Every VM K (1..3) is node K of domain "rig" (one random 32-byte key for
+# all, $RIG_SYNC/domain.key), listens on 10.77.0.K:7070, exports a 64 MiB
+# segment and has the two others as tcp nodes (capacity 64M, distance 20,
+# scaleout); cache budget 1024 pages (4 MiB), fetch timeout 3000 ms.
+# Regions are 16 MiB in 2 MiB chunks, interleaved, held open by
+# "regionio create --hold" and checked by regionio write / verify (every
+# word a function of seed, page and word; zeros are never good).
+#
+#   1 links: every VM's links to the two others reach health "live" in 30 s
+#   2 data: VM1, a region over 2,3 four times the cache: write, then verify
+#     in seq, rev and rand order, exact; its links carried requests and saw
+#     no digest error
+#   3 concurrency: VM1 (over 2,3) and VM2 (over 1,3) write and verify at the
+#     same time, both exact
+#   4 cut VM3's link: VM1's verify ends in bounded time, node 3's pages
+#     SIGBUS, node 2's good, none bad; VM1's link to 3 leaves "live" and
+#     VM1's monitor saw a link-change event; restore: live again in 60 s and
+#     the whole region exact
+#   5 kill VM3: the same bounded SIGBUS check on a region VM1 holds; VM3
+#     restarted and set up again has a new segment incarnation; VM1's region
+#     then reports lost-chunks > 0 and its node-3 pages SIGBUS (never zeros:
+#     bad = 0), node 2's good
+#   6 freeze VM2 (8 s, past the fetch timeout) while VM1 verifies a region
+#     on 2,3 over and over: no verify sees a bad byte; after the thaw the
+#     links are live and a write+verify round is exact on VM1 and VM2
+#   7 security: from VM1, selftests/multi/wirefuzz.py against VM2's home
+#     (stranger, wrongkey, goodkey, fuzz; the fuzzer claims node id 1, a
+#     configured member, so that goodkey and fuzz get past the handshake):
+#     each meets its expectations, VM2's segment counts more auth-failures
+#     and rejected, VM2's kernel log has no BUG/WARNING, and the data check
+#     of 2 is exact again
+#   8 teardown: VM3 closes everything, deletes its nodes and segment and
+#     unloads; then VM3 is killed and, with a dead peer, VM2 does the same
+#     (node del of the dead node included) and VM1 closes its regions and
+#     unloads with its nodes and segment still configured (the "rmmod after
+#     closing regions while a peer is dead" check of 5: done here, because
+#     5 needs VM1's region to live on until VM3 is back)
+#
+# The names of the JSON members the checks read are in one place below
+# (J_*), with the alternatives accepted.
+#
+# Environment: MULTI_TIMEOUT (whole run, default 900 s), RIG_BUILD, KVER,
+# TCP_TEST_FREEZE (seconds, default 8), TCP_TEST_TRANSPORT (default tcp;
+# "sim" is a dry run of the script's own plumbing on a kernel without the
+# TCP transport: the nodes are simulated in each VM, the domain and address
+# settings may fail without stopping the set-up, and the checks of links,
+# faults, incarnations and the wire are expected to fail).
+set -u
+here=$(cd "$(dirname "$0")" && pwd)
+repo=$(cd "$here/../.." && pwd)
+rig=$repo/tools/rig
+build=${RIG_BUILD:-$repo/build/rig}
+
+if [ "${1:-}" != --host ]; then
+	[ -r "$repo/kmod/hbmpool.ko" ] || { echo "tcp_test: kmod/hbmpool.ko not built (make module)" >&2; exit 1; }
+	[ -x "$repo/tools/hbmctl/hbmctl" ] || { echo "tcp_test: tools/hbmctl/hbmctl not built (make tools)" >&2; exit 1; }
+	"$here/build-regionio.sh" "$build/regionio" || { echo "tcp_test: cannot build regionio" >&2; exit 1; }
+	rc=0
+	"$rig/multi.sh" -r tcptest -n 3 -t "${MULTI_TIMEOUT:-900}" -c "$here/tcp_test.sh --host" \
+		-- "$rig/multi-agent.sh" || rc=$?
+	log=$build/multi-tcptest/host.log
+	passed=$(grep -c '^ok ' "$log" 2>/dev/null)
+	failed=$(grep -c '^not ok ' "$log" 2>/dev/null)
+	# A VM or rig failure that no test case caught is a failure of its own.
+	[ "$rc" != 0 ] && [ "${failed:-0}" = 0 ] && failed=1
+	echo "${passed:-0} passed, ${failed:-0} failed"
+	[ "$rc" = 0 ] && [ "${failed:-0}" = 0 ]
+	exit
+fi
+
+# --- host side, run by multi.sh -c ---
+# shellcheck source=selftests/hbmpool/lib.sh
+. "$repo/selftests/hbmpool/lib.sh"
+N=$MULTI_NODES
+PORT=7070
+RIO=$build/regionio		# the same path in the guests
+H=tools/hbmctl/hbmctl		# the agents run in the repository
+FUZZ="/usr/bin/python3 selftests/multi/wirefuzz.py"
+SIZE=16M CHUNK=2M BUDGET=1024 TIMEOUT_MS=3000
+FREEZE=${TCP_TEST_FREEZE:-8}
+TRANSPORT=${TCP_TEST_TRANSPORT:-tcp}
+KEY=$RIG_SYNC/domain.key
+
+# JSON members read by the checks: "name|alternative|...", first found wins,
+# looked up in the object (the first element of an array) and then in its
+# nested objects.
+J_HEALTH="health|link-health"		# link show: down/connecting/live/degraded
+J_OPER="oper-state"			# fallback when there is no health: up -> live
+J_REQUESTS="requests"
+J_ERRORS="errors"
+J_TIMEOUTS="timeouts"
+J_RETRIES="retries"
+J_DIGEST="digest-errors|digest_errors"
+J_RTT="rtt|rtt-us|rtt-ns"
+J_INCARNATION="incarnation"		# segment show
+J_AUTHFAIL="auth-failures|auth_failures"
+J_REJECTED="rejected"
+J_LOST="lost-chunks|lost_chunks"	# region show ID
+EV_LINK="link-change-ntf"		# monitor event of a link change
+
+ctl() { "$rig/multi-ctl.sh" "$@"; }
+# gx [-t SECS] K CMD: run CMD in VM K; its output as TAP comments.
+gx() {
+	local t=120
+	if [ "$1" = -t ]; then t=$2; shift 2; fi
+	local out rc=0
+	out=$(ctl exec -t "$t" "$@" 2>&1) || rc=$?
+	[ -n "$out" ] && printf '%s\n' "$out" | sed 's/^/# /'
+	return $rc
+}
+# q [-t SECS] K CMD: CMD's stdout in VM K (stderr dropped), for parsing.
+q() {
+	local t=60
+	if [ "$1" = -t ]; then t=$2; shift 2; fi
+	ctl exec -t "$t" "$1" "$2 2>/dev/null" 2>/dev/null
+}
+bail() { echo "Bail out! $*"; echo "1..$n"; exit 1; }
+stamp() { echo "# [$((SECONDS - t0))s] $*"; }
+
+# jval KEYS: the member KEYS of the JSON on stdin, printed; 1 if absent or
+# no JSON.
+jval() {
+	/usr/bin/python3 -c '
+import json, sys
+keys = sys.argv[1].split("|")
+try:
+    d = json.loads(sys.stdin.read())
+except ValueError:
+    sys.exit(1)
+if isinstance(d, list):
+    d = d[0] if d else {}
+def find(o):
+    if isinstance(o, dict):
+        for k in keys:
+            if k in o:
+                return o[k]
+        for v in o.values():
+            r = find(v)
+            if r is not None:
+                return r
+    elif isinstance(o, list):
+        for v in o:
+            r = find(v)
+            if r is not None:
+                return r
+    return None
+v = find(d)
+if v is None:
+    sys.exit(1)
+print(str(v).lower() if isinstance(v, bool) else v)
+' "$1"
+}
+# hj K KEYS ARGS...: member KEYS of "hbmctl -j ARGS" in VM K.
+hj() {
+	local k=$1 keys=$2
+	shift 2
+	q "$k" "$H -j $*" | jval "$keys"
+}
+# health K J: the health of VM K's link to node J.
+health() {
+	local js h
+	js=$(q "$1" "$H -j link show $2") || return 1
+	if h=$(jval "$J_HEALTH" <<<"$js"); then
+		echo "$h"
+	elif h=$(jval "$J_OPER" <<<"$js"); then
+		case "$h" in up) echo live ;; *) echo "$h" ;; esac
+	else
+		return 1
+	fi
+}
+link_counters() {
+	local js m v out=""
+	js=$(q "$1" "$H -j link show $2")
+	for m in "$J_HEALTH" "$J_REQUESTS" "$J_ERRORS" "$J_TIMEOUTS" "$J_RETRIES" "$J_DIGEST" "$J_RTT"; do
+		v=$(jval "$m" <<<"$js") || v="?"
+		out="$out ${m%%|*}=$v"
+	done
+	echo "# VM$1 link to $2:$out"
+}
+# wait_health SECS WANT_REGEX K:J...: every link K->J has a health matching
+# WANT_REGEX within SECS (one deadline for all); prints the last seen.
+wait_health() {
+	local secs=$1 want=$2 end=$((SECONDS + $1)) p h pending
+	shift 2
+	while :; do
+		pending=""
+		for p in "$@"; do
+			h=$(health "${p%:*}" "${p#*:}") || h="?"
+			[[ "$h" =~ ^($want)$ ]] || pending="$pending VM${p%:*}->${p#*:}=$h"
+		done
+		[ -z "$pending" ] && { stamp "links $* are $want"; return 0; }
+		if [ $SECONDS -ge $end ]; then
+			echo "# after ${secs}s:$pending"
+			return 1
+		fi
+		sleep 1
+	done
+}
+all_links() {
+	local i j
+	for ((i = 1; i <= N; i++)); do
+		for ((j = 1; j <= N; j++)); do
+			[ $i != $j ] && echo "$i:$j"
+		done
+	done
+}
+
+# setup K: load the module and join VM K to the domain (the contract).
+setup() {
+	local k=$1 j cmd may=""
+	[ "$TRANSPORT" = sim ] && may="|| true"
+	cmd="set -ex; insmod kmod/hbmpool.ko
+$H domain set name rig self $k key-file $KEY $may
+$H node set $k addr 10.77.0.$k port $PORT $may
+$H segment add 64M $may"
+	for ((j = 1; j <= N; j++)); do
+		[ $j = "$k" ] && continue
+		cmd="$cmd
+$H node add $j capacity 64M distance 20 transport $TRANSPORT link scaleout addr 10.77.0.$j port $PORT"
+	done
+	cmd="$cmd
+$H params set cache-budget-pages $BUDGET fetch-timeout-ms $TIMEOUT_MS"
+	gx "$k" "$cmd"
+}
+# monitor K: a background "hbmctl -j monitor" in VM K, into /tmp/monitor.log.
+monitor() {
+	ctl exec "$1" "setsid $H -j monitor >/tmp/monitor.log 2>&1 </dev/null & echo \$! >/tmp/monitor.pid" >/dev/null
+}
+# link_events K: link-change events VM K's monitor printed so far.
+link_events() {
+	local c
+	c=$(q "$1" "grep -c '$EV_LINK' /tmp/monitor.log")
+	[[ "$c" =~ ^[0-9]+$ ]] && echo "$c" || echo 0
+}
+
+# hold K NAME NODES: VM K creates region NAME over NODES, held open by a
+# background regionio (pid in /tmp/hold.NAME.pid); prints nothing, 0 once held.
+hold() {
+	local k=$1 name=$2 nodes=$3
+	ctl exec "$k" "setsid $RIO create --name $name --size $SIZE --chunk $CHUNK --policy interleave --nodes $nodes --hold --pidfile /tmp/hold.$name.pid >/tmp/hold.$name.log 2>&1 </dev/null &" >/dev/null &&
+		gx "$k" "for i in \$(seq 100); do grep -q holding /tmp/hold.$name.log && { cat /tmp/hold.$name.log; $RIO info --name $name; exit 0; }; sleep 0.1; done; cat /tmp/hold.$name.log; exit 1"
+}
+# release K NAME: the holder of NAME exits; the region is gone.
+release() {
+	gx "$1" "p=\$(cat /tmp/hold.$2.pid) && kill \$p && for i in \$(seq 100); do kill -0 \$p 2>/dev/null || exit 0; sleep 0.1; done; exit 1"
+}
+# region_id K NAME
+region_id() { q "$1" "$RIO info --name $2" | sed -n 's/^region \([0-9]*\) .*/\1/p'; }
+# rio [-t SECS] K ARGS...: regionio ARGS in VM K, bounded by timeout(1) in the
+# guest as well (exit 124 there means it hung).
+rio() {
+	local t=240
+	if [ "$1" = -t ]; then t=$2; shift 2; fi
+	local k=$1
+	shift
+	gx -t $((t + 30)) "$k" "timeout -k 5 $t $RIO $*"
+}
+# flush K: evict VM K's cache (a budget of 16 pages for a second, then back),
+# so that the next verify fetches every page.
+flush() { gx "$1" "$H params set cache-budget-pages 16 && sleep 1 && $H params set cache-budget-pages $BUDGET"; }
+# counter K KEYS ARGS...: a numeric member, or -1.
+counter() {
+	local v
+	v=$(hj "$@") && [[ "$v" =~ ^[0-9]+$ ]] && echo "$v" || echo -1
+}
+gt() { [ "$1" -gt "$2" ] 2>/dev/null; }
+# klog_clean K: VM K's kernel log so far passes tools/rig/klog-check.sh.
+klog_clean() { gx "$1" "dmesg >/tmp/dmesg.now && $rig/klog-check.sh /tmp/dmesg.now"; }
+
+t0=$SECONDS
+for ((k = 1; k <= N; k++)); do
+	check "VM$k boots and its agent runs" ctl agents -t 400 "$k"
+done
+[ "$fails" = 0 ] || bail "VMs did not come up"
+stamp "all up"
+head -c 32 /dev/urandom >"$KEY"
+
+for ((k = 1; k <= N; k++)); do
+	check "VM$k joins domain rig as node $k (tcp nodes, segment 64M)" setup $k
+done
+[ "$fails" = 0 ] || bail "set-up failed"
+monitor 1
+for ((k = 1; k <= N; k++)); do
+	echo "# VM$k segment: $(q $k "$H -j segment show" | tr -d '\n')"
+done
+
+# --- 1. links
+mapfile -t links < <(all_links)
+check "1: every link of every VM is live within 30 s" wait_health 30 live "${links[@]}"
+stamp "scenario 1 done"
+
+# --- 2. data over two homes, four times the cache
+check "2: VM1 holds region r2 (16 MiB interleaved over 2,3)" hold 1 r2 2,3
+check "2: r2 has chunks on node 2 and node 3" \
+	gx 1 "$RIO info --name r2 | grep -q '^node 2: ' && $RIO info --name r2 | grep -q '^node 3: '"
+check "2: VM1 writes r2 (seed 21)" rio 1 write --name r2 --seed 21
+for ord in seq rev rand; do
+	check "2: VM1 verifies r2 in $ord order: exact" rio 1 verify --name r2 --seed 21 --order $ord
+done
+link_counters 1 2
+link_counters 1 3
+for j in 2 3; do
+	check "2: VM1's link to $j carried requests" gt "$(counter 1 "$J_REQUESTS" link show $j)" 0
+	check "2: VM1's link to $j: no digest error" test "$(counter 1 "$J_DIGEST" link show $j)" = 0
+done
+stamp "scenario 2 done"
+
+# --- 3. two clients at once
+check "3: VM1 holds r3a over 2,3" hold 1 r3a 2,3
+check "3: VM2 holds r3b over 1,3" hold 2 r3b 1,3
+ja=$(ctl spawn 1 "timeout -k 5 300 $RIO write --name r3a --seed 31 --threads 2 && timeout -k 5 300 $RIO verify --name r3a --seed 31 --order rand")
+jb=$(ctl spawn 2 "timeout -k 5 300 $RIO write --name r3b --seed 32 --threads 2 && timeout -k 5 300 $RIO verify --name r3b --seed 32 --order rev")
+declare -A job3=([1]=$ja [2]=$jb)
+for k in 1 2; do
+	rc=0
+	out=$(ctl result -t 650 "${job3[$k]}" 2>&1) || rc=$?
+	printf '%s\n' "$out" | sed 's/^/# /'
+	if [ $rc = 0 ]; then
+		ok "3: VM$k writes and verifies at the same time as the other: exact"
+	else
+		nok "3: VM$k writes and verifies at the same time as the other: exact (exit $rc)"
+	fi
+done
+check "3: VM1 releases r3a" release 1 r3a
+check "3: VM2 releases r3b" release 2 r3b
+stamp "scenario 3 done"
+
+# --- 4. cut VM3's link
+ev0=$(link_events 1)
+check "4: flush VM1's cache" flush 1
+check "4: cut VM3's link" ctl cut 3
+tc=$SECONDS
+job=$(ctl spawn 1 "timeout -k 5 240 $RIO verify --name r2 --seed 21 --order seq --expect-sigbus-on 3 --max-cached 64")
+check "4: VM1's link to 3 leaves live (down or connecting) within 60 s" wait_health 60 "down|connecting" 1:3
+check "4: VM1's link to 2 stays live" wait_health 5 live 1:2
+if out=$(ctl result -t 300 "$job" 2>&1); then
+	tc=$((SECONDS - tc))
+	printf '%s\n' "$out" | sed 's/^/# /'
+	ok "4: VM1's verify with VM3 cut ends (${tc}s after the cut at most): node 3's pages SIGBUS, node 2's good, none bad"
+else
+	printf '%s\n' "$out" | sed 's/^/# /'
+	nok "4: VM1's verify with VM3 cut: bounded, node 3's pages SIGBUS, node 2's good, none bad"
+fi
+link_counters 1 3
+ev1=$(link_events 1)
+check "4: VM1's monitor saw a link event ($ev0 -> $ev1 $EV_LINK)" gt "$ev1" "$ev0"
+check "4: restore VM3's link" ctl restore 3
+check "4: every link is live again within 60 s" wait_health 60 live "${links[@]}"
+check "4: VM1 verifies r2 after the restore: exact" rio 1 verify --name r2 --seed 21 --order rand
+stamp "scenario 4 done"
+
+# --- 5. kill VM3, start it again
+check "5: VM1 holds r5 over 2,3" hold 1 r5 2,3
+check "5: VM1 writes r5 (seed 51)" rio 1 write --name r5 --seed 51
+check "5: VM1 verifies r5: exact" rio 1 verify --name r5 --seed 51
+inc0=$(hj 3 "$J_INCARNATION" segment show)
+check "5: flush VM1's cache" flush 1
+check "5: kill VM3" ctl kill 3
+tk=$SECONDS
+if rio -t 240 1 verify --name r5 --seed 51 --expect-sigbus-on 3 --max-cached 64; then
+	ok "5: VM1's verify with VM3 dead ends after $((SECONDS - tk))s: node 3's pages SIGBUS, node 2's good"
+else
+	nok "5: VM1's verify with VM3 dead: bounded, node 3's pages SIGBUS, node 2's good, none bad"
+fi
+check "5: VM1's link to 3 is not live while VM3 is dead" wait_health 30 "down|connecting" 1:3
+check "5: start VM3 again" ctl start -t 400 3
+check "5: VM3's agent runs again" ctl agents -t 120 3
+check "5: VM3 joins the domain again" setup 3
+inc1=$(hj 3 "$J_INCARNATION" segment show)
+check "5: VM3's new segment has a new incarnation ($inc0 -> $inc1)" \
+	test -n "$inc0" -a -n "$inc1" -a "$inc0" != "$inc1"
+check "5: every link is live again within 60 s" wait_health 60 live "${links[@]}"
+r5=$(region_id 1 r5)
+lost=-1
+for _ in $(seq 30); do
+	lost=$(counter 1 "$J_LOST" region show "$r5")
+	gt "$lost" 0 && break
+	sleep 1
+done
+check "5: VM1's r5 (region $r5) reports lost-chunks > 0 ($lost)" gt "$lost" 0
+check "5: VM1's r5 after VM3's restart: node 3's pages SIGBUS (never zeros), node 2's good" \
+	rio 1 verify --name r5 --seed 51 --order rand --expect-sigbus-on 3 --max-cached 64
+check "5: VM1 releases r5" release 1 r5
+stamp "scenario 5 done"
+
+# --- 6. freeze VM2 past the fetch timeout
+check "6: flush VM1's cache" flush 1
+# VM1 verifies r2 (over 2,3) until told to stop, one summary line per round.
+job=$(ctl spawn 1 "i=0; while :; do timeout -k 5 300 $RIO verify --name r2 --seed 21 --order rand; i=\$((i + 1)); [ -e $RIG_SYNC/thawed ] && break; done; echo rounds=\$i")
+sleep 2
+check "6: freeze VM2" ctl freeze 2
+tf=$SECONDS
+sleep "$FREEZE"
+check "6: thaw VM2 after $((SECONDS - tf))s" ctl thaw 2
+ctl mark thawed
+out=$(ctl result -t 600 "$job" 2>&1)
+printf '%s\n' "$out" | sed 's/^/# /'
+summaries=$(grep -c '^verify:' <<<"$out")
+badlines=$(grep '^verify:' <<<"$out" | grep -vc ' bad=0 ')
+check "6: VM1's verifies across the freeze ($summaries rounds) saw no bad byte" \
+	test "$summaries" -gt 0 -a "$badlines" = 0
+check "6: every link is live again within 60 s" wait_health 60 live "${links[@]}"
+check "6: VM1 writes r2 (seed 61)" rio 1 write --name r2 --seed 61
+check "6: VM1 verifies r2: exact" rio 1 verify --name r2 --seed 61 --order rand
+check "6: VM2 holds r6 over 1,3" hold 2 r6 1,3
+check "6: VM2 writes r6 (seed 62)" rio 2 write --name r6 --seed 62
+check "6: VM2 verifies r6: exact" rio 2 verify --name r6 --seed 62 --order rev
+check "6: VM2 releases r6" release 2 r6
+stamp "scenario 6 done"
+
+# --- 7. strangers, wrong keys and garbage at VM2's home
+# The fuzzer speaks as node 1 (a configured member of the domain): goodkey
+# and fuzz must get past the handshake to reach the request parser.
+af0=$(counter 2 "$J_AUTHFAIL" segment show)
+rj0=$(counter 2 "$J_REJECTED" segment show)
+echo "# VM2 segment before: auth-failures=$af0 rejected=$rj0"
+fz="$FUZZ"
+who="--domain rig --id 1 --home 2"
+check "7: wirefuzz.py is there" gx 1 "test -r selftests/multi/wirefuzz.py"
+check "7: a stranger (no handshake) is turned away" gx -t 120 1 "timeout 100 $fz stranger 10.77.0.2 $PORT"
+check "7: a wrong key is refused" \
+	gx -t 120 1 "head -c 32 /dev/urandom >/tmp/wrong.key && timeout 100 $fz wrongkey 10.77.0.2 $PORT $who --key-file /tmp/wrong.key"
+check "7: the right key is accepted" gx -t 120 1 "timeout 100 $fz goodkey 10.77.0.2 $PORT $who --key-file $KEY"
+check "7: fuzzed frames are refused and the home survives" \
+	gx -t 300 1 "timeout 280 $fz fuzz 10.77.0.2 $PORT $who --key-file $KEY --seed $RANDOM --rounds 200"
+af1=$(counter 2 "$J_AUTHFAIL" segment show)
+rj1=$(counter 2 "$J_REJECTED" segment show)
+check "7: VM2's segment counts more auth-failures ($af0 -> $af1)" gt "$af1" "$af0"
+check "7: VM2's segment counts more rejected ($rj0 -> $rj1)" gt "$rj1" "$rj0"
+check "7: VM2's kernel log has no BUG or WARNING" klog_clean 2
+check "7: every link is live within 60 s" wait_health 60 live "${links[@]}"
+check "7: VM1 writes r2 (seed 71)" rio 1 write --name r2 --seed 71
+for ord in seq rand; do
+	check "7: VM1 verifies r2 in $ord order: exact" rio 1 verify --name r2 --seed 71 --order $ord
+done
+stamp "scenario 7 done"
+
+# --- 8. teardown
+for ((k = 1; k <= N; k++)); do link_counters "$k" $((k % N + 1)); done
+check "8: VM1 releases r2" release 1 r2
+check "8: VM3 deletes its nodes and segment and unloads" \
+	gx 3 "set -x; $H node del 1 && $H node del 2 && $H segment del && rmmod hbmpool"
+check "8: kill VM3" ctl kill 3
+check "8: VM2 (a peer dead) deletes its nodes and segment and unloads" \
+	gx -t 120 2 "set -x; timeout 60 $H node del 3 && timeout 60 $H node del 1 && timeout 60 $H segment del && timeout 60 rmmod hbmpool"
+check "8: VM1 (a peer dead, nodes and segment still set) unloads" \
+	gx -t 120 1 "kill \$(cat /tmp/monitor.pid) 2>/dev/null; sleep 0.5; $RIO info --name r2 >/dev/null 2>&1 && exit 1; timeout 60 rmmod hbmpool"
+for k in 1 2; do
+	check "8: VM$k's kernel log has no BUG or WARNING" klog_clean $k
+done
+
+stamp "checks done"
+ctl stop
+echo "1..$n"
+[ "$fails" -eq 0 ]
