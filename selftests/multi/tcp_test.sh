@@ -423,13 +423,17 @@ check "6: VM2 releases r6" release 2 r6
 stamp "scenario 6 done"
 
 # --- 7. strangers, wrong keys and garbage at VM2's home
-# The fuzzer speaks as node 1 (a configured member of the domain): goodkey
-# and fuzz must get past the handshake to reach the request parser.
+# The fuzzer speaks as node 9, which VM2 knows as a member (its address
+# leads nowhere): goodkey and fuzz get past the handshake to the request
+# parser without superseding VM1's own session with VM2 (a home keeps one
+# session per client).
 af0=$(counter 2 "$J_AUTHFAIL" segment show)
 rj0=$(counter 2 "$J_REJECTED" segment show)
 echo "# VM2 segment before: auth-failures=$af0 rejected=$rj0"
 fz="$FUZZ"
-who="--domain rig --id 1 --home 2"
+who="--domain rig --id 9 --home 2"
+check "7: VM2 knows node 9 (the fuzzer's id)" \
+	gx 2 "$H node add 9 capacity 64M distance 40 transport tcp link scaleout addr 10.77.0.99 port $PORT"
 check "7: wirefuzz.py is there" gx 1 "test -r selftests/multi/wirefuzz.py"
 check "7: a stranger (no handshake) is turned away" gx -t 120 1 "timeout 100 $fz stranger 10.77.0.2 $PORT"
 check "7: a wrong key is refused" \
@@ -441,6 +445,7 @@ af1=$(counter 2 "$J_AUTHFAIL" segment show)
 rj1=$(counter 2 "$J_REJECTED" segment show)
 check "7: VM2's segment counts more auth-failures ($af0 -> $af1)" gt "$af1" "$af0"
 check "7: VM2's segment counts more rejected ($rj0 -> $rj1)" gt "$rj1" "$rj0"
+check "7: VM2 forgets node 9" gx 2 "$H node del 9"
 check "7: VM2's kernel log has no BUG or WARNING" klog_clean 2
 check "7: every link is live within 60 s" wait_health 60 live "${links[@]}"
 check "7: VM1 writes r2 (seed 71)" rio 1 write --name r2 --seed 71
