@@ -117,6 +117,9 @@ print("%.1f" % (d["end"]["sum_received"]["bits_per_second"] / 8e6))' "$1" 2>/dev
 }
 # A key of hbmbench's key=value output.
 hb() { sed -n "s/^$2=//p" "$1" | head -1; }
+# MB/s of a phase from hbmbench's table (pages/s x 4 KiB): mbps.PHASE has one
+# decimal, too coarse below 10 MB/s.
+hb_mbps() { awk -v ph="$2" '$1 == ph && $2 ~ /^[0-9]+$/ { printf "%.3f", $2 * 4096 / 1e6; exit }' "$1"; }
 
 run_iperf() {	# $1: output file
 	ctl exec -t 90 1 'iperf3 -c 10.77.0.2 -p 5201 -t 5 -R -J' >"$1" 2>&1
@@ -169,24 +172,26 @@ for sc in $scenarios; do
 			run_iperf "$ip" || failed=1
 		fi
 		im=$(iperf_mbps "$ip")
-		sm=$(hb "$hf" mbps.seq_fault)
+		sm=$(hb_mbps "$hf" seq_fault)
 		[ -n "$im" ] || { echo "bench-tcp: $sc pass $p: no iperf3 result:"; tail -5 "$ip"; failed=1; }
 		[ -n "$sm" ] || { echo "bench-tcp: $sc pass $p: no hbmbench result:"; tail -5 "$hf"; failed=1; }
 		ratio=$(awk -v a="$sm" -v b="$im" 'BEGIN { if (a != "" && b > 0) printf "%.3f", a / b; else print "?" }')
 		pre=tcp.$sc.pass$p
 		put "$pre.order" "$order"
 		put "$pre.iperf3_mbps" "${im:-?}"
-		for key in mbps.seq_fault mbps.rand_fault mbps.seq_fault_evict mbps.memcpy_warm \
-			lat.seq_fault.p50_ns lat.seq_fault.p99_ns lat.seq_fault.p999_ns \
+		for ph in seq_fault rand_fault seq_fault_evict memcpy_warm; do
+			put "$pre.mbps.$ph" "$(hb_mbps "$hf" $ph)"
+		done
+		for key in lat.seq_fault.p50_ns lat.seq_fault.p99_ns lat.seq_fault.p999_ns \
 			lat.rand_fault.p50_ns lat.rand_fault.p99_ns lat.rand_fault.p999_ns \
 			lat.seq_fault_evict.p50_ns lat.seq_fault_evict.p99_ns lat.seq_fault_evict.p999_ns; do
 			put "$pre.$key" "$(hb "$hf" "$key")"
 		done
 		put "$pre.ratio_seq_fault_vs_iperf3" "$ratio"
 		rows+=("$(printf '%-10s %4s %-14s %6s %9s %9s %7s %9s %9s %9s %9s %9s' "$sc" "$p" "$order" \
-			"${rtt:-?}" "${im:-?}" "${sm:-?}" "$ratio" "$(hb "$hf" mbps.rand_fault)" \
+			"${rtt:-?}" "${im:-?}" "${sm:-?}" "$ratio" "$(hb_mbps "$hf" rand_fault)" \
 			"$(hb "$hf" lat.rand_fault.p50_ns)" "$(hb "$hf" lat.rand_fault.p99_ns)" \
-			"$(hb "$hf" lat.rand_fault.p999_ns)" "$(hb "$hf" mbps.seq_fault_evict)")")
+			"$(hb "$hf" lat.rand_fault.p999_ns)" "$(hb_mbps "$hf" seq_fault_evict)")")
 	done
 	set_netem "" || true
 done
