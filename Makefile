@@ -8,6 +8,7 @@
 #   make check      deps, all, lint, host unit tests, selftests in a VM
 #   make demo       deps, all, then tools/hbmdemo in a VM on 4 simulated nodes
 #   make bench      deps, all, then tools/hbmbench in a VM (BENCH_ARGS=...)
+#   make bench-tcp  deps, all, then hbmbench over TCP beside iperf3, 2 VMs
 #   make install    hbmctl, its man page and completion, the uapi headers
 #                   (PREFIX=/usr/local, DESTDIR=)
 #   make clean
@@ -60,12 +61,12 @@ SHELL_SCRIPTS  = $(shell find . -path ./build -prune -o -path ./.git -prune -o \
 		   -name '*.sh' -type f -print) .ci/run
 
 .PHONY: all deps kinfo ksft ynl module tools selftests install lint lint-checkpatch lint-netlink \
-	lint-sparse lint-shell unit rig-tests rig-multi check demo bench clean help
+	lint-sparse lint-shell unit rig-tests rig-multi check demo bench bench-tcp clean help
 
 all: module tools selftests
 
 help:
-	@sed -n '3,17p' Makefile | sed 's/^# \{0,1\}//'
+	@sed -n '3,18p' Makefile | sed 's/^# \{0,1\}//'
 
 deps:
 	@$(RIG)/deps.sh
@@ -216,6 +217,14 @@ demo:
 # hbmbench in a VM; its figures go to Documentation/performance.rst by hand.
 bench:
 	$(call rig_job,bench,bench.sh,HBMBENCH_ARGS=$(BENCH_ARGS))
+
+# hbmbench over the TCP transport beside iperf3, 2 VMs (multi.sh run
+# "tcpbench"); summary in build/rig/bench-tcp.txt, figures in
+# Documentation/performance.rst by hand.  BENCH_TCP_* (see the script).
+bench-tcp:
+	@$(MAKE) --no-print-directory deps
+	@$(MAKE) --no-print-directory all
+	$(RIG)/bench-tcp.sh
 
 clean:
 	@if [ -n "$(KDIR)" ] && [ -d "$(KDIR)" ] && [ -f Kbuild ]; then \

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * hbmbench: 4 KiB fault throughput and latency of hbmpool through the
- * simulated fabric (added latency 0, bandwidth unlimited), next to two
+ * simulated fabric (added latency 0, bandwidth unlimited) or through any
+ * other transport (tcp: a region homed on another machine), next to two
  * baselines over the same bytes:
  *   pread   the node's debugfs "hbm" file (opened once) read 4 KiB at a
  *           time: a kernel copy out of the very HBM pages the faults fetch
@@ -14,6 +15,14 @@
  * the region).  Knobs changed are restored at exit.  Numbers only: nothing
  * here asserts on timing.
  *
+ * Nodes that are not simulated (sysfs nodes/nodeN/transport other than
+ * "sim", e.g. "tcp") have no debugfs "hbm" file and no latency, bandwidth
+ * or nowait_copy knob: their knobs are left alone, and when any bench node
+ * is not simulated the sim-only phases (pread_hbm, seq_fault_retry) are
+ * skipped, with a "note:" line saying so.  The other phases run as usual;
+ * an outside baseline of such a link (iperf3) is the caller's job
+ * (tools/rig/bench-tcp.sh).
+ *
  * --regions N measures something else instead: the kernel memory a region
  * costs (Slab + Percpu of /proc/meminfo, per region, N one-page regions
  * held open), against a one-page memfd as the baseline, in the same run.
@@ -21,7 +30,8 @@
  * usage: hbmbench [--size SIZE] [--node N | --nodes LIST] [--iterations N] [--evict]
  *        hbmbench --regions N [--node N | --nodes LIST]
  * Output: a table, then machine-readable "key=value" lines
- * (ratio.seq_fault_vs_memcpy=0.xx, ...); ratios are fault throughput over
+ * (transport.nodeN=..., mbps.PHASE=..., lat.PHASE.p50_ns|p99_ns|p999_ns=...,
+ * ratio.seq_fault_vs_memcpy=0.xx, ...); ratios are fault throughput over
  * baseline throughput.
  */
 #include <errno.h>
@@ -54,6 +64,7 @@ struct result {
 	uint64_t n;
 	uint64_t total_ns;	/* sum of the timed loops */
 	uint64_t bytes;
+	uint64_t p50, p99, p999;	/* ns, set by print_row() */
 	int ran;
 };
 
@@ -174,11 +185,13 @@ static void print_row(enum phase ph)
 	if (!r->ran || !r->n)
 		return;
 	hbm_sort_u64(r->lat, r->n);
+	r->p50 = hbm_percentile_sorted(r->lat, r->n, 50);
+	r->p99 = hbm_percentile_sorted(r->lat, r->n, 99);
+	r->p999 = hbm_percentile_sorted(r->lat, r->n, 99.9);
 	printf("%-16s %10.0f %10.1f %10llu %10llu %10llu\n", phase_name[ph],
 	       (double)r->n / secs, (double)r->bytes / secs / 1e6,
-	       (unsigned long long)hbm_percentile_sorted(r->lat, r->n, 50),
-	       (unsigned long long)hbm_percentile_sorted(r->lat, r->n, 99),
-	       (unsigned long long)hbm_percentile_sorted(r->lat, r->n, 99.9));
+	       (unsigned long long)r->p50, (unsigned long long)r->p99,
+	       (unsigned long long)r->p999);
 }
 
 static double mbps(enum phase ph)
@@ -299,7 +312,8 @@ int main(int argc, char **argv)
 	uint64_t size = 8ULL << 20, iters = 3, npages, v, nregions = 0;
 	struct hbm_node nodes[HBMPOOL_MAX_NODES];
 	struct hbmpool_region_create rc;
-	int c, n, dev, self, evict = 0, have_debugfs;
+	int c, n, dev, self, evict = 0, have_debugfs, all_sim = 1;
+	char transport[HBMPOOL_MAX_NODES][16];
 	char list[256];
 	uint32_t *perm;
 	uint8_t *buf;
@@ -367,6 +381,27 @@ int main(int argc, char **argv)
 	}
 	if (nregions)
 		return bench_regions(dev, nregions);
+
+	/* The transport of each bench node: sim-only phases need every one to be "sim". */
+	memset(transport, 0, sizeof(transport));
+	for (int i = 0; i < n; i++)
+		if (nodes[i].id < HBMPOOL_MAX_NODES)
+			snprintf(transport[nodes[i].id], sizeof(transport[0]), "%s",
+				 nodes[i].transport[0] ? nodes[i].transport : "unknown");
+	for (int i = hbm_nodeset_first(&nodes_used); i >= 0; i = hbm_nodeset_next(&nodes_used, i)) {
+		if (!transport[i][0]) {
+			fprintf(stderr, "hbmbench: node %d does not exist\n", i);
+			return 1;
+		}
+		if (strcmp(transport[i], "sim")) {
+			printf("note: node %d uses transport %s, not the simulated fabric: its latency, "
+			       "bandwidth and nowait_copy knobs are left alone\n", i, transport[i]);
+			all_sim = 0;
+		}
+	}
+	if (!all_sim)
+		printf("note: not every bench node is simulated: the sim-only phases pread_hbm "
+		       "(debugfs nodeN/hbm) and seq_fault_retry (nowait_copy 0) are skipped\n");
 	for (int ph = 0; ph < NPHASE; ph++) {
 		res[ph].lat = calloc(npages * iters, sizeof(uint64_t));
 		if (!res[ph].lat)
@@ -383,6 +418,9 @@ int main(int argc, char **argv)
 	for (int i = hbm_nodeset_first(&nodes_used); i >= 0 && have_debugfs;
 	     i = hbm_nodeset_next(&nodes_used, i)) {
 		char path[128];
+
+		if (strcmp(transport[i], "sim"))
+			continue;
 
 		snprintf(path, sizeof(path), HBM_DEBUGFS "/node%d/latency_us", i);
 		if (hbm_read_u64(path, &old_latency[i]))
@@ -418,7 +456,7 @@ int main(int argc, char **argv)
 		fault_pass(SEQ_FAULT, m, npages, NULL);
 
 		/* The same with the fast path off: every miss drops mmap_lock and retries. */
-		if (have_debugfs && !set_nowait(0)) {
+		if (have_debugfs && all_sim && !set_nowait(0)) {
 			if (cold_pass(dev, size, &rc, SEQ_FAULT_RETRY, NULL))
 				return 1;
 			set_nowait(1);
@@ -431,7 +469,7 @@ int main(int argc, char **argv)
 
 		/* Baseline a: pread of the same HBM bytes, 4 KiB at a time. */
 		ch = calloc(size / rc.chunk_size + 1, sizeof(*ch));
-		if (have_debugfs && ch && !hbm_region_info(fd, &ri, ch, (uint32_t)(size / rc.chunk_size + 1), NULL)) {
+		if (have_debugfs && all_sim && ch && !hbm_region_info(fd, &ri, ch, (uint32_t)(size / rc.chunk_size + 1), NULL)) {
 			start = hbm_now_ns();
 			for (uint64_t p = 0; p < npages; p++) {
 				uint64_t off = p * PAGE, k = off / ri.chunk_size;
@@ -483,9 +521,18 @@ int main(int argc, char **argv)
 	for (int ph = 0; ph < NPHASE; ph++)
 		print_row((enum phase)ph);
 	printf("\n");
+	for (int i = hbm_nodeset_first(&nodes_used); i >= 0; i = hbm_nodeset_next(&nodes_used, i))
+		printf("transport.node%d=%s\n", i, transport[i]);
 	for (int ph = 0; ph < NPHASE; ph++) {
 		if (res[ph].ran)
 			printf("mbps.%s=%.1f\n", phase_name[ph], mbps((enum phase)ph));
+	}
+	for (int ph = 0; ph < NPHASE; ph++) {
+		if (res[ph].ran && res[ph].n)
+			printf("lat.%s.p50_ns=%llu\nlat.%s.p99_ns=%llu\nlat.%s.p999_ns=%llu\n",
+			       phase_name[ph], (unsigned long long)res[ph].p50,
+			       phase_name[ph], (unsigned long long)res[ph].p99,
+			       phase_name[ph], (unsigned long long)res[ph].p999);
 	}
 	if (res[PREAD_HBM].ran) {
 		printf("ratio.seq_fault_vs_pread=%.3f\n", mbps(SEQ_FAULT) / mbps(PREAD_HBM));

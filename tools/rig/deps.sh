@@ -27,8 +27,8 @@ PKGS=(
 	linux-source-6.12 python3-yaml python3-jsonschema
 	# lint
 	sparse shellcheck
-	# rig
-	qemu-system-x86 busybox-static cpio gzip coreutils util-linux
+	# rig (iperf3: the baseline of make bench-tcp)
+	qemu-system-x86 busybox-static cpio gzip coreutils util-linux iperf3
 )
 # shellcheck disable=SC2206 # a list of words by design
 PKGS+=(${DEPS_EXTRA:-})
