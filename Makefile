@@ -187,11 +187,13 @@ unit: ksft
 rig-tests:
 	$(RIG)/run-tests.sh
 
-# The multi-VM rig proves itself (3 VMs, faults from the host; README).  Not
-# part of 'check' yet.
+# The multi-VM suite (README): the rig proves itself (3 VMs, faults from the
+# host), then the TCP transport between 3 VMs (data, cut, kill, freeze,
+# strangers and fuzz).  Both run; either failing fails the target.
 rig-multi:
-	@$(MAKE) --no-print-directory module
-	selftests/multi/rig_test.sh
+	@$(MAKE) --no-print-directory module tools
+	@rc=0; selftests/multi/rig_test.sh || rc=1; \
+	selftests/multi/tcp_test.sh || rc=1; exit $$rc
 
 # Sub-makes, so that KDIR and KVER are found after deps installed them.
 check:
@@ -200,6 +202,7 @@ check:
 	@$(MAKE) --no-print-directory lint
 	@$(MAKE) --no-print-directory unit
 	@$(MAKE) --no-print-directory rig-tests
+	@$(MAKE) --no-print-directory rig-multi
 
 # $(call rig_job,ID,SCRIPT,VAR=VALUE): deps, all, then tools/rig/SCRIPT in VM
 # ID with VAR in its environment; fails if the guest kernel log shows a bug.

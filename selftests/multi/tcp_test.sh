@@ -55,6 +55,8 @@
 # (J_*), with the alternatives accepted.
 #
 # Environment: MULTI_TIMEOUT (whole run, default 1500 s), RIG_BUILD, KVER,
+# RIG_KERNEL and HBMPOOL_KO (another kernel and its module, e.g. the debug
+# kernel's: make check-debug),
 # TCP_TEST_FREEZE (seconds, default 8), TCP_TEST_TRANSPORT (default tcp;
 # "sim" is a dry run of the script's own plumbing on a kernel without the
 # TCP transport: the nodes are simulated in each VM, the domain and address
@@ -67,7 +69,7 @@ rig=$repo/tools/rig
 build=${RIG_BUILD:-$repo/build/rig}
 
 if [ "${1:-}" != --host ]; then
-	[ -r "$repo/kmod/hbmpool.ko" ] || { echo "tcp_test: kmod/hbmpool.ko not built (make module)" >&2; exit 1; }
+	[ -r "${HBMPOOL_KO:-$repo/kmod/hbmpool.ko}" ] || { echo "tcp_test: ${HBMPOOL_KO:-kmod/hbmpool.ko} not built (make module)" >&2; exit 1; }
 	[ -x "$repo/tools/hbmctl/hbmctl" ] || { echo "tcp_test: tools/hbmctl/hbmctl not built (make tools)" >&2; exit 1; }
 	"$here/build-regionio.sh" "$build/regionio" || { echo "tcp_test: cannot build regionio" >&2; exit 1; }
 	rc=0
@@ -224,7 +226,7 @@ all_links() {
 setup() {
 	local k=$1 j cmd may=""
 	[ "$TRANSPORT" = sim ] && may="|| true"
-	cmd="set -ex; insmod kmod/hbmpool.ko
+	cmd="set -ex; insmod ${HBMPOOL_KO:-$repo/kmod/hbmpool.ko}
 $H domain set name rig self $k key-file $KEY $may
 $H node set $k addr 10.77.0.$k port $PORT $may
 $H segment add 64M $may"
@@ -399,9 +401,12 @@ check "5: VM1 releases r5" release 1 r5
 stamp "scenario 5 done"
 
 # --- 6. freeze VM2 past the fetch timeout
+# r2's chunks on VM3 were lost in 5: a new region over 2,3 from here on.
+check "6: VM1 holds r6v over 2,3" hold 1 r6v 2,3
+check "6: VM1 writes r6v (seed 60)" rio 1 write --name r6v --seed 60
 check "6: flush VM1's cache" flush 1
-# VM1 verifies r2 (over 2,3) until told to stop, one summary line per round.
-job=$(ctl spawn 1 "i=0; while :; do timeout -k 5 300 $RIO verify --name r2 --seed 21 --order rand; i=\$((i + 1)); [ -e $RIG_SYNC/thawed ] && break; done; echo rounds=\$i")
+# VM1 verifies r6v (over 2,3) until told to stop, one summary line per round.
+job=$(ctl spawn 1 "i=0; while :; do timeout -k 5 300 $RIO verify --name r6v --seed 60 --order rand; i=\$((i + 1)); [ -e $RIG_SYNC/thawed ] && break; done; echo rounds=\$i")
 sleep 2
 check "6: freeze VM2" ctl freeze 2
 tf=$SECONDS
@@ -415,8 +420,8 @@ badlines=$(grep '^verify:' <<<"$out" | grep -vc ' bad=0 ')
 check "6: VM1's verifies across the freeze ($summaries rounds) saw no bad byte" \
 	test "$summaries" -gt 0 -a "$badlines" = 0
 check "6: every link is live again within 60 s" wait_health 60 live "${links[@]}"
-check "6: VM1 writes r2 (seed 61)" rio 1 write --name r2 --seed 61
-check "6: VM1 verifies r2: exact" rio 1 verify --name r2 --seed 61 --order rand
+check "6: VM1 writes r6v (seed 61)" rio 1 write --name r6v --seed 61
+check "6: VM1 verifies r6v: exact" rio 1 verify --name r6v --seed 61 --order rand
 check "6: VM2 holds r6 over 1,3" hold 2 r6 1,3
 check "6: VM2 writes r6 (seed 62)" rio 2 write --name r6 --seed 62
 check "6: VM2 verifies r6: exact" rio 2 verify --name r6 --seed 62 --order rev
@@ -449,22 +454,23 @@ check "7: VM2's segment counts more rejected ($rj0 -> $rj1)" gt "$rj1" "$rj0"
 check "7: VM2 forgets node 9" gx 2 "$H node del 9"
 check "7: VM2's kernel log has no BUG or WARNING" klog_clean 2
 check "7: every link is live within 60 s" wait_health 60 live "${links[@]}"
-check "7: VM1 writes r2 (seed 71)" rio 1 write --name r2 --seed 71
+check "7: VM1 writes r6v (seed 71)" rio 1 write --name r6v --seed 71
 for ord in seq rand; do
-	check "7: VM1 verifies r2 in $ord order: exact" rio 1 verify --name r2 --seed 71 --order $ord
+	check "7: VM1 verifies r6v in $ord order: exact" rio 1 verify --name r6v --seed 71 --order $ord
 done
 stamp "scenario 7 done"
 
 # --- 8. teardown
 for ((k = 1; k <= N; k++)); do link_counters "$k" $((k % N + 1)); done
 check "8: VM1 releases r2" release 1 r2
+check "8: VM1 releases r6v" release 1 r6v
 check "8: VM3 deletes its nodes and segment and unloads" \
 	gx 3 "set -x; $H node del 1 && $H node del 2 && $H segment del && rmmod hbmpool"
 check "8: kill VM3" ctl kill 3
 check "8: VM2 (a peer dead) deletes its nodes and segment and unloads" \
 	gx -t 120 2 "set -x; timeout 60 $H node del 3 && timeout 60 $H node del 1 && timeout 60 $H segment del && timeout 60 rmmod hbmpool"
 check "8: VM1 (a peer dead, nodes and segment still set) unloads" \
-	gx -t 120 1 "kill \$(cat /tmp/monitor.pid) 2>/dev/null; sleep 0.5; $RIO info --name r2 >/dev/null 2>&1 && exit 1; timeout 60 rmmod hbmpool"
+	gx -t 120 1 "kill \$(cat /tmp/monitor.pid) 2>/dev/null; sleep 0.5; $RIO info --name r2 >/dev/null 2>&1 && exit 1; $RIO info --name r6v >/dev/null 2>&1 && exit 1; timeout 60 rmmod hbmpool"
 for k in 1 2; do
 	check "8: VM$k's kernel log has no BUG or WARNING" klog_clean $k
 done
