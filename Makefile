@@ -243,8 +243,10 @@ clean:
 #                       kvm_guest.config + tools/rig/debug.config: KASAN,
 #                       lockdep, kmemleak, ...); cached, ~30-45 min at -j2
 #   make check-debug    the selftests on that kernel, hbmpool.ko rebuilt for it
-#                       in build/debug-mod/ (kmod/hbmpool.ko is left alone);
-#                       fails on any splat or on a kmemleak leak from hbmpool
+#                       in build/debug-mod/ (kmod/hbmpool.ko is left alone),
+#                       then the TCP transport between 2 VMs on it
+#                       (selftests/multi/tcp_smoke.sh); fails on any splat or
+#                       on a kmemleak leak from hbmpool
 DEBUG_KDIR         := $(BUILD)/linux-debug
 DEBUG_BZIMAGE      := $(DEBUG_KDIR)/arch/x86/boot/bzImage
 DEBUG_MOD          := $(BUILD)/debug-mod
@@ -284,3 +286,5 @@ check-debug: debug-module
 	RIG_APPEND="$(DEBUG_APPEND)" RIG_TEST_TIMEOUT=$(DEBUG_TEST_TIMEOUT) \
 	RIG_TIMEOUT=$(DEBUG_TIMEOUT) HBMPOOL_KO=$(DEBUG_MOD)/kmod/hbmpool.ko \
 		$(RIG)/run-tests.sh -i debug
+	RIG_KERNEL=$(DEBUG_BZIMAGE) RIG_MEM=$(DEBUG_MEM) RIG_APPEND="$(DEBUG_APPEND)" \
+	HBMPOOL_KO=$(DEBUG_MOD)/kmod/hbmpool.ko selftests/multi/tcp_smoke.sh

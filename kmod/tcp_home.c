@@ -46,6 +46,7 @@ struct hbmpool_home_session {
 	u32 client;			/* authenticated client id */
 	bool authed;			/* under hbmpool_home.lock */
 	bool counted;			/* in nr_sessions, not nr_unauth; same lock */
+	bool closing;			/* being closed by another; same lock */
 	u64 incarnation;		/* of the segment the client was told */
 	struct page **bounce;		/* HBMW_MAX_DATA / PAGE_SIZE slots */
 	unsigned int nr_bounce;		/* allocated pages in @bounce */
@@ -109,8 +110,12 @@ static int hbmpool_home_refuse(struct hbmpool_home_session *s, const char *why)
 	return -EPERM;
 }
 
-/* Closes and waits for every other session of @client. */
-static void hbmpool_home_supersede(struct hbmpool_home_session *self, u32 client)
+/*
+ * Closes every session but @self, and waits until each is over: of client
+ * @client only, or every one (@client U32_MAX: the module goes).
+ */
+static void hbmpool_home_close_sessions(struct hbmpool_home_session *self,
+					u32 client)
 {
 	struct hbmpool_home_session *s, *found;
 
@@ -118,12 +123,13 @@ static void hbmpool_home_supersede(struct hbmpool_home_session *self, u32 client
 		found = NULL;
 		spin_lock(&hbmpool_home.lock);
 		list_for_each_entry(s, &hbmpool_home.sessions, list) {
-			if (s != self && s->authed && s->client == client) {
-				found = s;
-				s->authed = false;	/* not found twice */
-				kref_get(&s->ref);
-				break;
-			}
+			if (s == self || s->closing ||
+			    (client != U32_MAX && !(s->authed && s->client == client)))
+				continue;
+			found = s;
+			s->closing = true;	/* not found twice */
+			kref_get(&s->ref);
+			break;
 		}
 		spin_unlock(&hbmpool_home.lock);
 		if (!found)
@@ -189,7 +195,7 @@ static int hbmpool_home_handshake(struct hbmpool_home_session *s)
 	if (crypto_memneq(mac, auth.mac, sizeof(mac)))
 		return hbmpool_home_refuse(s, "wrong domain key");
 
-	hbmpool_home_supersede(s, s->client);
+	hbmpool_home_close_sessions(s, s->client);	/* supersede older ones */
 	spin_lock(&hbmpool_home.lock);
 	s->authed = true;
 	s->counted = true;
@@ -541,30 +547,6 @@ out:
 	return err;
 }
 
-/* Closes every session (the segment changed or the module goes). */
-static void hbmpool_home_close_all(void)
-{
-	struct hbmpool_home_session *s, *found;
-
-	for (;;) {
-		found = NULL;
-		spin_lock(&hbmpool_home.lock);
-		list_for_each_entry(s, &hbmpool_home.sessions, list) {
-			if (!completion_done(&s->done)) {
-				found = s;
-				kref_get(&s->ref);
-				break;
-			}
-		}
-		spin_unlock(&hbmpool_home.lock);
-		if (!found)
-			return;
-		kernel_sock_shutdown(found->sock, SHUT_RDWR);
-		wait_for_completion(&found->done);
-		hbmpool_home_session_put(found);
-	}
-}
-
 void hbmpool_tcp_home_stats(struct hbmpool_tcp_home_stats *st)
 {
 	unsigned int i;
@@ -622,7 +604,7 @@ void hbmpool_tcp_home_exit(void)
 	mutex_lock(&hbmpool_home.listen_mutex);
 	hbmpool_home_unlisten();
 	mutex_unlock(&hbmpool_home.listen_mutex);
-	hbmpool_home_close_all();
+	hbmpool_home_close_sessions(NULL, U32_MAX);
 	debugfs_remove(hbmpool_home.debugfs);
 	destroy_workqueue(hbmpool_home_wq);
 	mutex_destroy(&hbmpool_home.listen_mutex);

@@ -40,6 +40,20 @@ static int hbmpool_tcp_sendmsg(struct socket *sock, struct msghdr *msg)
 	return 0;
 }
 
+/* Receives all of @msg's iterator.  0, -EAGAIN (timeout), -ECONNRESET (closed). */
+static int hbmpool_tcp_recvmsg(struct socket *sock, struct msghdr *msg)
+{
+	while (msg_data_left(msg)) {
+		int n = sock_recvmsg(sock, msg, MSG_WAITALL | MSG_NOSIGNAL);
+
+		if (n == 0)
+			return -ECONNRESET;
+		if (n < 0)
+			return n;
+	}
+	return 0;
+}
+
 int hbmpool_tcp_send(struct socket *sock, const void *buf, size_t len,
 		     bool more)
 {
@@ -64,10 +78,11 @@ static size_t hbmpool_tcp_bvec(struct bio_vec *bv, struct page **pages,
 	return (size_t)nr << PAGE_SHIFT;
 }
 
-int hbmpool_tcp_send_pages(struct socket *sock, struct page **pages,
-			   unsigned int nr, bool more)
+/* Sends (@dir ITER_SOURCE) or receives (ITER_DEST) @nr whole pages. */
+static int hbmpool_tcp_pages_io(struct socket *sock, struct page **pages,
+				unsigned int nr, unsigned int dir, int flags)
 {
-	struct msghdr msg = { .msg_flags = MSG_NOSIGNAL | (more ? MSG_MORE : 0) };
+	struct msghdr msg = { .msg_flags = flags };
 	struct bio_vec *bv;
 	size_t len;
 	int err;
@@ -76,24 +91,18 @@ int hbmpool_tcp_send_pages(struct socket *sock, struct page **pages,
 	if (!bv)
 		return -ENOMEM;
 	len = hbmpool_tcp_bvec(bv, pages, nr);
-	iov_iter_bvec(&msg.msg_iter, ITER_SOURCE, bv, nr, len);
-	err = hbmpool_tcp_sendmsg(sock, &msg);
+	iov_iter_bvec(&msg.msg_iter, dir, bv, nr, len);
+	err = dir == ITER_SOURCE ? hbmpool_tcp_sendmsg(sock, &msg) :
+				   hbmpool_tcp_recvmsg(sock, &msg);
 	kfree(bv);
 	return err;
 }
 
-/* Receives all of @msg's iterator.  0, -EAGAIN (timeout), -ECONNRESET (closed). */
-static int hbmpool_tcp_recvmsg(struct socket *sock, struct msghdr *msg)
+int hbmpool_tcp_send_pages(struct socket *sock, struct page **pages,
+			   unsigned int nr, bool more)
 {
-	while (msg_data_left(msg)) {
-		int n = sock_recvmsg(sock, msg, MSG_WAITALL | MSG_NOSIGNAL);
-
-		if (n == 0)
-			return -ECONNRESET;
-		if (n < 0)
-			return n;
-	}
-	return 0;
+	return hbmpool_tcp_pages_io(sock, pages, nr, ITER_SOURCE,
+				    MSG_NOSIGNAL | (more ? MSG_MORE : 0));
 }
 
 int hbmpool_tcp_recv(struct socket *sock, void *buf, size_t len)
@@ -108,19 +117,7 @@ int hbmpool_tcp_recv(struct socket *sock, void *buf, size_t len)
 int hbmpool_tcp_recv_pages(struct socket *sock, struct page **pages,
 			   unsigned int nr)
 {
-	struct msghdr msg = {};
-	struct bio_vec *bv;
-	size_t len;
-	int err;
-
-	bv = kmalloc_array(nr, sizeof(*bv), GFP_KERNEL);
-	if (!bv)
-		return -ENOMEM;
-	len = hbmpool_tcp_bvec(bv, pages, nr);
-	iov_iter_bvec(&msg.msg_iter, ITER_DEST, bv, nr, len);
-	err = hbmpool_tcp_recvmsg(sock, &msg);
-	kfree(bv);
-	return err;
+	return hbmpool_tcp_pages_io(sock, pages, nr, ITER_DEST, 0);
 }
 
 /* The protocol's CRC32C (seed ~0, final inversion) of @nr whole pages. */

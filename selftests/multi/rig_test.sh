@@ -26,16 +26,9 @@ rig=$repo/tools/rig
 
 if [ "${1:-}" != --host ]; then
 	[ -r "$repo/kmod/hbmpool.ko" ] || { echo "rig_test: kmod/hbmpool.ko not built (make module)" >&2; exit 1; }
-	rc=0
-	"$rig/multi.sh" -r rigtest -n 3 -t "${MULTI_TIMEOUT:-900}" -c "$here/rig_test.sh --host" \
-		-- "$rig/multi-agent.sh" || rc=$?
-	log=${RIG_BUILD:-$repo/build/rig}/multi-rigtest/host.log
-	passed=$(grep -c '^ok ' "$log" 2>/dev/null)
-	failed=$(grep -c '^not ok ' "$log" 2>/dev/null)
-	# A VM or rig failure that no test case caught is a failure of its own.
-	[ "$rc" != 0 ] && [ "${failed:-0}" = 0 ] && failed=1
-	echo "${passed:-0} passed, ${failed:-0} failed"
-	[ "$rc" = 0 ] && [ "${failed:-0}" = 0 ]
+	# shellcheck source=selftests/multi/outer.sh
+	. "$here/outer.sh"
+	MULTI_TIMEOUT=${MULTI_TIMEOUT:-900} multi_outer rigtest 3 "$here/rig_test.sh"
 	exit
 fi
 

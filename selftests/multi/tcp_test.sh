@@ -72,16 +72,9 @@ if [ "${1:-}" != --host ]; then
 	[ -r "${HBMPOOL_KO:-$repo/kmod/hbmpool.ko}" ] || { echo "tcp_test: ${HBMPOOL_KO:-kmod/hbmpool.ko} not built (make module)" >&2; exit 1; }
 	[ -x "$repo/tools/hbmctl/hbmctl" ] || { echo "tcp_test: tools/hbmctl/hbmctl not built (make tools)" >&2; exit 1; }
 	"$here/build-regionio.sh" "$build/regionio" || { echo "tcp_test: cannot build regionio" >&2; exit 1; }
-	rc=0
-	"$rig/multi.sh" -r tcptest -n 3 -t "${MULTI_TIMEOUT:-1500}" -c "$here/tcp_test.sh --host" \
-		-- "$rig/multi-agent.sh" || rc=$?
-	log=$build/multi-tcptest/host.log
-	passed=$(grep -c '^ok ' "$log" 2>/dev/null)
-	failed=$(grep -c '^not ok ' "$log" 2>/dev/null)
-	# A VM or rig failure that no test case caught is a failure of its own.
-	[ "$rc" != 0 ] && [ "${failed:-0}" = 0 ] && failed=1
-	echo "${passed:-0} passed, ${failed:-0} failed"
-	[ "$rc" = 0 ] && [ "${failed:-0}" = 0 ]
+	# shellcheck source=selftests/multi/outer.sh
+	. "$here/outer.sh"
+	multi_outer tcptest 3 "$here/tcp_test.sh"
 	exit
 fi
 
