@@ -86,7 +86,8 @@ static void hbmpool_chunks_free(struct hbmpool_region *r, u32 nr)
 			/* a home that lost its memory holds nothing of ours */
 			if (map->copies[c].gen == hbmpool_node_data_gen(node))
 				node->transport->ops->free_chunks(node, map->copies[c].offset,
-								  hbmpool_chunk_len(r, i));
+								  hbmpool_chunk_len(r, i),
+								  map->copies[c].gen);
 			hbmpool_node_put(node);
 		}
 		RCU_INIT_POINTER(r->chunks[i].map, NULL);

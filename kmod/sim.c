@@ -252,7 +252,8 @@ static int sim_alloc_chunks(struct hbmpool_node *node, u64 len, u64 *offset)
 				     READ_ONCE(hbmpool_self_id), offset);
 }
 
-static void sim_free_chunks(struct hbmpool_node *node, u64 offset, u64 len)
+static void sim_free_chunks(struct hbmpool_node *node, u64 offset, u64 len,
+			    u32 gen)
 {
 	hbmpool_segment_free(&to_sim(node)->seg, offset, len,
 			     READ_ONCE(hbmpool_self_id));

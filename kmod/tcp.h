@@ -25,7 +25,8 @@ struct hbmpool_node_conf;
 struct page;
 
 /* Timing of the TCP transport, in milliseconds. */
-#define HBMPOOL_TCP_CONNECT_MS		2000	/* connect and each handshake step */
+#define HBMPOOL_TCP_CONNECT_MS		2000	/* connect; each send of the handshake */
+#define HBMPOOL_TCP_HANDSHAKE_MS	4000	/* the whole handshake, from HELLO */
 #define HBMPOOL_TCP_PING_MS		1000	/* keepalive: a PING this often */
 #define HBMPOOL_TCP_DEAD_MS		4000	/* nothing heard while waiting: dead */
 #define HBMPOOL_TCP_IDLE_MS		30000	/* a home drops a client silent this long */
@@ -51,7 +52,7 @@ int hbmpool_tcp_send_frame(struct socket *sock, enum hbmw_op op, u16 flags,
 			   const void *payload, size_t payload_len);
 int hbmpool_tcp_recv_frame(struct socket *sock, enum hbmw_role role,
 			   struct hbmw_hdr *h, void *payload, size_t max,
-			   enum hbmw_err *why);
+			   enum hbmw_err *why, unsigned long deadline);
 int hbmpool_tcp_mac(const struct hbmw_hello *hello,
 		    const struct hbmw_challenge *challenge, bool from_home,
 		    u8 mac[HBMW_MAC_LEN]);

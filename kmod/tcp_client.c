@@ -62,6 +62,14 @@ struct hbmpool_tcp_cmd {
 	u64 sent_ns;
 	int status;
 	u64 result;			/* ALLOC: the offset; PING: the home's free bytes */
+	atomic_t alloc_state;		/* ALLOC: HBMPOOL_TCP_ALLOC_* */
+};
+
+/* Who is left with an ALLOC's answer: its caller, or the transport. */
+enum {
+	HBMPOOL_TCP_ALLOC_WAITING,	/* the caller waits */
+	HBMPOOL_TCP_ALLOC_ANSWERED,	/* the caller takes the answer */
+	HBMPOOL_TCP_ALLOC_ABANDONED,	/* the caller gave up: a chunk given is freed */
 };
 
 struct hbmpool_tcp_conn {
@@ -184,10 +192,15 @@ static struct hbmpool_tcp_cmd *hbmpool_tcp_cmd_new(u8 op, u64 offset, u32 length
 	return cmd;
 }
 
+static void hbmpool_tcp_queue(struct hbmpool_tcp_node *tn,
+			      struct hbmpool_tcp_cmd *cmd);
+
 /* A command is over: the core's request completes, our own is told. */
 static void hbmpool_tcp_cmd_done(struct hbmpool_tcp_node *tn,
 				 struct hbmpool_tcp_cmd *cmd, int status)
 {
+	struct hbmpool_tcp_cmd *undo;
+
 	if (cmd->req) {
 		if (!status)
 			atomic64_add(cmd->length, &tn->bytes);
@@ -197,6 +210,17 @@ static void hbmpool_tcp_cmd_done(struct hbmpool_tcp_node *tn,
 	cmd->status = status;
 	if (!status && cmd->op == HBMW_OP_PING)
 		WRITE_ONCE(tn->free_bytes, cmd->result);
+	if (cmd->op == HBMW_OP_ALLOC &&
+	    atomic_cmpxchg(&cmd->alloc_state, HBMPOOL_TCP_ALLOC_WAITING,
+			   HBMPOOL_TCP_ALLOC_ANSWERED) == HBMPOOL_TCP_ALLOC_ABANDONED &&
+	    !status) {
+		/* nobody takes the chunk: give it back */
+		undo = hbmpool_tcp_cmd_new(HBMW_OP_FREE, cmd->result, cmd->length);
+		if (undo) {
+			undo->data_gen = cmd->data_gen;
+			hbmpool_tcp_queue(tn, undo);
+		}
+	}
 	complete(&cmd->done);
 	kref_put(&cmd->ref, hbmpool_tcp_cmd_free);
 }
@@ -231,6 +255,23 @@ static void hbmpool_tcp_queue(struct hbmpool_tcp_node *tn,
 	if (!queued)
 		list_add_tail(&cmd->list, &tn->pending);
 	spin_unlock(&tn->lock);
+}
+
+/* Keeps @cmd (and its request) alive across a send that races its answer. */
+static void hbmpool_tcp_cmd_hold(struct hbmpool_tcp_cmd *cmd)
+{
+	if (cmd->req)
+		kref_get(&cmd->req->ref);
+	else
+		kref_get(&cmd->ref);
+}
+
+static void hbmpool_tcp_cmd_unhold(struct hbmpool_tcp_cmd *cmd)
+{
+	if (cmd->req)
+		hbmpool_req_put(cmd->req);
+	else
+		kref_put(&cmd->ref, hbmpool_tcp_cmd_free);
 }
 
 /* ---- a connection ---- */
@@ -274,11 +315,15 @@ static int hbmpool_tcp_send_cmd(struct hbmpool_tcp_conn *conn,
 	return err;
 }
 
-/* A request about the home's data before it was lost is never sent. */
+/*
+ * A request about the home's data before it was lost is never sent: a
+ * transfer, or the FREE of a chunk placed then.
+ */
 static bool hbmpool_tcp_cmd_stale(struct hbmpool_tcp_node *tn,
 				  struct hbmpool_tcp_cmd *cmd)
 {
-	return cmd->req && cmd->data_gen != hbmpool_node_data_gen(tn->node);
+	return (cmd->req || cmd->op == HBMW_OP_FREE) &&
+	       cmd->data_gen != hbmpool_node_data_gen(tn->node);
 }
 
 /* Sends what the send list holds while tags are free. */
@@ -312,12 +357,18 @@ static void hbmpool_tcp_tx_work(struct work_struct *work)
 		conn->tags[tag] = cmd;
 		if (!conn->inflight++)
 			conn->progress = jiffies;
+		/* a home may answer before we are done sending: hold it */
+		hbmpool_tcp_cmd_hold(cmd);
 		spin_unlock(&conn->lock);
 		err = hbmpool_tcp_send_cmd(conn, cmd);
+		hbmpool_tcp_cmd_unhold(cmd);
 		if (err) {
 			hbmpool_tcp_conn_fail(conn, err);
 			return;
 		}
+		spin_lock(&conn->lock);
+		conn->progress = jiffies;	/* a long send is progress too */
+		spin_unlock(&conn->lock);
 	}
 }
 
@@ -461,9 +512,10 @@ static void hbmpool_tcp_conn_destroy(struct hbmpool_tcp_node *tn,
 	spin_unlock(&conn->lock);
 
 	list_for_each_entry_safe(cmd, next, &drained, list) {
-		bool again = requeue && (cmd->req ? !cmd->req->timed_out &&
-					 !hbmpool_tcp_cmd_stale(tn, cmd) :
-					 cmd->op == HBMW_OP_FREE);
+		/* a FREE waits for the next connection, unless the node goes */
+		bool again = cmd->req ? requeue && !cmd->req->timed_out &&
+					!hbmpool_tcp_cmd_stale(tn, cmd) :
+				cmd->op == HBMW_OP_FREE && !READ_ONCE(tn->shut);
 
 		list_del_init(&cmd->list);
 		if (again) {
@@ -509,6 +561,7 @@ static int hbmpool_tcp_sockaddr(struct hbmpool_node *node,
 static int hbmpool_tcp_handshake(struct hbmpool_tcp_node *tn, struct socket *sock,
 				 struct hbmw_challenge *ch)
 {
+	unsigned long deadline = jiffies + msecs_to_jiffies(HBMPOOL_TCP_HANDSHAKE_MS);
 	struct hbmw_hello hello = {};
 	struct hbmw_auth auth;
 	u8 mac[HBMW_MAC_LEN];
@@ -525,7 +578,8 @@ static int hbmpool_tcp_handshake(struct hbmpool_tcp_node *tn, struct socket *soc
 				     &hello, sizeof(hello));
 	if (err)
 		return err;
-	err = hbmpool_tcp_recv_frame(sock, HBMW_ROLE_CLIENT, &h, ch, sizeof(*ch), &why);
+	err = hbmpool_tcp_recv_frame(sock, HBMW_ROLE_CLIENT, &h, ch, sizeof(*ch), &why,
+				     deadline);
 	if (err == -ECONNRESET)
 		return -EPERM;		/* the home closed: it refused us */
 	if (err)
@@ -539,7 +593,8 @@ static int hbmpool_tcp_handshake(struct hbmpool_tcp_node *tn, struct socket *soc
 				     &auth, sizeof(auth));
 	if (err)
 		return err;
-	err = hbmpool_tcp_recv_frame(sock, HBMW_ROLE_CLIENT, &h, &auth, sizeof(auth), &why);
+	err = hbmpool_tcp_recv_frame(sock, HBMW_ROLE_CLIENT, &h, &auth, sizeof(auth), &why,
+				     deadline);
 	if (err == -ECONNRESET)
 		return -EPERM;
 	if (err)
@@ -699,8 +754,11 @@ static void hbmpool_tcp_reset_work(struct work_struct *work)
 	if (conn) {
 		hbmpool_tcp_conn_destroy(tn, conn, true, -ECONNRESET);
 		hbmpool_tcp_health(tn, HBMPOOL_LEV_LOST, 0);
+		/* under the lock: shutdown's cancel of connect_work stays done */
+		spin_lock(&tn->lock);
 		if (!tn->shut)
 			mod_delayed_work(hbmpool_tcp_wq, &tn->connect_work, 0);
+		spin_unlock(&tn->lock);
 	}
 	mutex_unlock(&tn->mutex);
 }
@@ -801,10 +859,18 @@ static int hbmpool_tcp_alloc_chunks(struct hbmpool_node *node, u64 len, u64 *off
 	cmd = hbmpool_tcp_cmd_new(HBMW_OP_ALLOC, 0, len);
 	if (!cmd)
 		return -ENOMEM;
+	cmd->data_gen = hbmpool_node_data_gen(node);
 	kref_get(&cmd->ref);		/* ours; the queue has the other */
 	hbmpool_tcp_queue(tn, cmd);
 	left = msecs_to_jiffies(READ_ONCE(hbmpool_fetch_timeout_ms));
 	left = wait_for_completion_killable_timeout(&cmd->done, left);
+	/* gave up, unless the answer came meanwhile: then it is ours */
+	if (left <= 0 &&
+	    atomic_cmpxchg(&cmd->alloc_state, HBMPOOL_TCP_ALLOC_WAITING,
+			   HBMPOOL_TCP_ALLOC_ABANDONED) == HBMPOOL_TCP_ALLOC_ANSWERED) {
+		wait_for_completion(&cmd->done);
+		left = 1;
+	}
 	if (left > 0) {
 		err = cmd->status;
 		*offset = cmd->result;
@@ -821,10 +887,13 @@ static int hbmpool_tcp_alloc_chunks(struct hbmpool_node *node, u64 len, u64 *off
 	return err;
 }
 
-static void hbmpool_tcp_free_chunks(struct hbmpool_node *node, u64 offset, u64 len)
+static void hbmpool_tcp_free_chunks(struct hbmpool_node *node, u64 offset, u64 len,
+				    u32 gen)
 {
 	struct hbmpool_tcp_cmd *cmd = hbmpool_tcp_cmd_new(HBMW_OP_FREE, offset, len);
 
+	if (cmd)
+		cmd->data_gen = gen;
 	if (!cmd) {
 		pr_warn("node %u: out of memory: [%llu, +%llu) stays allocated at the home\n",
 			node->id, offset, len);

@@ -22,6 +22,7 @@
 
 #include <crypto/algapi.h>
 #include <linux/debugfs.h>
+#include <linux/delay.h>
 #include <linux/in.h>
 #include <linux/in6.h>
 #include <linux/kref.h>
@@ -46,7 +47,6 @@ struct hbmpool_home_session {
 	u32 client;			/* authenticated client id */
 	bool authed;			/* under hbmpool_home.lock */
 	bool counted;			/* in nr_sessions, not nr_unauth; same lock */
-	bool closing;			/* being closed by another; same lock */
 	u64 incarnation;		/* of the segment the client was told */
 	struct page **bounce;		/* HBMW_MAX_DATA / PAGE_SIZE slots */
 	unsigned int nr_bounce;		/* allocated pages in @bounce */
@@ -112,7 +112,9 @@ static int hbmpool_home_refuse(struct hbmpool_home_session *s, const char *why)
 
 /*
  * Closes every session but @self, and waits until each is over: of client
- * @client only, or every one (@client U32_MAX: the module goes).
+ * @client only, or every one (@client U32_MAX: the module goes).  A session
+ * leaves the list before it is over, so none is found twice; one that
+ * another closer found is waited for here too.
  */
 static void hbmpool_home_close_sessions(struct hbmpool_home_session *self,
 					u32 client)
@@ -123,11 +125,10 @@ static void hbmpool_home_close_sessions(struct hbmpool_home_session *self,
 		found = NULL;
 		spin_lock(&hbmpool_home.lock);
 		list_for_each_entry(s, &hbmpool_home.sessions, list) {
-			if (s == self || s->closing ||
+			if (s == self ||
 			    (client != U32_MAX && !(s->authed && s->client == client)))
 				continue;
 			found = s;
-			s->closing = true;	/* not found twice */
 			kref_get(&s->ref);
 			break;
 		}
@@ -142,6 +143,7 @@ static void hbmpool_home_close_sessions(struct hbmpool_home_session *self,
 
 static int hbmpool_home_handshake(struct hbmpool_home_session *s)
 {
+	unsigned long deadline = jiffies + msecs_to_jiffies(HBMPOOL_TCP_HANDSHAKE_MS);
 	char domain[HBMPOOL_NAME_LEN];
 	struct hbmpool_segment *seg;
 	u8 mac[HBMW_MAC_LEN];
@@ -152,7 +154,7 @@ static int hbmpool_home_handshake(struct hbmpool_home_session *s)
 	int err;
 
 	err = hbmpool_tcp_recv_frame(s->sock, HBMW_ROLE_HOME, &h, &s->hello,
-				     sizeof(s->hello), &why);
+				     sizeof(s->hello), &why, deadline);
 	if (err == -EBADMSG || (!err && h.opcode != HBMW_OP_HELLO))
 		return hbmpool_home_refuse(s, why ? hbmw_err_name(why) : "no HELLO");
 	if (err)
@@ -184,7 +186,7 @@ static int hbmpool_home_handshake(struct hbmpool_home_session *s)
 		return err;
 
 	err = hbmpool_tcp_recv_frame(s->sock, HBMW_ROLE_HOME, &h, &auth,
-				     sizeof(auth), &why);
+				     sizeof(auth), &why, deadline);
 	if (err == -EBADMSG || (!err && h.opcode != HBMW_OP_AUTH))
 		return hbmpool_home_refuse(s, why ? hbmw_err_name(why) : "no AUTH");
 	if (err)
@@ -211,6 +213,16 @@ static int hbmpool_home_handshake(struct hbmpool_home_session *s)
 	if (!err)
 		pr_info("home: node %u connected\n", s->client);
 	return err;
+}
+
+/* Bounce pages a session keeps between requests (64 KiB). */
+#define HBMPOOL_HOME_BOUNCE_KEEP	16
+
+/* Gives back the bounce pages beyond the reserve. */
+static void hbmpool_home_bounce_trim(struct hbmpool_home_session *s)
+{
+	while (s->nr_bounce > HBMPOOL_HOME_BOUNCE_KEEP)
+		__free_page(s->bounce[--s->nr_bounce]);
 }
 
 /* Makes sure @nr bounce pages exist. */
@@ -399,9 +411,11 @@ static int hbmpool_home_serve(struct hbmpool_home_session *s)
 		switch (h.opcode) {
 		case HBMW_OP_READ:
 			err = hbmpool_home_read(s, &h);
+			hbmpool_home_bounce_trim(s);
 			break;
 		case HBMW_OP_WRITE:
 			err = hbmpool_home_write(s, &h);
+			hbmpool_home_bounce_trim(s);
 			break;
 		case HBMW_OP_ALLOC:
 		case HBMW_OP_FREE:
@@ -474,12 +488,20 @@ static void hbmpool_home_new_session(struct socket *sock)
 	queue_work(hbmpool_home_wq, &s->work);
 }
 
+/* Accepts until the listener is shut down; a failed accept is retried. */
 static void hbmpool_home_accept_work(struct work_struct *work)
 {
 	struct socket *listener = hbmpool_home.listener, *sock;
 
-	while (!kernel_accept(listener, &sock, 0))
-		hbmpool_home_new_session(sock);
+	for (;;) {
+		if (!kernel_accept(listener, &sock, 0)) {
+			hbmpool_home_new_session(sock);
+			continue;
+		}
+		if (READ_ONCE(listener->sk->sk_state) != TCP_LISTEN)
+			return;		/* hbmpool_home_unlisten() */
+		msleep(100);		/* out of memory, say: try again */
+	}
 }
 
 /* Stops the listener, if any.  Sessions go on. */

@@ -40,11 +40,25 @@ static int hbmpool_tcp_sendmsg(struct socket *sock, struct msghdr *msg)
 	return 0;
 }
 
-/* Receives all of @msg's iterator.  0, -EAGAIN (timeout), -ECONNRESET (closed). */
-static int hbmpool_tcp_recvmsg(struct socket *sock, struct msghdr *msg)
+/*
+ * Receives all of @msg's iterator.  0, -EAGAIN (timeout), -ECONNRESET
+ * (closed).  A @deadline (jiffies; 0: none) bounds the whole, not each
+ * read: a peer that trickles bytes runs into it.
+ */
+static int hbmpool_tcp_recvmsg(struct socket *sock, struct msghdr *msg,
+			       unsigned long deadline)
 {
 	while (msg_data_left(msg)) {
-		int n = sock_recvmsg(sock, msg, MSG_WAITALL | MSG_NOSIGNAL);
+		int n;
+
+		if (deadline) {
+			long left = (long)(deadline - jiffies);
+
+			if (left <= 0)
+				return -EAGAIN;
+			WRITE_ONCE(sock->sk->sk_rcvtimeo, left);
+		}
+		n = sock_recvmsg(sock, msg, MSG_WAITALL | MSG_NOSIGNAL);
 
 		if (n == 0)
 			return -ECONNRESET;
@@ -93,7 +107,7 @@ static int hbmpool_tcp_pages_io(struct socket *sock, struct page **pages,
 	len = hbmpool_tcp_bvec(bv, pages, nr);
 	iov_iter_bvec(&msg.msg_iter, dir, bv, nr, len);
 	err = dir == ITER_SOURCE ? hbmpool_tcp_sendmsg(sock, &msg) :
-				   hbmpool_tcp_recvmsg(sock, &msg);
+				   hbmpool_tcp_recvmsg(sock, &msg, 0);
 	kfree(bv);
 	return err;
 }
@@ -105,13 +119,19 @@ int hbmpool_tcp_send_pages(struct socket *sock, struct page **pages,
 				    MSG_NOSIGNAL | (more ? MSG_MORE : 0));
 }
 
-int hbmpool_tcp_recv(struct socket *sock, void *buf, size_t len)
+static int hbmpool_tcp_recv_until(struct socket *sock, void *buf, size_t len,
+				  unsigned long deadline)
 {
 	struct kvec vec = { .iov_base = buf, .iov_len = len };
 	struct msghdr msg = {};
 
 	iov_iter_kvec(&msg.msg_iter, ITER_DEST, &vec, 1, len);
-	return hbmpool_tcp_recvmsg(sock, &msg);
+	return hbmpool_tcp_recvmsg(sock, &msg, deadline);
+}
+
+int hbmpool_tcp_recv(struct socket *sock, void *buf, size_t len)
+{
+	return hbmpool_tcp_recv_until(sock, buf, len, 0);
 }
 
 int hbmpool_tcp_recv_pages(struct socket *sock, struct page **pages,
@@ -171,19 +191,20 @@ int hbmpool_tcp_send_frame(struct socket *sock, enum hbmw_op op, u16 flags,
  * @payload: out: a handshake frame's payload (up to @max bytes)
  * @max: room at @payload; frames that carry page data are refused
  * @why: out: the check that failed, when -EBADMSG
+ * @deadline: jiffies by which the whole frame is in (the handshake's)
  *
- * Return: 0, -EBADMSG (a refused frame: @why says why), or the socket's
- * error.
+ * Return: 0, -EBADMSG (a refused frame: @why says why), -EAGAIN (past the
+ * deadline), or the socket's error.
  */
 int hbmpool_tcp_recv_frame(struct socket *sock, enum hbmw_role role,
 			   struct hbmw_hdr *h, void *payload, size_t max,
-			   enum hbmw_err *why)
+			   enum hbmw_err *why, unsigned long deadline)
 {
 	long len;
 	int err;
 
 	*why = HBMW_OK;
-	err = hbmpool_tcp_recv(sock, h, sizeof(*h));
+	err = hbmpool_tcp_recv_until(sock, h, sizeof(*h), deadline);
 	if (err)
 		return err;
 	*why = hbmw_hdr_check(h, role);
@@ -194,7 +215,7 @@ int hbmpool_tcp_recv_frame(struct socket *sock, enum hbmw_role role,
 		*why = HBMW_ERR_LENGTH;
 		return -EBADMSG;
 	}
-	return len ? hbmpool_tcp_recv(sock, payload, len) : 0;
+	return len ? hbmpool_tcp_recv_until(sock, payload, len, deadline) : 0;
 }
 
 /*

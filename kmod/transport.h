@@ -131,7 +131,11 @@ struct hbmpool_link_info {
  *	sleep.  The home owns the allocator: chunks of different clients
  *	never overlap.
  * @free_chunks: give back what @alloc_chunks returned; the home may drop
- *	the memory's contents.  May sleep.
+ *	the memory's contents.  @gen is the node's data generation the
+ *	chunk was placed in: a transport that learns of a loss before the
+ *	free reaches the home drops it (the new memory holds nothing of
+ *	the old chunk's, and may hold a new chunk at the same offset).  May
+ *	sleep.
  * @free_bytes: bytes of the home's segment not allocated.
  * @shutdown: the node leaves: complete what is in flight (with -ENODEV),
  *	refuse new requests (complete them at once).  May sleep; called once,
@@ -155,7 +159,8 @@ struct hbmpool_transport_ops {
 	int (*copy_nowait)(struct hbmpool_node *node, u64 offset,
 			   struct page **pages, unsigned int nr);
 	int (*alloc_chunks)(struct hbmpool_node *node, u64 len, u64 *offset);
-	void (*free_chunks)(struct hbmpool_node *node, u64 offset, u64 len);
+	void (*free_chunks)(struct hbmpool_node *node, u64 offset, u64 len,
+			    u32 gen);
 	u64 (*free_bytes)(struct hbmpool_node *node);
 	void (*shutdown)(struct hbmpool_node *node);
 	void (*release)(struct hbmpool_node *node);
