@@ -3,6 +3,7 @@
  * hbmctl link: the links to the other nodes (link-get, link-set).
  */
 #include <errno.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "hbmctl.h"
@@ -32,17 +33,39 @@ static int build(struct nl_msg *msg, void *arg)
 	return 0;
 }
 
+/* The round-trip EWMA, in the unit that fits it; "-" before the first. */
+static const char *rtt_cell(json_object *row, char *buf, size_t len)
+{
+	json_object *v;
+	double ns;
+
+	if (!json_object_object_get_ex(row, "rtt", &v))
+		return "-";
+	ns = (double)json_object_get_uint64(v);
+	if (ns <= 0)
+		return "-";
+	if (ns < 1e3)
+		snprintf(buf, len, "%.0fns", ns);
+	else if (ns < 1e6)
+		snprintf(buf, len, "%.1fus", ns / 1e3);
+	else
+		snprintf(buf, len, "%.1fms", ns / 1e6);
+	return buf;
+}
+
 static int cmd_show(int argc, char **argv)
 {
 	static const struct out_col cols[] = {
 		{ "NODE", "node-id", F_STR, NULL },
 		{ "ADMIN", "admin-state", F_STR, NULL },
 		{ "OPER", "oper-state", F_STR, NULL },
+		{ "HEALTH", "health", F_STR, NULL },
 		{ "TRANSPORT", "transport", F_STR, NULL },
 		{ "REQUESTS", "requests", F_STR, NULL },
 		{ "ERRORS", "errors", F_STR, NULL },
 		{ "TIMEOUTS", "timeouts", F_STR, NULL },
 		{ "FLAPS", "flaps", F_STR, NULL },
+		{ "RTT", "rtt", F_FUNC, rtt_cell },
 	};
 
 	return ctl_show_by_id(&ctl_obj_link, HBMPOOL_CMD_LINK_GET, HBMPOOL_A_LINK_NODE_ID,
