@@ -366,9 +366,6 @@ static void hbmpool_tcp_tx_work(struct work_struct *work)
 			hbmpool_tcp_conn_fail(conn, err);
 			return;
 		}
-		spin_lock(&conn->lock);
-		conn->progress = jiffies;	/* a long send is progress too */
-		spin_unlock(&conn->lock);
 	}
 }
 
