@@ -61,6 +61,18 @@ bool hbmpool_cache_has_room(void)
 	return atomic_long_read(&hbmpool_cache.nr_cached) < hbmpool_low_wm();
 }
 
+/* Pages that may be added before the low watermark; <= 0: none. */
+long hbmpool_cache_room(void)
+{
+	return (long)hbmpool_low_wm() - atomic_long_read(&hbmpool_cache.nr_cached);
+}
+
+/* Below the budget: a page added now makes no fault evict. */
+bool hbmpool_cache_below_budget(void)
+{
+	return atomic_long_read(&hbmpool_cache.nr_cached) < hbmpool_high_wm();
+}
+
 long hbmpool_cache_nr_cached(void)
 {
 	return atomic_long_read(&hbmpool_cache.nr_cached);

@@ -52,10 +52,12 @@ out:
 
 /*
  * Publishes a new, locked cache page for @index of @r, not yet up to date,
- * on the CLOCK list (evictors skip it while it is locked).
+ * on the CLOCK list (evictors skip it while it is locked); @referenced: as
+ * if touched already (a page read ahead is not, until a fault finds it).
  * ERR_PTR(-EEXIST): someone else has the index.
  */
-static struct page *hbmpool_page_new(struct hbmpool_region *r, pgoff_t index)
+static struct page *hbmpool_page_new(struct hbmpool_region *r, pgoff_t index,
+				     bool referenced)
 {
 	struct page *page;
 	void *old;
@@ -66,7 +68,7 @@ static struct page *hbmpool_page_new(struct hbmpool_region *r, pgoff_t index)
 	lock_page(page);		/* new: never contended */
 	page->index = index;
 	page->mapping = hbmpool_mapping(r);
-	set_page_private(page, BIT(HBM_PG_REFERENCED));
+	set_page_private(page, referenced ? BIT(HBM_PG_REFERENCED) : 0);
 
 	old = xa_cmpxchg(&r->pages, index, NULL, page, GFP_KERNEL);
 	if (old) {
@@ -95,14 +97,14 @@ void hbmpool_page_abandon(struct hbmpool_region *r, struct page *page)
 }
 
 static void hbmpool_count_fetch(struct hbmpool_region *r,
-				struct hbmpool_node *node, u64 lat)
+				struct hbmpool_node *node, unsigned int nr,
+				u64 lat)
 {
-	hbmpool_count3(&r->stats, node, HBMPOOL_STAT_FETCHES, 1);
-	hbmpool_count3(&r->stats, node, HBMPOOL_STAT_BYTES_FETCHED, PAGE_SIZE);
-	hbmpool_count_latency(&r->stats, node, lat);
+	hbmpool_count3(&r->stats, node, HBMPOOL_STAT_FETCHES, nr);
+	hbmpool_count3(&r->stats, node, HBMPOOL_STAT_BYTES_FETCHED,
+		       (u64)nr << PAGE_SHIFT);
+	hbmpool_count_latency(&r->stats, node, lat, nr);	/* per page */
 }
-
-#define HBMPOOL_FETCH_FAULT	BIT(0)
 
 /*
  * A fetch request is done: its pages become up to date, or failed, and are
@@ -114,65 +116,151 @@ static void hbmpool_fetch_end_io(struct hbmpool_req *req)
 	struct hbmpool_region *r = req->private;
 	struct hbmpool_node *node = req->node;
 	bool fault = req->flags & HBMPOOL_FETCH_FAULT;
-	unsigned int i, bit;
+	unsigned int i;
 
 	if (!req->status) {
-		hbmpool_count_fetch(r, node, ktime_get_ns() - req->start_ns);
-		bit = HBM_PG_UPTODATE;
+		hbmpool_count_fetch(r, node, req->nr_pages,
+				    ktime_get_ns() - req->start_ns);
+		for (i = 0; i < req->nr_pages; i++)
+			set_bit(HBM_PG_UPTODATE, &req->pages[i]->private);
 	} else {
 		hbmpool_count3(&r->stats, node, HBMPOOL_STAT_ERRORS, 1);
 		if (req->status == -ETIMEDOUT)
 			hbmpool_count3(&r->stats, node, HBMPOOL_STAT_TIMEOUTS, 1);
-		pr_warn_ratelimited("region %u page %lu: fetch from node %u failed: %d\n",
-				    r->id, req->pages[0]->index, node->id,
-				    req->status);
-		bit = fault ? HBM_PG_ERROR : HBM_PG_STALE;
+		pr_warn_ratelimited("region %u pages %lu+%u: fetch from node %u failed: %d\n",
+				    r->id, req->pages[0]->index, req->nr_pages,
+				    node->id, req->status);
+		/*
+		 * The faulting page's failure is its fault's SIGBUS; pages
+		 * read ahead are fetched again by whoever touches them.
+		 */
+		for (i = 0; i < req->nr_pages; i++) {
+			clear_bit(HBM_PG_READAHEAD, &req->pages[i]->private);
+			set_bit(!i && fault ? HBM_PG_ERROR : HBM_PG_STALE,
+				&req->pages[i]->private);
+		}
 	}
-	for (i = 0; i < req->nr_pages; i++)
-		set_bit(bit, &req->pages[i]->private);
 	for (i = 0; i < req->nr_pages; i++)
 		unlock_page(req->pages[i]);
 }
 
-/*
- * Fetches page @index of @r into the cache and waits, killable.  -EEXIST:
- * someone else has it or is fetching it.  A failure of a fault-driven fetch
- * (@fault) leaves the page marked ERROR for the next fault, others STALE.
+/**
+ * hbmpool_fetch_start - publish a run of pages and start fetching it
+ * @r: the region
+ * @index: the first page, which must not be in the cache
+ * @max: the most pages in the run.  It also ends at its chunk's end (one
+ *	home, one run of the home's segment), the region's end, the first
+ *	page in the cache already, and where a page would take the cache
+ *	over its budget (the first page excepted: its caller made room).
+ * @mark: the page of the run (counted from @index) that carries
+ *	HBM_PG_READAHEAD, or HBMPOOL_RA_NO_MARK
+ * @flags: HBMPOOL_FETCH_FAULT: a failure of the first page is reported to
+ *	the next fault; HBMPOOL_FETCH_AHEAD: nobody touched the first page
+ * @reqp: for a caller that waits, the request, which it puts; or NULL
+ *
+ * Never waits for the link.  Return: the number of pages in the run, or
+ * -EEXIST (@index is cached or being fetched), -ENOMEM.
  */
-int hbmpool_fill(struct hbmpool_region *r, pgoff_t index, bool fault,
-		 bool may_writeback)
+int hbmpool_fetch_start(struct hbmpool_region *r, pgoff_t index,
+			unsigned int max, unsigned int mark,
+			unsigned long flags, struct hbmpool_req **reqp)
 {
+	pgoff_t chunk_pages = r->chunk_size >> PAGE_SHIFT;
+	struct page *one, **pages = &one;
 	struct hbmpool_node *node;
 	struct hbmpool_req *req;
-	struct page *page;
+	unsigned int nr, i;
 	u64 offset;
 	u32 gen;
-	int err;
+	int ret;
 
-	hbmpool_make_room(may_writeback);
-	page = hbmpool_page_new(r, index);
-	if (IS_ERR(page))
-		return PTR_ERR(page);
+	max = min_t(pgoff_t, max, r->nr_pages - index);
+	max = min_t(pgoff_t, max, chunk_pages - (index & (chunk_pages - 1)));
+	max = min_t(unsigned int, max, HBMPOOL_REQ_MAX_PAGES);
+	if (max > 1) {
+		pages = kmalloc_array(max, sizeof(*pages), GFP_KERNEL | __GFP_NOWARN);
+		if (!pages) {
+			pages = &one;
+			max = 1;
+		}
+	}
+	pages[0] = hbmpool_page_new(r, index, !(flags & HBMPOOL_FETCH_AHEAD));
+	if (IS_ERR(pages[0])) {
+		ret = PTR_ERR(pages[0]);
+		goto out;
+	}
+	for (nr = 1; nr < max; nr++) {
+		struct page *page;
+
+		if (!hbmpool_cache_below_budget() || xa_load(&r->pages, index + nr))
+			break;
+		page = hbmpool_page_new(r, index + nr, false);
+		if (IS_ERR(page))
+			break;
+		pages[nr] = page;
+	}
+	if (mark < nr)
+		set_bit(HBM_PG_READAHEAD, &pages[mark]->private);
+
 	node = hbmpool_read_copy_get(r, index, &offset, &gen);
-	req = hbmpool_req_alloc(node, HBMPOOL_REQ_READ, offset, &page, 1,
+	req = hbmpool_req_alloc(node, HBMPOOL_REQ_READ, offset, pages, nr,
 				GFP_KERNEL);
 	hbmpool_node_put(node);		/* the request has its own */
 	if (!req) {
-		hbmpool_page_abandon(r, page);
-		return -ENOMEM;
+		for (i = 0; i < nr; i++)
+			hbmpool_page_abandon(r, pages[i]);
+		ret = -ENOMEM;
+		goto out;
 	}
 	req->data_gen = gen;
 	req->end_io = hbmpool_fetch_end_io;
 	req->private = r;
-	req->flags = fault ? HBMPOOL_FETCH_FAULT : 0;
+	req->flags = flags & HBMPOOL_FETCH_FAULT;
 	hbmpool_req_submit(req, READ_ONCE(hbmpool_fetch_timeout_ms));
-
-	if (folio_wait_locked_killable(page_folio(page)))
-		err = -EINTR;	/* the request goes on; its end_io decides */
+	if (reqp)
+		*reqp = req;
 	else
-		err = req->status;
+		hbmpool_req_put(req);
+	ret = nr;
+out:
+	if (pages != &one)
+		kfree(pages);
+	return ret;
+}
+
+/**
+ * hbmpool_fill - fetch a run of pages into the cache and wait, killable
+ * @r: the region
+ * @index: the first page
+ * @max: the most pages (see hbmpool_fetch_start())
+ * @mark: the read-ahead mark, or HBMPOOL_RA_NO_MARK
+ * @flags: HBMPOOL_FETCH_*; HBMPOOL_FETCH_MAY_WRITEBACK: room for the first
+ *	page may be made by writing back (the caller holds no mmap_lock)
+ * @nr: set to the pages in the run, if not NULL
+ *
+ * Return: 0, -EEXIST (someone else has @index or is fetching it), -EINTR,
+ * -ENOMEM, or the fetch's error.  A failure of a fault-driven fetch
+ * (HBMPOOL_FETCH_FAULT) leaves the first page marked ERROR for the next
+ * fault, others STALE.
+ */
+int hbmpool_fill(struct hbmpool_region *r, pgoff_t index, unsigned int max,
+		 unsigned int mark, unsigned long flags, unsigned int *nr)
+{
+	struct hbmpool_req *req;
+	int ret;
+
+	hbmpool_make_room(flags & HBMPOOL_FETCH_MAY_WRITEBACK);
+	ret = hbmpool_fetch_start(r, index, max, mark, flags, &req);
+	if (ret < 0)
+		return ret;
+	if (nr)
+		*nr = ret;
+	if (folio_wait_locked_killable(page_folio(req->pages[0])))
+		ret = -EINTR;	/* the request goes on; its end_io decides */
+	else
+		ret = req->status;
 	hbmpool_req_put(req);
-	return err;
+	return ret;
 }
 
 /*
@@ -202,7 +290,7 @@ static struct page *hbmpool_fill_nowait(struct hbmpool_region *r,
 	rcu_read_unlock();
 	if (!ok || !hbmpool_make_room_nowait())
 		return NULL;
-	page = hbmpool_page_new(r, index);
+	page = hbmpool_page_new(r, index, true);
 	if (IS_ERR(page))
 		return PTR_ERR(page) == -EEXIST ? page : NULL;
 
@@ -213,7 +301,7 @@ static struct page *hbmpool_fill_nowait(struct hbmpool_region *r,
 	err = node->transport->ops->copy_nowait(node, offset, &page, 1);
 	if (!err) {
 		set_bit(HBM_PG_UPTODATE, &page->private);
-		hbmpool_count_fetch(r, node, ktime_get_ns() - start);
+		hbmpool_count_fetch(r, node, 1, ktime_get_ns() - start);
 	}
 	rcu_read_unlock();
 	if (err) {
@@ -226,13 +314,28 @@ static struct page *hbmpool_fill_nowait(struct hbmpool_region *r,
 
 /* ---- vm operations ---- */
 
+/*
+ * A fault found a page that carries a read-ahead mark: the next window
+ * goes out now, without waiting, while the application consumes this one.
+ */
+static void hbmpool_ra_mark_hit(struct vm_fault *vmf, struct hbmpool_region *r,
+				struct page *page)
+{
+	if (test_bit(HBM_PG_READAHEAD, &page->private) &&
+	    test_and_clear_bit(HBM_PG_READAHEAD, &page->private))
+		hbmpool_ra_async(r, &vmf->vma->vm_file->f_ra,
+				 vmf->vma->vm_flags, page->index);
+}
+
 static vm_fault_t hbmpool_vm_fault(struct vm_fault *vmf)
 {
 	struct vm_area_struct *vma = vmf->vma;
 	struct hbmpool_region *r = vma->vm_file->private_data;
+	struct file_ra_state *ra = &vma->vm_file->f_ra;
 	bool can_retry = (vmf->flags & FAULT_FLAG_ALLOW_RETRY) &&
 			 !(vmf->flags & FAULT_FLAG_RETRY_NOWAIT);
 	pgoff_t index = vmf->pgoff;
+	unsigned int window, mark, nr;
 	struct file *fpin;
 	struct page *page;
 	int err;
@@ -252,13 +355,19 @@ repeat:
 		if (IS_ERR(page))
 			goto repeat;
 		if (page) {
+			hbmpool_ra_access(ra, index);
 			vmf->page = page;	/* locked, referenced for the PTE */
 			return VM_FAULT_LOCKED;
 		}
 		if (vmf->flags & FAULT_FLAG_RETRY_NOWAIT)
 			return VM_FAULT_RETRY;
+		window = hbmpool_ra_window(ra, vma->vm_flags, index, &mark);
+		hbmpool_ra_access(ra, index);
+		nr = 0;
 		if (!can_retry) {
-			err = hbmpool_fill(r, index, false, false);
+			err = hbmpool_fill(r, index, window, mark, 0, &nr);
+			if (nr)
+				hbmpool_ra_record(ra, index, nr);
 			if (err == -ENOMEM)
 				return VM_FAULT_OOM;
 			if (err && err != -EEXIST)
@@ -272,11 +381,16 @@ repeat:
 		 */
 		fpin = get_file(vma->vm_file);
 		mmap_read_unlock(vma->vm_mm);
-		hbmpool_fill(r, index, true, true);
+		hbmpool_fill(r, index, window, mark,
+			     HBMPOOL_FETCH_FAULT | HBMPOOL_FETCH_MAY_WRITEBACK, &nr);
+		if (nr)
+			hbmpool_ra_record(ra, index, nr);
 		fput(fpin);
 		return VM_FAULT_RETRY;
 	}
 
+	/* with no page lock held: reading ahead allocates */
+	hbmpool_ra_mark_hit(vmf, r, page);
 	if (PageLocked(page) && !test_bit(HBM_PG_UPTODATE, &page->private)) {
 		/* Being fetched. */
 		if (vmf->flags & FAULT_FLAG_RETRY_NOWAIT) {
@@ -317,6 +431,7 @@ repeat:
 		put_page(page);
 		return VM_FAULT_HWPOISON;
 	}
+	hbmpool_ra_access(ra, index);
 	set_bit(HBM_PG_REFERENCED, &page->private);
 	vmf->page = page;		/* our reference becomes the PTE's */
 	return VM_FAULT_LOCKED;

@@ -85,7 +85,7 @@ void hbmpool_region_stats_read(const struct hbmpool_region_stats *rs, u64 *out);
 void hbmpool_count3(struct hbmpool_region_stats *region,
 		    struct hbmpool_node *node, enum hbmpool_stat s, u64 n);
 void hbmpool_count_latency(struct hbmpool_region_stats *region,
-			   struct hbmpool_node *node, u64 ns);
+			   struct hbmpool_node *node, u64 ns, unsigned int nr);
 
 /* ---- sysfs (sysfs.c) ---- */
 
@@ -95,7 +95,7 @@ void hbmpool_count_latency(struct hbmpool_region_stats *region,
 #define HBMPOOL_TIMEOUT_MAX	600000U
 
 int hbmpool_params_set(const u64 *budget, const u32 *timeout_ms,
-		       struct netlink_ext_ack *extack);
+		       const u32 *ra_max, struct netlink_ext_ack *extack);
 
 extern struct bus_type hbmpool_bus;
 extern struct kobject *hbmpool_nodes_kobj;
@@ -451,9 +451,35 @@ int hbmpool_copy_out(void __user *dst, const void *src, size_t ksize, u32 usize)
 extern const struct vm_operations_struct hbmpool_vm_ops;
 extern unsigned int hbmpool_fetch_timeout_ms;
 
-int hbmpool_fill(struct hbmpool_region *r, pgoff_t index, bool fault,
-		 bool may_writeback);
+/* hbmpool_fetch_start() and hbmpool_fill() flags */
+#define HBMPOOL_FETCH_FAULT		BIT(0)	/* a failure is the fault's SIGBUS */
+#define HBMPOOL_FETCH_MAY_WRITEBACK	BIT(1)	/* no mmap_lock held */
+#define HBMPOOL_FETCH_AHEAD		BIT(2)	/* read ahead: nobody touched it yet */
+
+int hbmpool_fetch_start(struct hbmpool_region *r, pgoff_t index,
+			unsigned int max, unsigned int mark,
+			unsigned long flags, struct hbmpool_req **reqp);
+int hbmpool_fill(struct hbmpool_region *r, pgoff_t index, unsigned int max,
+		 unsigned int mark, unsigned long flags, unsigned int *nr);
 struct page *hbmpool_lookup(struct hbmpool_region *r, pgoff_t index);
+
+/* ---- read-ahead (readahead.c) ---- */
+
+#define HBMPOOL_RA_NO_MARK	UINT_MAX
+#define HBMPOOL_RA_MAX		512U	/* pages: a 2 MiB run */
+#define HBMPOOL_RA_DEFAULT	128U
+
+extern unsigned int hbmpool_readahead_max;
+
+void hbmpool_ra_init(struct file_ra_state *ra);
+void hbmpool_ra_access(struct file_ra_state *ra, pgoff_t index);
+unsigned int hbmpool_ra_window(struct file_ra_state *ra,
+			       unsigned long vm_flags, pgoff_t index,
+			       unsigned int *mark);
+void hbmpool_ra_record(struct file_ra_state *ra, pgoff_t start,
+		       unsigned int nr);
+void hbmpool_ra_async(struct hbmpool_region *r, struct file_ra_state *ra,
+		      unsigned long vm_flags, pgoff_t index);
 
 /* ---- the local cache (cache.c) ---- */
 
@@ -472,6 +498,7 @@ enum {
 	HBM_PG_WRITEBACK,	/* a write-back is in flight: a bit lock */
 	HBM_PG_REFERENCED,	/* touched since the CLOCK hand passed */
 	HBM_PG_LRU,		/* on the CLOCK list, under hbmpool_cache.lock */
+	HBM_PG_READAHEAD,	/* read ahead: a fault on it reads the next window */
 };
 
 extern unsigned long hbmpool_cache_budget;
@@ -486,6 +513,8 @@ int hbmpool_cache_init(void);
 void hbmpool_cache_exit(void);
 long hbmpool_cache_nr_cached(void);
 bool hbmpool_cache_has_room(void);
+bool hbmpool_cache_below_budget(void);
+long hbmpool_cache_room(void);
 long hbmpool_cache_nr_dirty(void);
 void hbmpool_cache_charge(struct hbmpool_region *r, long nr);
 void hbmpool_cache_dirty(struct hbmpool_region *r, long nr);

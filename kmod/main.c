@@ -30,6 +30,11 @@ module_param(fetch_timeout_ms, uint, 0444);
 MODULE_PARM_DESC(fetch_timeout_ms,
 		 "Initial fetch and write-back timeout in ms (default 5000; live value in /sys/kernel/hbmpool/fetch_timeout_ms)");
 
+static unsigned int readahead_max_pages = HBMPOOL_RA_DEFAULT;
+module_param(readahead_max_pages, uint, 0444);
+MODULE_PARM_DESC(readahead_max_pages,
+		 "Initial largest read-ahead window of a sequential fault pattern, in pages, 1 (off) to 512 (default 128; live value in /sys/kernel/hbmpool/readahead_max_pages)");
+
 struct dentry *hbmpool_debugfs_root;
 
 /*
@@ -192,8 +197,13 @@ static int __init hbmpool_init(void)
 		       HBMPOOL_TIMEOUT_MIN, HBMPOOL_TIMEOUT_MAX);
 		return -EINVAL;
 	}
+	if (readahead_max_pages < 1 || readahead_max_pages > HBMPOOL_RA_MAX) {
+		pr_err("readahead_max_pages must be in [1, %u]\n", HBMPOOL_RA_MAX);
+		return -EINVAL;
+	}
 	hbmpool_cache_budget = cache_pages;
 	hbmpool_fetch_timeout_ms = fetch_timeout_ms;
+	hbmpool_readahead_max = readahead_max_pages;
 
 	err = hbmpool_counters_init(&hbmpool_global_stats);
 	if (err)

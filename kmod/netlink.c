@@ -64,11 +64,13 @@ static struct netlink_range_validation hbmpool_port_range = {
 	.max = U16_MAX,
 };
 
-static const struct nla_policy hbmpool_params_set_policy[HBMPOOL_A_PARAMS_FETCH_TIMEOUT_MS + 1] = {
+static const struct nla_policy hbmpool_params_set_policy[HBMPOOL_A_PARAMS_MAX + 1] = {
 	[HBMPOOL_A_PARAMS_CACHE_BUDGET_PAGES] =
 		NLA_POLICY_FULL_RANGE(NLA_U64, &hbmpool_budget_range),
 	[HBMPOOL_A_PARAMS_FETCH_TIMEOUT_MS] =
 		NLA_POLICY_FULL_RANGE(NLA_U32, &hbmpool_timeout_range),
+	[HBMPOOL_A_PARAMS_READAHEAD_MAX_PAGES] =
+		NLA_POLICY_RANGE(NLA_U32, 1, HBMPOOL_RA_MAX),
 };
 
 static const struct nla_policy hbmpool_node_id_policy[HBMPOOL_A_NODE_ID + 1] = {
@@ -231,7 +233,9 @@ static int hbmpool_nl_params_fill(struct sk_buff *msg, void *unused,
 	    nla_put_u32(msg, HBMPOOL_A_PARAMS_FETCH_TIMEOUT_MS,
 			READ_ONCE(hbmpool_fetch_timeout_ms)) ||
 	    nla_put_u64_64bit(msg, HBMPOOL_A_PARAMS_SEQ, m->evseq,
-			      HBMPOOL_A_PARAMS_PAD)) {
+			      HBMPOOL_A_PARAMS_PAD) ||
+	    nla_put_u32(msg, HBMPOOL_A_PARAMS_READAHEAD_MAX_PAGES,
+			READ_ONCE(hbmpool_readahead_max))) {
 		genlmsg_cancel(msg, hdr);
 		return -EMSGSIZE;
 	}
@@ -248,14 +252,17 @@ static int hbmpool_nl_params_set(struct sk_buff *skb, struct genl_info *info)
 {
 	struct nlattr **tb = info->attrs;
 	u64 budget;
-	u32 timeout;
+	u32 timeout, ra;
 
 	if (tb[HBMPOOL_A_PARAMS_CACHE_BUDGET_PAGES])
 		budget = nla_get_u64(tb[HBMPOOL_A_PARAMS_CACHE_BUDGET_PAGES]);
 	if (tb[HBMPOOL_A_PARAMS_FETCH_TIMEOUT_MS])
 		timeout = nla_get_u32(tb[HBMPOOL_A_PARAMS_FETCH_TIMEOUT_MS]);
+	if (tb[HBMPOOL_A_PARAMS_READAHEAD_MAX_PAGES])
+		ra = nla_get_u32(tb[HBMPOOL_A_PARAMS_READAHEAD_MAX_PAGES]);
 	return hbmpool_params_set(tb[HBMPOOL_A_PARAMS_CACHE_BUDGET_PAGES] ? &budget : NULL,
 				  tb[HBMPOOL_A_PARAMS_FETCH_TIMEOUT_MS] ? &timeout : NULL,
+				  tb[HBMPOOL_A_PARAMS_READAHEAD_MAX_PAGES] ? &ra : NULL,
 				  info->extack);
 }
 

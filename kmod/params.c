@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * The module's run-time parameters (cache budget, fetch timeout): the one
- * operation that changes them after load (netlink's params-set).
+ * The module's run-time parameters (cache budget, fetch timeout, read-ahead
+ * window): the one operation that changes them after load (netlink's
+ * params-set).
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -13,17 +14,18 @@
  * hbmpool_params_set - change parameters
  * @budget: the cache budget in pages, or NULL: unchanged
  * @timeout_ms: the fetch timeout, or NULL: unchanged
+ * @ra_max: the largest read-ahead window in pages, or NULL: unchanged
  * @extack: the refusal's reason
  *
  * One event announces the change.  Return: 0, -EINVAL (out of range or
  * nothing to set), -ENODEV (the module is going).
  */
 int hbmpool_params_set(const u64 *budget, const u32 *timeout_ms,
-		       struct netlink_ext_ack *extack)
+		       const u32 *ra_max, struct netlink_ext_ack *extack)
 {
 	int err;
 
-	if (!budget && !timeout_ms) {
+	if (!budget && !timeout_ms && !ra_max) {
 		NL_SET_ERR_MSG(extack, "no parameter to set");
 		return -EINVAL;
 	}
@@ -34,6 +36,10 @@ int hbmpool_params_set(const u64 *budget, const u32 *timeout_ms,
 	if (timeout_ms && (*timeout_ms < HBMPOOL_TIMEOUT_MIN ||
 			   *timeout_ms > HBMPOOL_TIMEOUT_MAX)) {
 		NL_SET_ERR_MSG(extack, "fetch-timeout-ms: 10..600000");
+		return -EINVAL;
+	}
+	if (ra_max && (*ra_max < 1 || *ra_max > HBMPOOL_RA_MAX)) {
+		NL_SET_ERR_MSG(extack, "readahead-max-pages: 1..512");
 		return -EINVAL;
 	}
 	err = hbmpool_ctl_begin();
@@ -47,6 +53,8 @@ int hbmpool_params_set(const u64 *budget, const u32 *timeout_ms,
 	}
 	if (timeout_ms)
 		WRITE_ONCE(hbmpool_fetch_timeout_ms, *timeout_ms);
+	if (ra_max)
+		WRITE_ONCE(hbmpool_readahead_max, *ra_max);
 	hbmpool_event(HBMPOOL_EVENT_PARAMS_CHANGE, NULL);
 	hbmpool_ctl_end();
 	return 0;

@@ -257,6 +257,7 @@ static long hbmpool_ioc_sync(struct hbmpool_region *r, void __user *argp,
 {
 	struct hbmpool_range rg;
 	pgoff_t first, end, i;
+	unsigned int nr;
 	u32 usize;
 	int err;
 
@@ -274,18 +275,24 @@ static long hbmpool_ioc_sync(struct hbmpool_region *r, void __user *argp,
 		/* clean pages may now be evictable */
 		hbmpool_cache_budget_changed();
 	} else {
-		for (i = first; i < end; i++) {
+		for (i = first; i < end; i += nr) {
 			int ret;
 
-			if (!hbmpool_cache_has_room())
+			long room = hbmpool_cache_room();
+
+			nr = 1;
+			if (room <= 0)
 				break;	/* a hint never makes room by evicting */
 			if (xa_load(&r->pages, i))
 				continue;
-			ret = hbmpool_fill(r, i, false, true);
+			/* a run per request, up to the chunk's end */
+			ret = hbmpool_fill(r, i, min_t(pgoff_t, end - i, room),
+					   HBMPOOL_RA_NO_MARK,
+					   HBMPOOL_FETCH_MAY_WRITEBACK, &nr);
 			if (!ret)
-				rg.pages_done++;
+				rg.pages_done += nr;
 			else if (ret != -EEXIST)
-				rg.pages_failed++;
+				rg.pages_failed += nr;
 			if (fatal_signal_pending(current))
 				return -EINTR;
 			cond_resched();
@@ -695,7 +702,8 @@ static long hbmpool_region_reply_fd(struct hbmpool_region *r,
 		return PTR_ERR(file);
 	}
 	__module_get(THIS_MODULE);	/* for the file, dropped by fops_put() */
-	file->private_data = r;		/* the file holds the caller's reference */
+	file->private_data = r;
+	hbmpool_ra_init(&file->f_ra);		/* the file holds the caller's reference */
 
 	*size = ksize;
 	*id = r->id;

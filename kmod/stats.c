@@ -58,11 +58,11 @@ void hbmpool_count3(struct hbmpool_region_stats *region,
 }
 
 void hbmpool_count_latency(struct hbmpool_region_stats *region,
-			   struct hbmpool_node *node, u64 ns)
+			   struct hbmpool_node *node, u64 ns, unsigned int nr)
 {
 	unsigned int b = ns ? ilog2(ns) : 0;
 
 	if (b >= HBMPOOL_LAT_BUCKETS)
 		b = HBMPOOL_LAT_BUCKETS - 1;
-	hbmpool_count3(region, node, HBMPOOL_STAT_LAT0 + b, 1);
+	hbmpool_count3(region, node, HBMPOOL_STAT_LAT0 + b, nr);
 }

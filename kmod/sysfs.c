@@ -311,6 +311,14 @@ static ssize_t fetch_timeout_ms_show(struct kobject *kobj,
 
 static struct kobj_attribute fetch_timeout_ms_attr = __ATTR_RO(fetch_timeout_ms);
 
+static ssize_t readahead_max_pages_show(struct kobject *kobj,
+					struct kobj_attribute *attr, char *buf)
+{
+	return sysfs_emit(buf, "%u\n", READ_ONCE(hbmpool_readahead_max));
+}
+
+static struct kobj_attribute readahead_max_pages_attr = __ATTR_RO(readahead_max_pages);
+
 static ssize_t cached_pages_show(struct kobject *kobj,
 				 struct kobj_attribute *attr, char *buf)
 {
@@ -343,6 +351,7 @@ static struct kobj_attribute nr_regions_attr = __ATTR_RO(nr_regions);
 static struct attribute *hbmpool_root_attrs[] = {
 	&cache_budget_pages_attr.attr,
 	&fetch_timeout_ms_attr.attr,
+	&readahead_max_pages_attr.attr,
 	&cached_pages_attr.attr,
 	&dirty_pages_attr.attr,
 	&nr_regions_attr.attr,

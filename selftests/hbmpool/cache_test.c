@@ -8,6 +8,7 @@
  * Nodes 31..32 belong to this binary.
  */
 #include <stdio.h>
+#include <sys/mman.h>
 
 #include "kselftest_harness.h"
 #include "hbmtest.h"
@@ -174,11 +175,13 @@ TEST_F_TIMEOUT(cache, thrash_8x_budget, 120)
 	/* Lower bounds from what the test did: every page was fetched once for
 	 * the write pass; at most BUDGET of them survived into each read pass;
 	 * at least NPAGES - BUDGET dirty pages had to be written back to make
-	 * room; each fetch came from a fault (no prefetch here). */
+	 * room; each fetch came from a fault or its read-ahead (no prefetch
+	 * here), and read-ahead evicted before use stays rare: windows are at
+	 * most 1/8 of the budget. */
 	EXPECT_LE(3 * NPAGES - 2 * BUDGET, st.fetches);
 	EXPECT_LE(NPAGES - BUDGET, st.writebacks);
 	EXPECT_LE(3 * NPAGES - 3 * BUDGET, st.evictions);
-	EXPECT_LE(st.fetches, st.faults);
+	EXPECT_LE(st.fetches, st.faults + NPAGES / 8);
 	EXPECT_LE(st.fetches - st.evictions, BUDGET) TH_LOG("fetched - evicted = pages still cached");
 	EXPECT_EQ(st.fetches - st.evictions, ri.cached_pages);
 
@@ -313,7 +316,11 @@ TEST_F(cache_misc, shrinker)
 
 	ASSERT_EQ(0, hbmt_region_open(&self->r, self->env.devfd, NPAGES * HBMT_PAGE, CHUNK,
 				      HBMPOOL_POLICY_BIND, BOTH, 0, "shrink"));
-	/* 8 dirty, mapped pages at the start; n clean, unmapped ones after them */
+	/*
+	 * 8 dirty, mapped pages at the start; n clean, unmapped ones after
+	 * them, which the prefetch brings: no read-ahead from the writes
+	 */
+	ASSERT_EQ(0, madvise(self->r.map, NPAGES * HBMT_PAGE, MADV_RANDOM));
 	hbm_pattern_fill(self->r.map, 8 * HBMT_PAGE, 0, seed);
 	ASSERT_EQ(0, hbm_region_prefetch(self->r.fd, 8 * HBMT_PAGE, n * HBMT_PAGE, &rg));
 	ASSERT_EQ(n, rg.pages_done);

@@ -30,6 +30,7 @@ dbg=/sys/kernel/debug/hbmpool
 nodes="40 41 42"
 timeout0=
 budget0=
+ra0=
 mon=
 hpid=
 
@@ -39,6 +40,7 @@ cleanup() {
 	[ -n "$hpid" ] && kill "$hpid" 2>/dev/null && wait "$hpid" 2>/dev/null
 	[ -n "$timeout0" ] && "$hbmctl" params set fetch-timeout-ms "$timeout0"
 	[ -n "$budget0" ] && "$hbmctl" params set cache-budget-pages "$budget0"
+	[ -n "$ra0" ] && "$hbmctl" params set readahead-max-pages "$ra0"
 	for id in $nodes; do
 		[ -d $sys/nodes/node"$id" ] && "$hbmctl" node del "$id"
 	done
@@ -119,9 +121,10 @@ check "no node was created by the bad lines" [ ! -e $sys/nodes/node40 ]
 # --- params ---------------------------------------------------------------
 timeout0=$(cat $sys/fetch_timeout_ms)
 budget0=$(cat $sys/cache_budget_pages)
+ra0=$(cat $sys/readahead_max_pages)
 ctl -j params show
 check "params show -j: what sysfs shows" \
-	json "j['cache-budget-pages'] == $budget0 and j['fetch-timeout-ms'] == $timeout0 and 'seq' in j"
+	json "j['cache-budget-pages'] == $budget0 and j['fetch-timeout-ms'] == $timeout0 and j['readahead-max-pages'] == $ra0 and 'seq' in j"
 ctl params show
 check "params show: the table names the values" \
 	sh -c "grep -Eq '^cache-budget-pages +$budget0\$' '$out' && grep -Eq '^fetch-timeout-ms +$timeout0\$' '$out'"
@@ -133,6 +136,14 @@ check "params set both: sysfs follows" \
 check "params set out of range: ERANGE, naming the attribute" \
 	refused "Numerical result out of range" "fetch-timeout-ms" params set fetch-timeout-ms 5
 check "params set out of range: the value stays" [ "$(cat $sys/fetch_timeout_ms)" = 1500 ]
+check "params set readahead-max-pages: exit 0" rc 0 params set readahead-max-pages 32
+check "params set readahead-max-pages: sysfs follows" [ "$(cat $sys/readahead_max_pages)" = 32 ]
+check "params set readahead-max-pages 513: ERANGE, naming the attribute" \
+	refused "Numerical result out of range" "readahead-max-pages" params set readahead-max-pages 513
+check "params set readahead-max-pages 0: ERANGE" \
+	refused "Numerical result out of range" "readahead-max-pages" params set readahead-max-pages 0
+check "params set readahead-max-pages out of range: the value stays" \
+	[ "$(cat $sys/readahead_max_pages)" = 32 ]
 
 # --- stats ----------------------------------------------------------------
 ctl -j stats show

@@ -13,7 +13,7 @@ static void usage(FILE *f)
 {
 	fprintf(f,
 		"  params show\n"
-		"  params set [cache-budget-pages N] [fetch-timeout-ms N]\n");
+		"  params set [cache-budget-pages N] [fetch-timeout-ms N] [readahead-max-pages N]\n");
 }
 
 static int cmd_show(int argc, char **argv)
@@ -22,18 +22,19 @@ static int cmd_show(int argc, char **argv)
 		{ "cache-budget-pages", "cache-budget-pages", F_STR, NULL },
 		{ "cache-budget", "cache-budget-pages", F_PAGES, NULL },
 		{ "fetch-timeout-ms", "fetch-timeout-ms", F_STR, NULL },
+		{ "readahead-max-pages", "readahead-max-pages", F_STR, NULL },
 		{ "seq", "seq", F_STR, NULL },
 	};
 
 	(void)argv;
 	if (argc > 1)
 		return ctl_bad(&ctl_obj_params, "params show takes no argument");
-	return out_show_kv(HBMPOOL_CMD_PARAMS_GET, cols, 4);
+	return out_show_kv(HBMPOOL_CMD_PARAMS_GET, cols, 5);
 }
 
 static int cmd_set(int argc, char **argv)
 {
-	int64_t budget = -1, timeout = -1;
+	struct hbm_nl_params p = HBM_NL_PARAMS_UNSET;
 	struct hbm_nl *nl;
 	int i, ret;
 
@@ -45,21 +46,26 @@ static int cmd_set(int argc, char **argv)
 		if (ctl_parse_u64(argv[i + 1], &v) || v > INT64_MAX)
 			return ctl_bad(&ctl_obj_params, "bad %s '%s'", argv[i], argv[i + 1]);
 		if (!strcmp(argv[i], "cache-budget-pages")) {
-			budget = (int64_t)v;
-		} else if (!strcmp(argv[i], "fetch-timeout-ms")) {
+			p.cache_budget_pages = (int64_t)v;
+		} else if (!strcmp(argv[i], "fetch-timeout-ms") ||
+			   !strcmp(argv[i], "readahead-max-pages")) {
 			if (v > UINT32_MAX)
 				return ctl_bad(&ctl_obj_params, "bad %s '%s'", argv[i], argv[i + 1]);
-			timeout = (int64_t)v;
+			if (argv[i][0] == 'f')
+				p.fetch_timeout_ms = (int64_t)v;
+			else
+				p.readahead_max_pages = (int64_t)v;
 		} else {
 			return ctl_bad(&ctl_obj_params, "unknown parameter '%s'", argv[i]);
 		}
 	}
-	if (budget < 0 && timeout < 0)
+	if (p.cache_budget_pages < 0 && p.fetch_timeout_ms < 0 &&
+	    p.readahead_max_pages < 0)
 		return ctl_bad(&ctl_obj_params, "params set: nothing to set");
 	nl = ctl_nl();
 	if (!nl)
 		return CTL_EXIT_FAIL;
-	ret = hbm_nl_params_set(nl, budget, timeout, NULL, 0);
+	ret = hbm_nl_params_set(nl, &p, NULL, 0);
 	if (ret) {
 		ctl_nl_error(ret, HBMPOOL_CMD_PARAMS_SET);
 		return CTL_EXIT_FAIL;

@@ -54,6 +54,7 @@ static const struct ctl_attr params_attrs[HBMPOOL_A_PARAMS_MAX + 1] = {
 	[HBMPOOL_A_PARAMS_CACHE_BUDGET_PAGES] = { .name = "cache-budget-pages", .kind = K_U64 },
 	[HBMPOOL_A_PARAMS_FETCH_TIMEOUT_MS] = { .name = "fetch-timeout-ms", .kind = K_U32 },
 	[HBMPOOL_A_PARAMS_SEQ] = { .name = "seq", .kind = K_U64 },
+	[HBMPOOL_A_PARAMS_READAHEAD_MAX_PAGES] = { .name = "readahead-max-pages", .kind = K_U32 },
 };
 SET(ctl_set_params, "params", params_attrs, HBMPOOL_A_PARAMS_MAX);
 

@@ -439,20 +439,25 @@ int hbm_nl_node_del(struct hbm_nl *nl, uint32_t id, char *ext, size_t extlen)
 	return do_write(nl, msg, ext, extlen);
 }
 
-int hbm_nl_params_set(struct hbm_nl *nl, int64_t cache_budget_pages,
-		      int64_t fetch_timeout_ms, char *ext, size_t extlen)
+int hbm_nl_params_set(struct hbm_nl *nl, const struct hbm_nl_params *p,
+		      char *ext, size_t extlen)
 {
 	struct nl_msg *msg;
 
-	if (fetch_timeout_ms > UINT32_MAX)
-		return -ERANGE;		/* the attribute is a u32 */
+	if (p->fetch_timeout_ms > UINT32_MAX || p->readahead_max_pages > UINT32_MAX)
+		return -ERANGE;		/* the attributes are u32 */
 	msg = hbm_nl_msg(nl, HBMPOOL_CMD_PARAMS_SET, 0);
 	if (!msg)
 		return -ENOMEM;
-	if ((cache_budget_pages >= 0 &&
-	     nla_put_u64(msg, HBMPOOL_A_PARAMS_CACHE_BUDGET_PAGES, (uint64_t)cache_budget_pages)) ||
-	    (fetch_timeout_ms >= 0 &&
-	     nla_put_u32(msg, HBMPOOL_A_PARAMS_FETCH_TIMEOUT_MS, (uint32_t)fetch_timeout_ms))) {
+	if ((p->cache_budget_pages >= 0 &&
+	     nla_put_u64(msg, HBMPOOL_A_PARAMS_CACHE_BUDGET_PAGES,
+			 (uint64_t)p->cache_budget_pages)) ||
+	    (p->fetch_timeout_ms >= 0 &&
+	     nla_put_u32(msg, HBMPOOL_A_PARAMS_FETCH_TIMEOUT_MS,
+			 (uint32_t)p->fetch_timeout_ms)) ||
+	    (p->readahead_max_pages >= 0 &&
+	     nla_put_u32(msg, HBMPOOL_A_PARAMS_READAHEAD_MAX_PAGES,
+			 (uint32_t)p->readahead_max_pages))) {
 		nlmsg_free(msg);
 		return -EMSGSIZE;
 	}

@@ -82,9 +82,15 @@ struct hbm_nl_node {
  */
 int hbm_nl_node_new(struct hbm_nl *nl, const struct hbm_nl_node *n, char *ext, size_t extlen);
 int hbm_nl_node_del(struct hbm_nl *nl, uint32_t id, char *ext, size_t extlen);
-/* Parameters: a negative value is not sent (at least one must be). */
-int hbm_nl_params_set(struct hbm_nl *nl, int64_t cache_budget_pages,
-		      int64_t fetch_timeout_ms, char *ext, size_t extlen);
+/* Parameters of params-set: a negative value is not sent (one must be). */
+struct hbm_nl_params {
+	int64_t cache_budget_pages;
+	int64_t fetch_timeout_ms;
+	int64_t readahead_max_pages;
+};
+#define HBM_NL_PARAMS_UNSET { -1, -1, -1 }
+int hbm_nl_params_set(struct hbm_nl *nl, const struct hbm_nl_params *p,
+		      char *ext, size_t extlen);
 
 /* "scaleup" -> HBMPOOL_LINK_TYPE_SCALEUP, ...; -EINVAL if unknown. */
 int hbm_nl_link_type(const char *name);

@@ -110,19 +110,24 @@ int hbm_global_u64(const char *name, uint64_t *v)
 
 int hbm_set_global_u64(const char *name, uint64_t v)
 {
-	bool budget = !strcmp(name, "cache_budget_pages");
+	struct hbm_nl_params p = HBM_NL_PARAMS_UNSET;
 	struct hbm_nl *nl;
 	int ret;
 
-	if (!budget && strcmp(name, "fetch_timeout_ms"))
-		return -EINVAL;
 	if (v > INT64_MAX)
 		return -ERANGE;
+	if (!strcmp(name, "cache_budget_pages"))
+		p.cache_budget_pages = (int64_t)v;
+	else if (!strcmp(name, "fetch_timeout_ms"))
+		p.fetch_timeout_ms = (int64_t)v;
+	else if (!strcmp(name, "readahead_max_pages"))
+		p.readahead_max_pages = (int64_t)v;
+	else
+		return -EINVAL;
 	ret = hbm_nl_open(&nl);
 	if (ret)
 		return ret;
-	ret = hbm_nl_params_set(nl, budget ? (int64_t)v : -1,
-				budget ? -1 : (int64_t)v, NULL, 0);
+	ret = hbm_nl_params_set(nl, &p, NULL, 0);
 	hbm_nl_close(nl);
 	return ret;
 }

@@ -32,7 +32,8 @@
 # Environment: BENCH_TCP_SIZE (region size, default 16M), BENCH_TCP_WAN_SIZE
 # (the 2 ms scenario, default 2M), BENCH_TCP_ITER (hbmbench iterations,
 # default 1), BENCH_TCP_PASSES (passes per scenario, default 2),
-# BENCH_TCP_SCENARIOS (default "lan netem50us netem2ms"), MULTI_TIMEOUT (the
+# BENCH_TCP_SCENARIOS (default "lan netem50us netem2ms"), BENCH_TCP_READAHEAD
+# (VM1's readahead-max-pages, default: the module's), MULTI_TIMEOUT (the
 # whole run, default 1800 s), RIG_BUILD.
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
@@ -93,6 +94,12 @@ for ((i = 0; i < 120; i++)); do
 done
 [ $live = 1 ] || die "VM1's link to node 2 is not live after 120 s: $(ctl exec 1 'tools/hbmctl/hbmctl link show 2' 2>&1)"
 echo "bench-tcp: link 1 -> 2 live"
+if [ -n "${BENCH_TCP_READAHEAD:-}" ]; then
+	ctl exec 1 "tools/hbmctl/hbmctl params set readahead-max-pages $BENCH_TCP_READAHEAD" ||
+		die "VM1: readahead-max-pages $BENCH_TCP_READAHEAD refused"
+fi
+ra=$(ctl exec 1 'cat /sys/kernel/hbmpool/readahead_max_pages' 2>/dev/null)
+put readahead_max_pages "${ra:-?}"
 ctl exec 1 'tools/hbmctl/hbmctl link show 2; tools/hbmctl/hbmctl node show' >"$raw/setup.txt" 2>&1
 
 ctl exec 2 'setsid iperf3 -s -p 5201 >/tmp/iperf3-s.log 2>&1 </dev/null &' >/dev/null ||
@@ -208,7 +215,7 @@ done
 
 {
 	echo "bench-tcp: $(date -u +%Y-%m-%dT%H:%MZ), kernel $(ctl exec 1 'uname -r' 2>/dev/null), 2 VMs (TCG, 1 vCPU each)"
-	echo "hbmbench --node 2 --size $size (netem2ms: $wan_size) --iterations $iters --evict; iperf3 -t 5 -R"
+	echo "hbmbench --node 2 --size $size (netem2ms: $wan_size) --iterations $iters --evict; iperf3 -t 5 -R; readahead-max-pages ${ra:-?}"
 	printf '%-10s %4s %-14s %6s %9s %9s %7s %9s %9s %9s %9s %9s\n' scenario pass order ping_min \
 		iperf3 seq_fault ratio rand_flt rand_p50 rand_p99 rand_p999 seq_evict
 	printf '%-10s %4s %-14s %6s %9s %9s %7s %9s %9s %9s %9s %9s\n' "" "" "" ms MB/s MB/s "" MB/s ns ns ns MB/s

@@ -1,0 +1,250 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * hbmpool read-ahead: a sequential fault pattern fetches growing windows of
+ * the pages that follow, in one request each; random access, MADV_RANDOM
+ * and readahead-max-pages 1 fetch single pages; a window never crosses its
+ * chunk; a failed read-ahead is fetched again, never a SIGBUS; data read
+ * ahead is the home's data.
+ *
+ * The nodes get latency_us, so every miss takes the transport path (the
+ * no-wait CPU copy of a zero-latency sim does not read ahead).  A window's
+ * pages are in the cache from the moment it is sent, so cached_pages right
+ * after a touch tells the window exactly, whatever the link's speed.
+ *
+ * Nodes 61..62 belong to this binary.
+ */
+#include <stdio.h>
+#include <sys/mman.h>
+
+#include "kselftest_harness.h"
+#include "hbmtest.h"
+
+#define N_A	61	/* 4 MiB, distance 20 */
+#define N_B	62	/* 4 MiB, distance 30 */
+#define BUDGET	1024ULL
+#define PAGES	512ULL			/* one 2 MiB chunk */
+#define CHUNK	(PAGES * HBMT_PAGE)
+
+FIXTURE(ra)
+{
+	struct hbmt_env env;
+	struct hbmt_region r;
+	uint64_t old_ra;
+	int ra_saved;
+};
+
+FIXTURE_SETUP(ra)
+{
+	hbmt_env_setup(_metadata, &self->env, BUDGET, 5000);
+	if (hbmt_debugfs_missing())
+		SKIP(return, "%s", hbmt_debugfs_missing());
+	ASSERT_EQ(0, hbm_global_u64("readahead_max_pages", &self->old_ra));
+	self->ra_saved = 1;
+	ASSERT_EQ(0, hbm_set_global_u64("readahead_max_pages", 128));
+	hbmt_env_node(_metadata, &self->env, N_A, 4, 20, NULL);
+	hbmt_env_node(_metadata, &self->env, N_B, 4, 30, NULL);
+	ASSERT_EQ(0, hbm_node_knob(N_A, "latency_us", 100));
+	ASSERT_EQ(0, hbm_node_knob(N_B, "latency_us", 100));
+}
+
+FIXTURE_TEARDOWN(ra)
+{
+	hbmt_region_close(&self->r);
+	if (self->ra_saved)
+		EXPECT_EQ(0, hbm_set_global_u64("readahead_max_pages", self->old_ra));
+	hbmt_env_teardown(_metadata, &self->env);
+}
+
+static uint64_t cached(FIXTURE_DATA(ra) *self)
+{
+	uint64_t v = UINT64_MAX;
+
+	hbm_fdinfo_u64(self->r.fd, "cached_pages", &v);
+	return v;
+}
+
+static int touch(FIXTURE_DATA(ra) *self, uint64_t p)
+{
+	uint64_t v;
+
+	return hbmt_probe_read(self->r.map + p * HBMT_PAGE, &v, NULL);
+}
+
+static uint64_t node_fetches(unsigned int id)
+{
+	char path[128];
+	uint64_t v = UINT64_MAX;
+
+	snprintf(path, sizeof(path), HBM_SYSFS "/nodes/node%u/stats/fetches", id);
+	hbm_read_u64(path, &v);
+	return v;
+}
+
+/* 0, then 1: one page, then a window of 4 (1..4) marked at its second page; touching the mark sends the next window (5..12) at once; windows double to readahead-max-pages. */
+TEST_F(ra, sequential_windows_grow)
+{
+	struct hbmpool_stats st;
+
+	ASSERT_EQ(0, hbmt_region_open(&self->r, self->env.devfd, PAGES * HBMT_PAGE, CHUNK,
+				      HBMPOOL_POLICY_BIND, HBM_NODES(N_A), 0, "seq"));
+	ASSERT_EQ(0, touch(self, 0));
+	EXPECT_EQ(1, cached(self)) TH_LOG("a first touch is not a pattern");
+	ASSERT_EQ(0, touch(self, 1));
+	EXPECT_EQ(5, cached(self)) TH_LOG("the second in order reads 4 pages");
+	ASSERT_EQ(0, touch(self, 2));
+	EXPECT_EQ(13, cached(self)) TH_LOG("the mark sends 8 more");
+	ASSERT_EQ(0, touch(self, 3));
+	ASSERT_EQ(0, touch(self, 4));
+	EXPECT_EQ(13, cached(self)) TH_LOG("hits inside a window fetch nothing");
+	ASSERT_EQ(0, touch(self, 5));
+	EXPECT_EQ(29, cached(self)) TH_LOG("then 16");
+	for (uint64_t p = 6; p < 256; p++)
+		ASSERT_EQ(0, touch(self, p));
+	ASSERT_EQ(0, hbmt_stats_settled(self->r.fd, &st));
+	EXPECT_EQ(256, st.faults);
+	EXPECT_GT(st.fetches, 256) TH_LOG("read ahead past the last touch");
+	EXPECT_LE(st.fetches, 256 + 2 * 128) TH_LOG("at most two windows ahead");
+	EXPECT_EQ(st.fetches, cached(self));
+	EXPECT_EQ(st.fetches, hbm_hist_total(st.lat_hist, HBMPOOL_LAT_BUCKETS))
+		TH_LOG("each page read ahead counts its request's latency");
+	EXPECT_EQ(st.fetches * HBMT_PAGE, st.bytes_fetched);
+	EXPECT_EQ(0, st.errors);
+}
+
+/* readahead-max-pages bounds the window: with 16, a sequential pass stays within two windows of the last touch. */
+TEST_F(ra, max_window)
+{
+	ASSERT_EQ(0, hbm_set_global_u64("readahead_max_pages", 16));
+	ASSERT_EQ(0, hbmt_region_open(&self->r, self->env.devfd, PAGES * HBMT_PAGE, CHUNK,
+				      HBMPOOL_POLICY_BIND, HBM_NODES(N_A), 0, "max16"));
+	for (uint64_t p = 0; p < 256; p++) {
+		ASSERT_EQ(0, touch(self, p));
+		ASSERT_LE(cached(self), p + 1 + 2 * 16) TH_LOG("page %llu", (unsigned long long)p);
+	}
+	EXPECT_GT(cached(self), 256);
+}
+
+/* readahead-max-pages 1, MADV_RANDOM, and an access order with no neighbours: every fault fetches its page alone. */
+TEST_F(ra, single_pages)
+{
+	static const uint64_t order[] = { 0, 100, 7, 300, 50, 200, 9, 400, 11, 13 };
+
+	ASSERT_EQ(0, hbmt_region_open(&self->r, self->env.devfd, PAGES * HBMT_PAGE, CHUNK,
+				      HBMPOOL_POLICY_BIND, HBM_NODES(N_A), 0, "single"));
+	for (unsigned int i = 0; i < sizeof(order) / sizeof(order[0]); i++)
+		ASSERT_EQ(0, touch(self, order[i]));
+	EXPECT_EQ(10, cached(self)) TH_LOG("random order");
+
+	ASSERT_EQ(0, madvise(self->r.map, PAGES * HBMT_PAGE, MADV_RANDOM));
+	for (uint64_t p = 20; p < 48; p++)
+		ASSERT_EQ(0, touch(self, p));
+	EXPECT_EQ(10 + 28, cached(self)) TH_LOG("MADV_RANDOM");
+
+	ASSERT_EQ(0, madvise(self->r.map, PAGES * HBMT_PAGE, MADV_NORMAL));
+	ASSERT_EQ(0, hbm_set_global_u64("readahead_max_pages", 1));
+	for (uint64_t p = 60; p < 92; p++)
+		ASSERT_EQ(0, touch(self, p));
+	EXPECT_EQ(10 + 28 + 32, cached(self)) TH_LOG("readahead-max-pages 1");
+}
+
+/* MADV_SEQUENTIAL: the first miss reads the largest window. */
+TEST_F(ra, madv_sequential)
+{
+	ASSERT_EQ(0, hbm_set_global_u64("readahead_max_pages", 64));
+	ASSERT_EQ(0, hbmt_region_open(&self->r, self->env.devfd, PAGES * HBMT_PAGE, CHUNK,
+				      HBMPOOL_POLICY_BIND, HBM_NODES(N_A), 0, "madvseq"));
+	ASSERT_EQ(0, madvise(self->r.map, PAGES * HBMT_PAGE, MADV_SEQUENTIAL));
+	ASSERT_EQ(0, touch(self, 10));
+	EXPECT_EQ(64, cached(self));
+	ASSERT_EQ(0, touch(self, 500));
+	EXPECT_EQ(64 + 12, cached(self)) TH_LOG("never past the chunk (the region's end here)");
+}
+
+/* 4-page chunks interleaved over two nodes: a window ends at its chunk's end, and the next starts on the other node. */
+TEST_F(ra, window_stops_at_chunk)
+{
+	uint64_t a0 = node_fetches(N_A), b0 = node_fetches(N_B);
+	struct hbmpool_stats st;
+
+	ASSERT_EQ(0, hbmt_region_open(&self->r, self->env.devfd, 64 * HBMT_PAGE, 4 * HBMT_PAGE,
+				      HBMPOOL_POLICY_INTERLEAVE, HBM_NODES(N_A, N_B), 0,
+				      "chunks"));
+	ASSERT_EQ(0, touch(self, 0));
+	ASSERT_EQ(0, touch(self, 1));
+	EXPECT_EQ(4, cached(self)) TH_LOG("1..3: the window stops at the chunk");
+	ASSERT_EQ(0, touch(self, 2));
+	EXPECT_EQ(8, cached(self)) TH_LOG("the mark sends the next chunk, 4..7");
+	ASSERT_EQ(0, touch(self, 3));
+	ASSERT_EQ(0, touch(self, 4));
+	EXPECT_EQ(12, cached(self)) TH_LOG("and its mark the next, 8..11");
+	ASSERT_EQ(0, hbmt_stats_settled(self->r.fd, &st));
+	EXPECT_EQ(8, node_fetches(N_A) - a0) TH_LOG("chunks 0 and 2 are on node %u", N_A);
+	EXPECT_EQ(4, node_fetches(N_B) - b0) TH_LOG("chunk 1 is on node %u", N_B);
+}
+
+/* A read-ahead that fails leaves its pages to be fetched again: no SIGBUS for a page nobody faulted on, and the page works. */
+TEST_F(ra, failed_readahead_is_refetched)
+{
+	struct hbmpool_stats st;
+	uint64_t v = 1;
+
+	ASSERT_EQ(0, hbmt_region_open(&self->r, self->env.devfd, PAGES * HBMT_PAGE, CHUNK,
+				      HBMPOOL_POLICY_BIND, HBM_NODES(N_A), 0, "rafail"));
+	ASSERT_EQ(0, touch(self, 0));
+	ASSERT_EQ(0, touch(self, 1));		/* 1..4, the mark on 2 */
+	ASSERT_EQ(0, hbmt_stats_settled(self->r.fd, &st));
+	ASSERT_EQ(0, hbm_node_knob(N_A, "fail_fetch", 1));
+	ASSERT_EQ(0, touch(self, 2));		/* sends 5..12, which fail */
+	ASSERT_EQ(0, hbmt_stats_settled(self->r.fd, &st));
+	EXPECT_EQ(1, st.errors) TH_LOG("one request failed");
+	ASSERT_EQ(0, hbm_node_knob(N_A, "fail_fetch", 0));
+	EXPECT_EQ(0, hbmt_probe_read(self->r.map + 5 * HBMT_PAGE, &v, NULL))
+		TH_LOG("a page read ahead whose fetch failed is fetched again");
+	EXPECT_EQ(0, v);
+	for (uint64_t p = 6; p < 13; p++)
+		EXPECT_EQ(0, touch(self, p));
+	ASSERT_EQ(0, hbmt_stats_settled(self->r.fd, &st));
+	EXPECT_EQ(1, st.errors);
+}
+
+/* Data read ahead is the home's: a pattern written, synced and dropped from the cache reads back exact through read-ahead, forwards. */
+TEST_F(ra, data_exact)
+{
+	struct hbmpool_stats st;
+	uint64_t last = 0;
+
+	ASSERT_EQ(0, hbmt_region_open(&self->r, self->env.devfd, PAGES * HBMT_PAGE, CHUNK,
+				      HBMPOOL_POLICY_BIND, HBM_NODES(N_A), 0, "radata"));
+	hbm_pattern_fill(self->r.map, PAGES * HBMT_PAGE, 0, 61);
+	ASSERT_EQ(0, hbm_region_sync(self->r.fd, 0, 0, NULL));
+	ASSERT_EQ(0, hbm_set_global_u64("cache_budget_pages", 16));
+	ASSERT_EQ(0, hbmt_wait_global("cached_pages", HBMT_LE, 16, 5000, &last))
+		TH_LOG("cached_pages %llu", (unsigned long long)last);
+	ASSERT_EQ(0, hbm_set_global_u64("cache_budget_pages", BUDGET));
+	ASSERT_EQ(0, hbmt_stats_settled(self->r.fd, &st));
+	uint64_t f0 = st.fetches;
+
+	EXPECT_EQ(0, hbm_pattern_check(self->r.map, PAGES * HBMT_PAGE, 0, 61, NULL));
+	ASSERT_EQ(0, hbmt_stats_settled(self->r.fd, &st));
+	EXPECT_GE(st.fetches - f0, PAGES - 16);
+	EXPECT_EQ(0, st.errors);
+}
+
+/* PREFETCH fetches runs: the whole range in, exact counts. */
+TEST_F(ra, prefetch_runs)
+{
+	struct hbmpool_range rg;
+	struct hbmpool_stats st;
+
+	ASSERT_EQ(0, hbmt_region_open(&self->r, self->env.devfd, PAGES * HBMT_PAGE, CHUNK,
+				      HBMPOOL_POLICY_BIND, HBM_NODES(N_A), 0, "prefetch"));
+	ASSERT_EQ(0, hbm_region_prefetch(self->r.fd, 0, 0, &rg));
+	EXPECT_EQ(PAGES, rg.pages_done);
+	EXPECT_EQ(0, rg.pages_failed);
+	ASSERT_EQ(0, hbmt_stats_settled(self->r.fd, &st));
+	EXPECT_EQ(PAGES, st.fetches);
+	EXPECT_EQ(0, st.faults);
+	EXPECT_EQ(PAGES, cached(self));
+}
+
+TEST_HARNESS_MAIN
