@@ -219,9 +219,13 @@ static int __init hbmpool_init(void)
 	if (err)
 		goto err_transport_exit;
 
-	err = hbmpool_tcp_client_init();
+	err = hbmpool_tcp_sock_init();
 	if (err)
 		goto err_sim_exit;
+
+	err = hbmpool_tcp_client_init();
+	if (err)
+		goto err_tcp_sock_exit;
 
 	err = hbmpool_tcp_home_init();
 	if (err)
@@ -274,6 +278,8 @@ err_tcp_home_exit:
 	hbmpool_kobjs_wait();
 err_tcp_client_exit:
 	hbmpool_tcp_client_exit();
+err_tcp_sock_exit:
+	hbmpool_tcp_sock_exit();
 err_sim_exit:
 	hbmpool_sim_exit();
 err_transport_exit:
@@ -306,6 +312,7 @@ static void __exit hbmpool_exit(void)
 	hbmpool_sysfs_exit();
 	hbmpool_kobjs_wait();
 	hbmpool_tcp_client_exit();
+	hbmpool_tcp_sock_exit();
 	hbmpool_sim_exit();
 	hbmpool_transport_exit();
 	debugfs_remove_recursive(hbmpool_debugfs_root);

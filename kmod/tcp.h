@@ -58,6 +58,10 @@ int hbmpool_tcp_mac(const struct hbmw_hello *hello,
 		    u8 mac[HBMW_MAC_LEN]);
 void hbmpool_tcp_set_timeouts(struct socket *sock, unsigned int ms);
 
+int hbmpool_tcp_sock_init(void);
+void hbmpool_tcp_sock_exit(void);
+const char *hbmpool_tcp_digest_driver(void);
+
 /* ---- tcp_client.c ---- */
 
 int hbmpool_tcp_client_init(void);

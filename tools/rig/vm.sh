@@ -45,7 +45,8 @@ usage: $0 [options] [--] [command [args...]]
  -q, --quiet           console only to console.log, not to stdout
  -h, --help
 Environment: KVER (kernel release to boot), RIG_BUILD (default build/rig),
-RIG_KERNEL (a bzImage to boot instead, drivers built in: see lib.sh).
+RIG_KERNEL (a bzImage to boot instead, drivers built in: see lib.sh),
+RIG_CPU (QEMU's -cpu, default QEMU's own model for TCG, qemu64).
 USAGE
 }
 
@@ -164,7 +165,9 @@ else
 	console=(-chardev "stdio,id=con0,signal=on,logfile=$out/console.log")
 fi
 
-qemu=(qemu-system-x86_64 -name "rig-$id" -accel tcg -m "$mem" -smp "$smp"
+cpuargs=()
+[ -n "${RIG_CPU:-}" ] && cpuargs=(-cpu "$RIG_CPU")
+qemu=(qemu-system-x86_64 -name "rig-$id" -accel tcg "${cpuargs[@]+"${cpuargs[@]}"}" -m "$mem" -smp "$smp"
 	-nodefaults -display none -vga none -no-reboot
 	-kernel "$RIG_KIMAGE" -initrd "$initrd" -append "$cmdline"
 	"${console[@]}" -serial chardev:con0
