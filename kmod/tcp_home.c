@@ -85,13 +85,19 @@ static void hbmpool_home_session_put(struct hbmpool_home_session *s)
 	kref_put(&s->ref, hbmpool_home_session_free);
 }
 
-/* A frame the protocol forbids: counted; the caller resets the connection. */
-static int hbmpool_home_reject(struct hbmpool_home_session *s,
-			       enum hbmw_err why)
+/* Counts a refused frame or request, by reason. */
+static void hbmpool_home_count_reject(enum hbmw_err why)
 {
 	atomic64_inc(&hbmpool_home.rejected);
 	if (why < HBMW_NR_ERRS)
 		atomic64_inc(&hbmpool_home.reasons[why]);
+}
+
+/* A frame the protocol forbids: counted; the caller resets the connection. */
+static int hbmpool_home_reject(struct hbmpool_home_session *s,
+			       enum hbmw_err why)
+{
+	hbmpool_home_count_reject(why);
 	pr_info_ratelimited("home: client %u: frame refused (%s), connection reset\n",
 			    s->client, hbmw_err_name(why));
 	return -EPROTO;
@@ -263,8 +269,7 @@ static u32 hbmpool_home_check(struct hbmpool_home_session *s,
 			return HBMW_S_OK;
 		why = err == -EACCES ? HBMW_ERR_NOTYOURS : HBMW_ERR_RANGE;
 	}
-	atomic64_inc(&hbmpool_home.rejected);
-	atomic64_inc(&hbmpool_home.reasons[why]);
+	hbmpool_home_count_reject(why);
 	pr_info_ratelimited("home: client %u: [%llu, +%llu) refused: %s\n",
 			    s->client, offset, len, hbmw_err_name(why));
 	return why == HBMW_ERR_NOTYOURS ? HBMW_S_NOTYOURS : HBMW_S_RANGE;
@@ -331,16 +336,14 @@ static int hbmpool_home_write(struct hbmpool_home_session *s,
 		return err;
 	if (!(le16_to_cpu(h->flags) & HBMW_F_DDGST)) {
 		status = HBMW_S_INVAL;		/* a write carries its digest */
-		atomic64_inc(&hbmpool_home.rejected);
-		atomic64_inc(&hbmpool_home.reasons[HBMW_ERR_FLAGS]);
+		hbmpool_home_count_reject(HBMW_ERR_FLAGS);
 	} else {
 		err = hbmpool_tcp_recv(s->sock, &ddgst, sizeof(ddgst));
 		if (err)
 			return err;
 		if (le32_to_cpu(ddgst) != hbmpool_tcp_pages_digest(s->bounce, nr)) {
 			status = HBMW_S_DIGEST;
-			atomic64_inc(&hbmpool_home.rejected);
-			atomic64_inc(&hbmpool_home.reasons[HBMW_ERR_DIGEST]);
+			hbmpool_home_count_reject(HBMW_ERR_DIGEST);
 			pr_info_ratelimited("home: client %u: write at %llu: bad data digest\n",
 					    s->client, offset);
 		}
@@ -379,8 +382,7 @@ static int hbmpool_home_control(struct hbmpool_home_session *s,
 		out = offset;
 		if (hbmpool_segment_free(seg, offset, len, s->client)) {
 			status = HBMW_S_NOTYOURS;
-			atomic64_inc(&hbmpool_home.rejected);
-			atomic64_inc(&hbmpool_home.reasons[HBMW_ERR_NOTYOURS]);
+			hbmpool_home_count_reject(HBMW_ERR_NOTYOURS);
 		}
 	} else {
 		out = hbmpool_segment_avail(seg);	/* PING: the free bytes */

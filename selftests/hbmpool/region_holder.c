@@ -23,18 +23,11 @@
 
 static volatile sig_atomic_t stop;
 
-static void on_signal(int sig)
-{
-	(void)sig;
-	stop = 1;
-}
-
 int main(int argc, char **argv)
 {
 	const uint64_t len = 64 * 1024;
 	struct hbmpool_region_create rc;
-	struct sigaction sa;
-	sigset_t block, waitmask;
+	sigset_t waitmask;
 	uint64_t node;
 	int dev, fd, keep_fd = 1;
 	uint8_t *m;
@@ -46,16 +39,7 @@ int main(int argc, char **argv)
 	}
 	if (argc > 2 && !strcmp(argv[2], "map"))
 		keep_fd = 0;
-	memset(&sa, 0, sizeof(sa));
-	sa.sa_handler = on_signal;
-	sigaction(SIGTERM, &sa, NULL);
-	sigaction(SIGINT, &sa, NULL);
-	sigemptyset(&block);
-	sigaddset(&block, SIGTERM);
-	sigaddset(&block, SIGINT);
-	sigprocmask(SIG_BLOCK, &block, &waitmask);
-	sigdelset(&waitmask, SIGTERM);
-	sigdelset(&waitmask, SIGINT);
+	hbm_stop_signals(&stop, &waitmask);
 
 	dev = hbm_dev_open();
 	if (dev < 0) {

@@ -401,31 +401,15 @@ static const char *order_name(void)
 
 static volatile sig_atomic_t stop;
 
-static void on_stop(int sig)
-{
-	(void)sig;
-	stop = 1;
-}
-
 static int cmd_create(void)
 {
 	struct hbmpool_region_create rc;
-	struct sigaction sa;
-	sigset_t block, waitmask;
+	sigset_t waitmask;
 	int dev, fd;
 
 	if (!o.size || !o.have_nodes)
 		usage();
-	memset(&sa, 0, sizeof(sa));
-	sa.sa_handler = on_stop;
-	sigaction(SIGTERM, &sa, NULL);
-	sigaction(SIGINT, &sa, NULL);
-	sigemptyset(&block);
-	sigaddset(&block, SIGTERM);
-	sigaddset(&block, SIGINT);
-	sigprocmask(SIG_BLOCK, &block, &waitmask);
-	sigdelset(&waitmask, SIGTERM);
-	sigdelset(&waitmask, SIGINT);
+	hbm_stop_signals(&stop, &waitmask);
 
 	dev = dev_open();
 	memset(&rc, 0, sizeof(rc));

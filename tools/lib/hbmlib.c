@@ -513,3 +513,29 @@ const char *hbm_human_size(uint64_t bytes, char *buf, size_t len)
 		snprintf(buf, len, "%.1f %s", v, unit[u]);
 	return buf;
 }
+
+static volatile sig_atomic_t *hbm_stop_flag;
+
+static void hbm_on_stop(int sig)
+{
+	(void)sig;
+	*hbm_stop_flag = 1;
+}
+
+void hbm_stop_signals(volatile sig_atomic_t *flag, sigset_t *waitmask)
+{
+	struct sigaction sa;
+	sigset_t block;
+
+	hbm_stop_flag = flag;
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = hbm_on_stop;
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGINT, &sa, NULL);
+	sigemptyset(&block);
+	sigaddset(&block, SIGTERM);
+	sigaddset(&block, SIGINT);
+	sigprocmask(SIG_BLOCK, &block, waitmask);
+	sigdelset(waitmask, SIGTERM);
+	sigdelset(waitmask, SIGINT);
+}

@@ -9,6 +9,7 @@
 #ifndef HBMLIB_H
 #define HBMLIB_H
 
+#include <signal.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -146,5 +147,12 @@ int hbm_place(uint32_t policy, const struct hbm_node_model *nodes, size_t nnodes
 
 /* "1.5 GiB"-style human size into buf; returns buf. */
 const char *hbm_human_size(uint64_t bytes, char *buf, size_t len);
+
+/*
+ * For a process that holds something until told to stop: SIGTERM and SIGINT
+ * set *flag, and are blocked from now on; *waitmask is the mask to
+ * sigsuspend() with, which lets them in.  One flag per process.
+ */
+void hbm_stop_signals(volatile sig_atomic_t *flag, sigset_t *waitmask);
 
 #endif /* HBMLIB_H */
