@@ -665,6 +665,14 @@ void hbm_config_free(struct hbm_config *conf)
 	memset(conf, 0, sizeof(*conf));
 }
 
+const char *hbm_config_key(size_t i, const char **section)
+{
+	if (i >= NKEYS)
+		return NULL;
+	*section = keys[i].section;
+	return keys[i].name;
+}
+
 const char *hbm_config_policy_name(enum hbm_conf_policy p)
 {
 	switch (p) {

@@ -81,6 +81,13 @@ struct hbm_config {
 int hbm_config_load(const char *path, struct hbm_config *conf, char **errors);
 void hbm_config_free(struct hbm_config *conf);
 
+/*
+ * The keys the parser knows, for help texts and for the test that holds
+ * the documentation to them: the i-th key's name and section, NULL past
+ * the last.
+ */
+const char *hbm_config_key(size_t i, const char **section);
+
 /* "bind", "interleave", "preferred". */
 const char *hbm_config_policy_name(enum hbm_conf_policy p);
 

@@ -2,8 +2,10 @@
 /*
  * Unit test of hbmpoold's config file parser (daemon/config.c): a full
  * file and its defaults, then one broken file per rule, each checked for
- * the exact "file:line: [section] key: ..." of its message.  Files live in
- * a temporary directory, removed at the end.  TAP output.
+ * the exact "file:line: [section] key: ..." of its message; then the
+ * shipped example must load, and it and Documentation/hbmpoold.conf.rst
+ * must name every key the parser knows.  Files live in a temporary
+ * directory, removed at the end.  TAP output.
  */
 #include <errno.h>
 #include <stdarg.h>
@@ -192,7 +194,7 @@ static void test_errors(void)
 	longline[sizeof(longline) - 2] = '\n';
 	longline[sizeof(longline) - 1] = '\0';
 	memcpy(longline, "ca_file = /", 11);
-	expect(true, longline, ":10: line longer than", "a line too long for inih");
+	expect(true, longline, ":10: line longer than 197 characters", "a line too long for inih");
 
 	expect(false, "[domain]\nname = pod7\n", ": [domain] key_file: required key missing",
 	       "key_file missing");
@@ -341,6 +343,111 @@ static void test_files(void)
 	}
 }
 
+static char *slurp(const char *p)
+{
+	char *buf = NULL;
+	size_t n = 0;
+	FILE *f = fopen(p, "r");
+
+	if (f) {
+		buf = calloc(1, 65536);
+		n = buf ? fread(buf, 1, 65535, f) : 0;
+		fclose(f);
+	}
+	if (buf && !n) {
+		free(buf);
+		buf = NULL;
+	}
+	return buf;
+}
+
+/*
+ * The text of [section] in text: from its header line to the next header
+ * (a line starting with '[' in the example, a "[...]" title in the rst).
+ */
+static const char *section_of(const char *text, const char *section, size_t *len)
+{
+	char hdr[40];
+	const char *s, *e;
+
+	snprintf(hdr, sizeof(hdr), "\n[%s]\n", section);
+	s = strstr(text, hdr);
+	if (!s)
+		return NULL;
+	s += strlen(hdr);
+	e = strstr(s, "\n[");
+	*len = e ? (size_t)(e - s) : strlen(s);
+	return s;
+}
+
+static bool has(const char *s, size_t len, const char *needle)
+{
+	size_t n = strlen(needle);
+
+	for (; len >= n; s++, len--)
+		if (!memcmp(s, needle, n))
+			return true;
+	return false;
+}
+
+/* The shipped example loads, and it and the reference name every key. */
+static void test_docs(void)
+{
+	char *ex = slurp(HBM_TOP "/daemon/hbmpoold.conf.example");
+	char *rst = slurp(HBM_TOP "/Documentation/hbmpoold.conf.rst");
+	const char *name, *section, *sec;
+	char needle[64], *p, *text, *err = NULL;
+	struct hbm_config conf;
+	int in_ex = 1, in_rst = 1, ret;
+	size_t i, len;
+
+	ok(ex && rst, "daemon/hbmpoold.conf.example and Documentation/hbmpoold.conf.rst read");
+	if (!ex || !rst)
+		goto out;
+	for (i = 0; (name = hbm_config_key(i, &section)); i++) {
+		sec = section_of(ex, section, &len);
+		snprintf(needle, sizeof(needle), "\n%s = ", name);
+		if (!sec || !has(sec - 1, len + 1, needle)) {
+			snprintf(needle, sizeof(needle), "\n;%s = ", name);
+			if (!sec || !has(sec - 1, len + 1, needle)) {
+				printf("# [%s] %s is not in the example\n", section, name);
+				in_ex = 0;
+			}
+		}
+		sec = section_of(rst, section, &len);
+		snprintf(needle, sizeof(needle), "``%s``", name);
+		if (!sec || !has(sec, len, needle)) {
+			printf("# [%s] %s is not in the reference\n", section, name);
+			in_rst = 0;
+		}
+	}
+	ok(in_ex, "every key is in the example, in its section");
+	ok(in_rst, "every key is in Documentation/hbmpoold.conf.rst, in its section");
+
+	/* The example, with the test's key file for /etc/hbmpool/domain.key. */
+	p = strstr(ex, "\nkey_file = /etc/hbmpool/domain.key");
+	p = p ? p + strlen("\nkey_file = ") : NULL;
+	text = p ? malloc(strlen(ex) + strlen(keypath) + 1) : NULL;
+	if (!text) {
+		ok(0, "the example names /etc/hbmpool/domain.key");
+		goto out;
+	}
+	sprintf(text, "%.*s%s%s", (int)(p - ex), ex, keypath, p + strlen("/etc/hbmpool/domain.key"));
+	write_file(path, text);
+	free(text);
+	ret = hbm_config_load(path, &conf, &err);
+	ok(!ret, "the example loads%s%s", err ? ": " : "", err ? err : "");
+	if (!ret) {
+		ok(conf.node_id == 1 && conf.nr_endpoints == 3 && conf.segment_bytes == 16ULL << 30,
+		   "the example: node 1, three endpoints, 16G");
+		hbm_config_free(&conf);
+	}
+	free(err);
+out:
+	free(ex);
+	free(rst);
+}
+
 int main(void)
 {
 	char cmd[200];
@@ -361,6 +468,7 @@ int main(void)
 	test_errors();
 	test_endpoints();
 	test_files();
+	test_docs();
 
 	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
 	if (system(cmd))
