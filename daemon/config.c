@@ -470,14 +470,17 @@ static int handler(void *user, const char *section, const char *name, const char
 
 /*
  * inih's reader: one line per call.  Counts lines, checks section headers,
- * and turns a line too long for inih's buffer into an error (and an empty
- * line for inih).
+ * and reports what inih would get wrong or report only once: a line too
+ * long for its buffer (it would split it in two) and every line that is
+ * neither a comment, "[section]" nor "key = value" (inih reports only the
+ * first).  Such lines reach inih as empty lines.  Leading whitespace is
+ * removed, so that an indented key is not taken for the continuation of
+ * the previous value (inih's multi-line values).
  */
 static char *reader(char *buf, int size, void *stream)
 {
 	struct ctx *c = stream;
-	const char *s;
-	size_t n;
+	size_t n, lead;
 	int ch;
 
 	if (!fgets(buf, size, c->f))
@@ -491,18 +494,26 @@ static char *reader(char *buf, int size, void *stream)
 		strcpy(buf, "\n");
 		return buf;
 	}
-	for (s = buf; isspace((unsigned char)*s); s++)
-		;
-	if (*s == '[') {
-		const char *e = strchr(s, ']');
+	lead = strspn(buf, " \t");
+	if (lead)
+		memmove(buf, buf + lead, n - lead + 1);
+	if (buf[0] == '[') {
+		const char *e = strchr(buf, ']');
 
-		if (e) {
-			c->in_unknown = !section_known(s + 1, e - s - 1);
-			if (c->in_unknown)
-				err_add(c, "%s:%u: [%.*s]: unknown section", c->path, c->line,
-					(int)(e - s - 1), s + 1);
-		}
+		if (!e)
+			goto bad;
+		c->in_unknown = !section_known(buf + 1, e - buf - 1);
+		if (c->in_unknown)
+			err_add(c, "%s:%u: [%.*s]: unknown section", c->path, c->line,
+				(int)(e - buf - 1), buf + 1);
+		return buf;
 	}
+	if (!strchr(";#\r\n", buf[0]) && !strpbrk(buf, "=:"))
+		goto bad;
+	return buf;
+bad:
+	err_add(c, "%s:%u: neither \"[section]\" nor \"key = value\"", c->path, c->line);
+	strcpy(buf, "\n");
 	return buf;
 }
 
@@ -627,7 +638,7 @@ int hbm_config_load(const char *path, struct hbm_config *conf, char **errors)
 	}
 	ret = ini_parse_stream(reader, &c, handler, &c);
 	fclose(c.f);
-	if (ret > 0)	/* the first line inih could not parse */
+	if (ret > 0)	/* a line inih could not parse that the reader let through */
 		err_add(&c, "%s:%d: neither \"[section]\" nor \"key = value\"", path, ret);
 	else if (ret < 0)
 		c.nomem = true;

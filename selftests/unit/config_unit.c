@@ -190,6 +190,19 @@ static void test_errors(void)
 	expect(true, "this is not ini\n", ":10: neither \"[section]\" nor \"key = value\"",
 	       "a line of garbage");
 	expect(true, "[node\n", ":10: neither", "an unclosed section");
+	{
+		struct hbm_config conf;
+		char *err;
+		int ret;
+
+		err = load(true, "garbage one\n; fine\ngarbage two\n", &conf, &ret);
+		ok(ret == -EINVAL && err && strstr(err, ":10: neither") && strstr(err, ":12: neither") &&
+		   !strstr(err, ":11:"), "two bad lines: both reported");
+		free(err);
+	}
+	expect_ok(true, "  lease_ttl = 20\n\tconnect_timeout_ms = 500\n",
+		  "indented keys are keys, not continuations of the previous value");
+	expect(true, "lease_ttl =\n", ":10: [etcd] lease_ttl: empty value", "a key without a value");
 	memset(longline, 'a', sizeof(longline) - 2);
 	longline[sizeof(longline) - 2] = '\n';
 	longline[sizeof(longline) - 1] = '\0';
