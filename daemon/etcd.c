@@ -9,6 +9,7 @@
  */
 #include <errno.h>
 #include <inttypes.h>
+#include <poll.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -1178,4 +1179,229 @@ out:
 	json_object_put(cr);
 	json_object_put(req);
 	return ret;
+}
+
+/* ---- a watch in the caller's event loop (curl multi socket) ---- */
+
+#define AW_MAX_FDS	4	/* one connection; room for curl's resolver and happy eyeballs */
+
+struct hbm_etcd_awatch {
+	struct hbm_etcd *e;
+	CURLM *multi;
+	CURL *c;
+	json_object *req;		/* holds the body curl sends */
+	struct watch_ctx w;
+	struct pollfd fds[AW_MAX_FDS];
+	unsigned int nfds;
+	bool overflow;			/* curl wanted more descriptors than we keep */
+	long timeout_ms;
+	unsigned int tried;
+	int ended;			/* how it ended, 0 while running */
+	char err[512];
+};
+
+static int aw_socket(CURL *c, curl_socket_t s, int what, void *arg, void *sockp)
+{
+	struct hbm_etcd_awatch *aw = arg;
+	unsigned int i;
+
+	(void)c;
+	(void)sockp;
+	for (i = 0; i < aw->nfds && aw->fds[i].fd != s; i++)
+		;
+	if (what == CURL_POLL_REMOVE) {
+		if (i < aw->nfds)
+			aw->fds[i] = aw->fds[--aw->nfds];
+		return 0;
+	}
+	if (i == aw->nfds) {
+		if (aw->nfds == AW_MAX_FDS) {
+			aw->overflow = true;
+			return -1;
+		}
+		aw->nfds++;
+	}
+	aw->fds[i].fd = s;
+	aw->fds[i].events = (what & CURL_POLL_IN ? POLLIN : 0) | (what & CURL_POLL_OUT ? POLLOUT : 0);
+	aw->fds[i].revents = 0;
+	return 0;
+}
+
+static int aw_timer(CURLM *m, long timeout_ms, void *arg)
+{
+	struct hbm_etcd_awatch *aw = arg;
+
+	(void)m;
+	aw->timeout_ms = timeout_ms;
+	return 0;
+}
+
+static int aw_begin(struct hbm_etcd_awatch *aw)
+{
+	char url[512];
+	int running;
+
+	snprintf(url, sizeof(url), "%s/v3/watch", aw->e->endpoints[aw->e->cur]);
+	curl_easy_setopt(aw->c, CURLOPT_URL, url);
+	if (curl_multi_add_handle(aw->multi, aw->c) != CURLM_OK)
+		return -ENOMEM;
+	/* let curl open its connection and arm its timer */
+	curl_multi_socket_action(aw->multi, CURL_SOCKET_TIMEOUT, 0, &running);
+	return 0;
+}
+
+int hbm_etcd_awatch_start(struct hbm_etcd *e, const char *key, bool prefix, int64_t start,
+			  hbm_etcd_watch_fn *fn, void *arg, struct hbm_etcd_awatch **out)
+{
+	struct hbm_etcd_awatch *aw;
+	json_object *cr;
+	const char *body;
+	int ret;
+
+	*out = NULL;
+	aw = calloc(1, sizeof(*aw));
+	if (!aw)
+		return -ENOMEM;
+	aw->e = e;
+	aw->timeout_ms = -1;
+	aw->w.fn = fn;
+	aw->w.arg = arg;
+	aw->req = json_object_new_object();
+	cr = json_object_new_object();
+	ret = !aw->req || !cr ? -ENOMEM : add_range(cr, key, prefix);
+	if (!ret && start)
+		ret = add_int(cr, "start_revision", start);
+	if (ret) {
+		json_object_put(cr);
+		goto err;
+	}
+	json_object_object_add(aw->req, "create_request", cr);
+	body = json_object_to_json_string_ext(aw->req, JSON_C_TO_STRING_PLAIN);
+	ret = -ENOMEM;
+	if (!body || hbm_etcd_watch_parser_init(&aw->w.p))
+		goto err;
+	aw->multi = curl_multi_init();
+	aw->c = curl_easy_init();
+	if (!aw->multi || !aw->c || setup_handle(e, aw->c))
+		goto err;
+	curl_easy_setopt(aw->c, CURLOPT_POSTFIELDS, body);
+	curl_easy_setopt(aw->c, CURLOPT_WRITEFUNCTION, on_watch_data);
+	curl_easy_setopt(aw->c, CURLOPT_WRITEDATA, &aw->w);
+	curl_multi_setopt(aw->multi, CURLMOPT_SOCKETFUNCTION, aw_socket);
+	curl_multi_setopt(aw->multi, CURLMOPT_SOCKETDATA, aw);
+	curl_multi_setopt(aw->multi, CURLMOPT_TIMERFUNCTION, aw_timer);
+	curl_multi_setopt(aw->multi, CURLMOPT_TIMERDATA, aw);
+	ret = aw_begin(aw);
+	if (ret)
+		goto err;
+	*out = aw;
+	return 0;
+err:
+	hbm_etcd_awatch_stop(aw);
+	return ret;
+}
+
+unsigned int hbm_etcd_awatch_fds(const struct hbm_etcd_awatch *aw, struct pollfd *fds,
+				 unsigned int n)
+{
+	unsigned int i;
+
+	if (aw->ended)
+		return 0;
+	for (i = 0; i < aw->nfds && i < n; i++)
+		fds[i] = aw->fds[i];
+	return i;
+}
+
+long hbm_etcd_awatch_timeout(const struct hbm_etcd_awatch *aw)
+{
+	return aw->ended ? -1 : aw->timeout_ms;
+}
+
+const char *hbm_etcd_awatch_error(const struct hbm_etcd_awatch *aw)
+{
+	return aw->err;
+}
+
+/* The transfer is over: how, and whether the next endpoint should be tried. */
+static int aw_done(struct hbm_etcd_awatch *aw, CURLcode r)
+{
+	const char *ep = aw->e->endpoints[aw->e->cur];
+	long status = 0;
+
+	if (aw->w.ret) {
+		if (aw->w.ret < 0)
+			snprintf(aw->err, sizeof(aw->err), "etcd %s/v3/watch: %s", ep, aw->w.p.err);
+		return aw->w.ret;
+	}
+	curl_easy_getinfo(aw->c, CURLINFO_RESPONSE_CODE, &status);
+	if (r == CURLE_OK && status == 200) {
+		snprintf(aw->err, sizeof(aw->err), "etcd %s/v3/watch: the watch stream ended", ep);
+		return -EPIPE;
+	}
+	if (r == CURLE_OK) {
+		snprintf(aw->err, sizeof(aw->err), "etcd %s/v3/watch: HTTP %ld", ep, status);
+		return -EIO;
+	}
+	snprintf(aw->err, sizeof(aw->err), "etcd %s/v3/watch: %s", ep, curl_easy_strerror(r));
+	if (aw->w.got_any || !transport_failure(r) || ++aw->tried >= aw->e->nr)
+		return curl_errno(r);
+	/* nothing arrived from this endpoint: the next one */
+	curl_multi_remove_handle(aw->multi, aw->c);
+	aw->e->cur = (aw->e->cur + 1) % aw->e->nr;
+	return aw_begin(aw);
+}
+
+int hbm_etcd_awatch_event(struct hbm_etcd_awatch *aw, int fd, short revents)
+{
+	int running, ev = 0, left;
+	CURLMsg *msg;
+
+	if (aw->ended)
+		return aw->ended;
+	if (fd >= 0) {
+		ev |= revents & POLLIN ? CURL_CSELECT_IN : 0;
+		ev |= revents & POLLOUT ? CURL_CSELECT_OUT : 0;
+		ev |= revents & (POLLERR | POLLHUP) ? CURL_CSELECT_ERR : 0;
+	}
+	if (curl_multi_socket_action(aw->multi, fd >= 0 ? fd : CURL_SOCKET_TIMEOUT, ev,
+				     &running) != CURLM_OK) {
+		snprintf(aw->err, sizeof(aw->err), "etcd watch: curl multi failed");
+		aw->ended = -EIO;
+		return aw->ended;
+	}
+	if (aw->overflow) {
+		snprintf(aw->err, sizeof(aw->err), "etcd watch: more than %d descriptors",
+			 AW_MAX_FDS);
+		aw->ended = -EMFILE;
+		return aw->ended;
+	}
+	while ((msg = curl_multi_info_read(aw->multi, &left))) {
+		int ret;
+
+		if (msg->msg != CURLMSG_DONE)
+			continue;
+		ret = aw_done(aw, msg->data.result);
+		if (ret) {
+			aw->ended = ret;
+			return ret;
+		}
+		break;	/* a new transfer: its messages come later */
+	}
+	return 0;
+}
+
+void hbm_etcd_awatch_stop(struct hbm_etcd_awatch *aw)
+{
+	if (!aw)
+		return;
+	if (aw->multi && aw->c)
+		curl_multi_remove_handle(aw->multi, aw->c);
+	if (aw->c)
+		curl_easy_cleanup(aw->c);
+	if (aw->multi)
+		curl_multi_cleanup(aw->multi);
+	hbm_etcd_watch_parser_fini(&aw->w.p);
+	json_object_put(aw->req);
+	free(aw);
 }

@@ -29,10 +29,10 @@
  * Every reply's header revision (the store's revision when etcd answered)
  * goes to *rev, which may be NULL.
  *
- * Watches: hbm_etcd_watch() is a blocking stream for now; its parser
- * (struct hbm_etcd_watch_parser) is separate and pure, fed with whatever
- * chunks the transport delivers, so that the daemon's event loop can drive
- * the same stream with curl's multi interface later.
+ * Watches: hbm_etcd_watch() is a blocking stream; hbm_etcd_awatch_*() is
+ * the same stream driven by the caller's event loop (curl's multi socket
+ * interface).  Both feed its parser (struct hbm_etcd_watch_parser), which
+ * is separate and pure: it takes whatever chunks the transport delivers.
  */
 #ifndef HBMPOOLD_ETCD_H
 #define HBMPOOLD_ETCD_H
@@ -41,6 +41,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+struct pollfd;
 struct hbm_etcd;
 
 struct hbm_etcd_opts {
@@ -161,5 +162,32 @@ int hbm_etcd_watch_feed(struct hbm_etcd_watch_parser *p, const char *buf, size_t
  */
 int hbm_etcd_watch(struct hbm_etcd *e, const char *key, bool prefix, int64_t start,
 		   unsigned int idle_s, hbm_etcd_watch_fn *fn, void *arg);
+
+/*
+ * A watch driven by the caller's event loop (curl's multi socket
+ * interface): no thread, no blocking.  The loop waits on the descriptors
+ * hbm_etcd_watch_fds() lists (poll() events) and for at most
+ * hbm_etcd_watch_timeout() ms, then calls hbm_etcd_watch_event() for each
+ * ready descriptor, or with fd -1 when the timeout passed.  fn is called
+ * from there for every message.  hbm_etcd_watch_event() returns 0 while
+ * the watch runs, else how it ended: fn's non-zero return, -ECANCELED, the
+ * stream's error, -EPIPE if etcd closed it; the message is in
+ * hbm_etcd_watch_error().  An endpoint that cannot be reached before the
+ * first message is replaced by the next one; a stream that breaks later
+ * ends the watch: start again from the last revision seen + 1.  Nothing
+ * here times out an idle stream: the loop decides.
+ */
+struct hbm_etcd_awatch;
+
+int hbm_etcd_awatch_start(struct hbm_etcd *e, const char *key, bool prefix, int64_t start,
+			  hbm_etcd_watch_fn *fn, void *arg, struct hbm_etcd_awatch **out);
+/* Up to n descriptors with the poll() events wanted; returns how many. */
+unsigned int hbm_etcd_awatch_fds(const struct hbm_etcd_awatch *w, struct pollfd *fds,
+				 unsigned int n);
+/* How long the loop may wait, in ms; -1: only for the descriptors. */
+long hbm_etcd_awatch_timeout(const struct hbm_etcd_awatch *w);
+int hbm_etcd_awatch_event(struct hbm_etcd_awatch *w, int fd, short revents);
+const char *hbm_etcd_awatch_error(const struct hbm_etcd_awatch *w);
+void hbm_etcd_awatch_stop(struct hbm_etcd_awatch *w);
 
 #endif /* HBMPOOLD_ETCD_H */

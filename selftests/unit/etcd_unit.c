@@ -14,7 +14,7 @@
  * every reply, a lease's keys going when it is revoked and when it
  * expires, failover from a dead endpoint, clear errors from dead endpoints,
  * a request timeout against a stopped etcd, and watches (history, a live
- * event, the idle timeout).  Without /usr/bin/etcd (or $HBM_ETCD) the live
+ * event, the idle timeout) and the same in a poll() loop.  Without /usr/bin/etcd (or $HBM_ETCD) the live
  * part is skipped: exit 4 (kselftest's skip) after the offline part passed.
  * TAP output.
  */
@@ -22,6 +22,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <netinet/in.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -627,6 +628,110 @@ static void test_watch(struct hbm_etcd *e)
 	   "a quiet watch with a 1 s idle timeout: -ETIMEDOUT after %.1f s", t0);
 }
 
+struct actx {
+	struct hbm_etcd *e;		/* puts once the watch is created (NULL: none) */
+	int created, events;
+	int stop_on;			/* 1: stop when created, 2: when an event came */
+	char key[64];
+};
+
+static int afn(const struct hbm_etcd_watch_msg *m, void *arg)
+{
+	struct actx *a = arg;
+
+	if (m->created) {
+		a->created++;
+		if (a->stop_on == 1)
+			return 1;
+		if (a->e)
+			hbm_etcd_put(a->e, "/aw/x", "y", 1, 0, NULL);
+	}
+	if (m->n) {
+		a->events += m->n;
+		snprintf(a->key, sizeof(a->key), "%s", m->events[0].kv.key);
+	}
+	return a->stop_on == 2 && a->events ? 1 : 0;
+}
+
+/* A poll() loop, as the daemon's will be: until the watch ends or secs pass. */
+static int aloop(struct hbm_etcd_awatch *w, double secs, int *iters)
+{
+	struct pollfd fds[8];
+	double t0 = now();
+	unsigned int n, i;
+	long tmo;
+	int ret = 0, r;
+
+	*iters = 0;
+	while (!ret && now() - t0 < secs) {
+		n = hbm_etcd_awatch_fds(w, fds, 8);
+		tmo = hbm_etcd_awatch_timeout(w);
+		if (tmo < 0 || tmo > 100)
+			tmo = 100;
+		r = poll(fds, n, tmo);
+		(*iters)++;
+		if (r <= 0) {
+			ret = hbm_etcd_awatch_event(w, -1, 0);
+			continue;
+		}
+		for (i = 0; i < n && !ret; i++)
+			if (fds[i].revents)
+				ret = hbm_etcd_awatch_event(w, fds[i].fd, fds[i].revents);
+	}
+	return ret;
+}
+
+static void test_awatch(struct hbm_etcd *e)
+{
+	const char *two[2] = { dead_url, url }, *dead[1] = { dead_url };
+	struct actx a = { .e = e, .stop_on = 2 };
+	struct hbm_etcd_awatch *w;
+	struct hbm_etcd *e2;
+	int ret, iters;
+
+	ret = hbm_etcd_awatch_start(e, "/aw/", true, 0, afn, &a, &w);
+	ret = ret ? ret : aloop(w, 5, &iters);
+	ok(ret == 1 && a.created == 1 && a.events == 1 && !strcmp(a.key, "/aw/x"),
+	   "event-loop watch: created, then the put made from the callback (%d poll rounds)",
+	   iters);
+	hbm_etcd_awatch_stop(w);
+
+	memset(&a, 0, sizeof(a));
+	ret = hbm_etcd_awatch_start(e, "/aw/", true, 0, afn, &a, &w);
+	ret = ret ? ret : aloop(w, 1, &iters);
+	{
+		struct pollfd f[8];
+
+		ok(ret == 0 && a.created == 1 && a.events == 0 && hbm_etcd_awatch_fds(w, f, 8) == 1 &&
+		   f[0].events == POLLIN,
+		   "a quiet event-loop watch runs on (0 after 1 s, one connection to read), "
+		   "and stops cleanly");
+	}
+	hbm_etcd_awatch_stop(w);
+
+	e2 = client(two, 2, 1000);
+	memset(&a, 0, sizeof(a));
+	a.stop_on = 1;
+	ret = e2 ? hbm_etcd_awatch_start(e2, "/aw/", true, 0, afn, &a, &w) : -ENOMEM;
+	ret = ret ? ret : aloop(w, 5, &iters);
+	ok(ret == 1 && a.created == 1 && !strcmp(hbm_etcd_endpoint(e2), url),
+	   "event-loop watch: a dead first endpoint, the next one serves it");
+	if (e2)
+		hbm_etcd_awatch_stop(w);
+	hbm_etcd_close(e2);
+
+	e2 = client(dead, 1, 1000);
+	memset(&a, 0, sizeof(a));
+	ret = e2 ? hbm_etcd_awatch_start(e2, "/aw/", true, 0, afn, &a, &w) : -ENOMEM;
+	ret = ret ? ret : aloop(w, 5, &iters);
+	ok(ret == -ECONNREFUSED && a.created == 0 && strstr(hbm_etcd_awatch_error(w), dead_url),
+	   "event-loop watch on a dead endpoint: -ECONNREFUSED (%s)",
+	   e2 ? hbm_etcd_awatch_error(w) : "");
+	if (e2)
+		hbm_etcd_awatch_stop(w);
+	hbm_etcd_close(e2);
+}
+
 int main(void)
 {
 	const char *eps[1] = { url };
@@ -653,6 +758,7 @@ int main(void)
 	} else {
 		test_kv(e);
 		test_watch(e);
+		test_awatch(e);
 		test_endpoints();
 		test_timeout();
 		test_expiry(e);
