@@ -61,9 +61,12 @@ int hbm_b64_decode(const char *s, char **out, size_t *len)
 	for (i = 0; i < n; i += 4) {
 		for (j = 0; j < 4; j++) {
 			/* '=' only as the last one or two characters */
-			if (s[i + j] == '=' && i + 4 == n && j >= 4 - (int)pad)
+			if (s[i + j] == '=' && i + 4 == n && j >= 4 - (int)pad) {
 				d[j] = 0;
-			else if ((d[j] = val(s[i + j])) < 0)
+				continue;
+			}
+			d[j] = val(s[i + j]);
+			if (d[j] < 0)
 				goto bad;
 		}
 		v = d[0] << 18 | d[1] << 12 | d[2] << 6 | d[3];

@@ -185,11 +185,13 @@ int hbm_config_parse_size(const char *s, uint64_t *out)
 	v = strtoull(s, &end, 10);
 	if (errno == ERANGE)
 		return -ERANGE;
-	switch (*end) {
-	case 'K': case 'k': shift = 10; end++; break;
-	case 'M': case 'm': shift = 20; end++; break;
-	case 'G': case 'g': shift = 30; end++; break;
-	case 'T': case 't': shift = 40; end++; break;
+	if (*end) {
+		const char *u = strchr("KMGT", toupper((unsigned char)*end));
+
+		if (u) {
+			shift = 10 * (u - "KMGT" + 1);
+			end++;
+		}
 	}
 	if (shift && !strcmp(end, "iB"))
 		end += 2;
@@ -370,8 +372,8 @@ static void set_key(struct ctx *c, const struct key *k, const char *value)
 		if (value[0] != '/' || n < 2 || value[n - 1] == '/' || strstr(value, "//") ||
 		    strpbrk(value, " \t")) {
 			key_err(c, k, c->line,
-				"\"%s\": must start with '/', not end with one, hold no \"//\" "
-				"and no space", value);
+				"\"%s\": must start with '/', not end with one, hold no \"//\" and no space",
+				value);
 			return;
 		}
 		set_string(c, k, value);
@@ -578,8 +580,7 @@ static void check_all(struct ctx *c)
 			k = key_find("etcd", "request_timeout_ms");
 			i = k - keys;
 		}
-		err_add(c, "%s:%u: [etcd] %s: lease_ttl (%u s) must be over 3 x "
-			"request_timeout_ms (%u ms): the lease is renewed every third of it",
+		err_add(c, "%s:%u: [etcd] %s: lease_ttl (%u s) must be over 3 x request_timeout_ms (%u ms): the lease is renewed every third of it",
 			c->path, c->seen[i], k->name, conf->lease_ttl_s,
 			conf->request_timeout_ms);
 	}
@@ -590,8 +591,8 @@ static void check_all(struct ctx *c)
 			k = key_find("health", "degraded_rtt_ms");
 			i = k - keys;
 		}
-		err_add(c, "%s:%u: [health] %s: down_after_ms (%u) must be over "
-			"degraded_rtt_ms (%u)", c->path, c->seen[i], k->name,
+		err_add(c, "%s:%u: [health] %s: down_after_ms (%u) must be over degraded_rtt_ms (%u)",
+			c->path, c->seen[i], k->name,
 			conf->down_after_ms, conf->degraded_rtt_ms);
 	}
 }

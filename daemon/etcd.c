@@ -552,9 +552,10 @@ int hbm_etcd_open(const struct hbm_etcd_opts *o, struct hbm_etcd **out)
 		if (n && e->endpoints[i][n - 1] == '/')
 			e->endpoints[i][n - 1] = '\0';
 	}
-	if ((o->ca_file && !(e->ca = strdup(o->ca_file))) ||
-	    (o->cert_file && !(e->cert = strdup(o->cert_file))) ||
-	    (o->key_file && !(e->key = strdup(o->key_file))))
+	e->ca = o->ca_file ? strdup(o->ca_file) : NULL;
+	e->cert = o->cert_file ? strdup(o->cert_file) : NULL;
+	e->key = o->key_file ? strdup(o->key_file) : NULL;
+	if ((o->ca_file && !e->ca) || (o->cert_file && !e->cert) || (o->key_file && !e->key))
 		goto err_free;
 	e->connect_ms = o->connect_timeout_ms ? o->connect_timeout_ms : 1000;
 	e->request_ms = o->request_timeout_ms ? o->request_timeout_ms : 2000;
@@ -848,10 +849,11 @@ int hbm_etcd_create(struct hbm_etcd *e, const char *key, const void *value, size
 	if (ret || ok)
 		goto out;
 	/* failure: responses[0].response_range holds the existing key */
-	if (!json_object_object_get_ex(resp, "responses", &arr) ||
-	    !json_object_is_type(arr, json_type_array) || json_object_array_length(arr) != 1 ||
-	    !(r0 = json_object_array_get_idx(arr, 0)) ||
-	    !json_object_is_type(r0, json_type_object)) {
+	r0 = NULL;
+	if (json_object_object_get_ex(resp, "responses", &arr) &&
+	    json_object_is_type(arr, json_type_array) && json_object_array_length(arr) == 1)
+		r0 = json_object_array_get_idx(arr, 0);
+	if (!r0 || !json_object_is_type(r0, json_type_object)) {
 		snprintf(why, sizeof(why), "a failed txn without its one response");
 		ret = -EPROTO;
 		goto out;
