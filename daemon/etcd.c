@@ -273,6 +273,24 @@ static int grpc_errno(int64_t code)
 	}
 }
 
+/*
+ * An error inside a gRPC stream's reply (HTTP 200):
+ * {"error": {"grpc_code": N, "http_code": N, "message": "...", ...}}.
+ */
+static int stream_error(json_object *err_obj, const char *what, char *why, size_t wl)
+{
+	const char *msg = "no message";
+	int64_t code = 0;
+	json_object *v;
+
+	j_int(err_obj, "grpc_code", &code, why, wl);
+	if (json_object_object_get_ex(err_obj, "message", &v) &&
+	    json_object_is_type(v, json_type_string))
+		msg = json_object_get_string(v);
+	snprintf(why, wl, "%s: %s (gRPC code %" PRId64 ")", what, msg, code);
+	return code ? grpc_errno(code) : -EIO;
+}
+
 /* ---- requests ---- */
 
 static size_t on_data(char *ptr, size_t size, size_t nmemb, void *arg)
@@ -672,7 +690,15 @@ int hbm_etcd_lease_keepalive(struct hbm_etcd *e, int64_t id, int64_t *ttl, int64
 	json_object_put(req);
 	if (ret)
 		return ret;
-	ret = j_obj(resp, "result", true, &res, why, sizeof(why));
+	ret = j_obj(resp, "error", false, &res, why, sizeof(why));
+	if (!ret && res) {
+		ret = stream_error(res, "etcd refused the keepalive", why, sizeof(why));
+		json_object_put(resp);
+		seterr(e, "etcd %s%s: %s", hbm_etcd_endpoint(e), path, why);
+		return ret;
+	}
+	if (!ret)
+		ret = j_obj(resp, "result", true, &res, why, sizeof(why));
 	if (!ret)
 		ret = j_header_rev(res, rev, why, sizeof(why));
 	if (!ret)
@@ -924,17 +950,8 @@ static int watch_msg(struct hbm_etcd_watch_parser *p, json_object *o, hbm_etcd_w
 	ret = j_obj(o, "error", false, &res, why, wl);
 	if (ret)
 		return ret;
-	if (res) {
-		int64_t code = 0;
-		const char *msg = "no message";
-
-		j_int(res, "grpc_code", &code, why, wl);
-		if (json_object_object_get_ex(res, "message", &v) &&
-		    json_object_is_type(v, json_type_string))
-			msg = json_object_get_string(v);
-		snprintf(why, wl, "etcd ended the watch: %s (gRPC code %" PRId64 ")", msg, code);
-		return code ? grpc_errno(code) : -EIO;
-	}
+	if (res)
+		return stream_error(res, "etcd ended the watch", why, wl);
 	ret = j_obj(o, "result", true, &res, why, wl);
 	if (!ret)
 		ret = j_header_rev(res, &m.revision, why, wl);
