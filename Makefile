@@ -61,9 +61,9 @@ SHELL_SCRIPTS  = $(shell find . -path ./build -prune -o -path ./.git -prune -o \
 		   -name '*.sh' -type f -print) .ci/run
 
 .PHONY: all deps kinfo ksft ynl module tools selftests install lint lint-checkpatch lint-netlink \
-	lint-sparse lint-shell unit rig-tests rig-multi check demo bench bench-tcp clean help
+	lint-sparse lint-shell unit rig-tests rig-multi check demo bench bench-tcp clean help daemon
 
-all: module tools selftests
+all: module tools selftests daemon
 
 help:
 	@sed -n '3,18p' Makefile | sed 's/^# \{0,1\}//'
@@ -143,6 +143,11 @@ install:
 		$(DESTDIR)$(PREFIX)/share/bash-completion/completions/hbmctl
 	$(INSTALL) -d $(DESTDIR)$(PREFIX)/include/linux
 	$(INSTALL) -m 0644 $(UAPI_HDRS) $(DESTDIR)$(PREFIX)/include/linux/
+
+# hbmpoold's parts (daemon/README.md); their unit tests are in 'make unit'.
+daemon:
+	@$(call require,daemon/Makefile)
+	$(MAKE) -C daemon
 
 selftests: ksft ynl
 	@$(call require,selftests/Makefile)
@@ -234,6 +239,7 @@ clean:
 		$(MAKE) -C $(KDIR) M=$(CURDIR) clean; fi
 	@if [ -f tools/Makefile ]; then $(MAKE) -C tools clean; fi
 	@if [ -f selftests/Makefile ]; then $(MAKE) -C selftests clean; fi
+	@if [ -f daemon/Makefile ]; then $(MAKE) -C daemon clean; fi
 	rm -rf $(BUILD)
 
 # ---------------------------------------------------------------------------

@@ -29,6 +29,10 @@ PKGS=(
 	sparse shellcheck
 	# rig (iperf3: the baseline of make bench-tcp)
 	qemu-system-x86 busybox-static cpio gzip coreutils util-linux iperf3
+	# hbmpoold (daemon/): etcd (its client's unit test starts one on
+	# 127.0.0.1), libcurl for etcd's JSON gateway, inih for the config;
+	# libsystemd (sd_notify) and libmicrohttpd (metrics) for what comes next
+	etcd-server libcurl4-openssl-dev libinih-dev libsystemd-dev libmicrohttpd-dev
 )
 # shellcheck disable=SC2206 # a list of words by design
 PKGS+=(${DEPS_EXTRA:-})

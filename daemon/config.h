@@ -1,0 +1,101 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * hbmpoold's configuration, /etc/hbmpool/hbmpoold.conf (INI, read with
+ * inih).  Every key is documented in Documentation/hbmpoold.conf.rst.
+ *
+ * hbm_config_load() reads the whole file, checks every key and the keys
+ * against each other, and reports every problem it finds, one per line,
+ * each naming the file, the line and the key:
+ *
+ *   hbmpoold.conf:12: [etcd] lease_ttl: must be 2..60 (seconds), not "90"
+ *   hbmpoold.conf: [node] id: required key missing
+ *
+ * Unknown sections and keys, a key given twice, a line too long and a line
+ * that is neither "[section]" nor "key = value" are errors too.  The daemon
+ * refuses to start on any error.  Nothing here touches the network; the
+ * files the config names (domain key, TLS files) are checked for existence
+ * and, for the domain key, its size.
+ */
+#ifndef HBMPOOLD_CONFIG_H
+#define HBMPOOLD_CONFIG_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define HBM_CONF_PATH		"/etc/hbmpool/hbmpoold.conf"
+#define HBM_CONF_MAX_ENDPOINTS	16
+#define HBM_CONF_NAME_MAX	31	/* the kernel's domain name max-len */
+#define HBM_CONF_MAX_NODES	1024	/* ids 0..1023 */
+
+enum hbm_conf_policy {
+	HBM_POLICY_BIND,
+	HBM_POLICY_INTERLEAVE,
+	HBM_POLICY_PREFERRED,
+};
+
+struct hbm_config {
+	/* [domain] */
+	char domain[HBM_CONF_NAME_MAX + 1];
+	char *key_file;			/* the domain key, 16..64 bytes */
+	char *etcd_prefix;		/* default "/hbmpool" */
+
+	/* [node] */
+	uint32_t node_id;		/* 0..1023 */
+	char *address;			/* IPv4 or IPv6 literal */
+	uint16_t port;			/* default 7070 */
+	uint64_t segment_bytes;		/* page aligned, 4 KiB..1 TiB */
+
+	/* [etcd] */
+	char *endpoints[HBM_CONF_MAX_ENDPOINTS];	/* "http(s)://host:port" */
+	unsigned int nr_endpoints;
+	char *ca_file, *cert_file, *key_file_tls;	/* NULL when not set */
+	unsigned int connect_timeout_ms;	/* default 1000 */
+	unsigned int request_timeout_ms;	/* default 2000 */
+	unsigned int lease_ttl_s;		/* default 10, 2..60 */
+
+	/* [health] */
+	unsigned int degraded_rtt_ms;	/* default 200 */
+	unsigned int down_after_ms;	/* default 4000 */
+	unsigned int recover_pct;	/* back to up below this % of a threshold, default 75 */
+	unsigned int hold_ms;		/* least time between two changes of a link, default 5000 */
+
+	/* [placement] */
+	enum hbm_conf_policy policy;	/* default interleave */
+	bool avoid_degraded;		/* default true */
+	unsigned int full_pct;		/* a node this full takes no new chunk, default 95 */
+
+	/* [metrics] */
+	uint16_t metrics_port;		/* on 127.0.0.1; 0: off; default 9477 */
+
+	/* [control] */
+	char *control_socket;		/* default /run/hbmpool/hbmpoold.sock */
+};
+
+/*
+ * Read path into conf (zeroed first, defaults applied).  Returns 0, or
+ * -EINVAL with every problem in *errors (one per line, "\n"-terminated;
+ * free() it), or -errno when the file cannot be read (*errors says so) or
+ * memory runs out.  On error conf holds nothing to free.
+ */
+int hbm_config_load(const char *path, struct hbm_config *conf, char **errors);
+void hbm_config_free(struct hbm_config *conf);
+
+/*
+ * The keys the parser knows, for help texts and for the test that holds
+ * the documentation to them: the i-th key's name and section, NULL past
+ * the last.
+ */
+const char *hbm_config_key(size_t i, const char **section);
+
+/* "bind", "interleave", "preferred". */
+const char *hbm_config_policy_name(enum hbm_conf_policy p);
+
+/*
+ * A size: digits with an optional K, M, G or T suffix (powers of 1024, an
+ * optional trailing "iB" or "B" allowed: "16G", "16GiB").  -EINVAL if not
+ * a size, -ERANGE if over 2^64 - 1.
+ */
+int hbm_config_parse_size(const char *s, uint64_t *out);
+
+#endif /* HBMPOOLD_CONFIG_H */

@@ -1,0 +1,490 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Unit test of hbmpoold's config file parser (daemon/config.c): a full
+ * file and its defaults, then one broken file per rule, each checked for
+ * the exact "file:line: [section] key: ..." of its message; then the
+ * shipped example must load, and it and Documentation/hbmpoold.conf.rst
+ * must name every key the parser knows.  Files live in a temporary
+ * directory, removed at the end.  TAP output.
+ */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "config.h"
+#include "tap.h"
+
+static char dir[64], path[128], keypath[128], shortkey[128];
+
+static void write_file(const char *p, const char *text)
+{
+	FILE *f = fopen(p, "w");
+
+	if (!f || fputs(text, f) < 0 || fclose(f)) {
+		perror(p);
+		exit(1);
+	}
+}
+
+/* A minimal valid file: the required keys, lines 1..9. */
+static const char *base(void)
+{
+	static char buf[512];
+
+	snprintf(buf, sizeof(buf),
+		 "[domain]\n"				/* 1 */
+		 "name = pod7\n"			/* 2 */
+		 "key_file = %s\n"			/* 3 */
+		 "[node]\n"				/* 4 */
+		 "id = 3\n"				/* 5 */
+		 "address = 10.0.0.3\n"			/* 6 */
+		 "segment_size = 16G\n"			/* 7 */
+		 "[etcd]\n"				/* 8 */
+		 "endpoints = http://127.0.0.1:2379\n",	/* 9 */
+		 keypath);
+	return buf;
+}
+
+/* Load text (after base() if with_base); return the error text or NULL. */
+static char *load(bool with_base, const char *text, struct hbm_config *conf, int *ret)
+{
+	char buf[2048], *err = NULL;
+
+	snprintf(buf, sizeof(buf), "%s%s", with_base ? base() : "", text);
+	write_file(path, buf);
+	*ret = hbm_config_load(path, conf, &err);
+	return err;
+}
+
+/* The file with extra lines must fail with msg (after the path) in its errors. */
+static void expect(bool with_base, const char *text, const char *msg, const char *what)
+{
+	struct hbm_config conf;
+	char want[512], *err;
+	int ret;
+
+	err = load(with_base, text, &conf, &ret);
+	if (!ret)
+		hbm_config_free(&conf);
+	snprintf(want, sizeof(want), "%s%s", path, msg);
+	ok(ret == -EINVAL && err && strstr(err, want), "%s: \"%s\"%s%s", what, want,
+	   err && !strstr(err, want) ? " got: " : "", err && !strstr(err, want) ? err : "");
+	free(err);
+}
+
+/* The file with extra lines must load. */
+static void expect_ok(bool with_base, const char *text, const char *what)
+{
+	struct hbm_config conf;
+	char *err;
+	int ret;
+
+	err = load(with_base, text, &conf, &ret);
+	ok(ret == 0 && !err, "%s%s%s", what, err ? ": " : "", err ? err : "");
+	if (!ret)
+		hbm_config_free(&conf);
+	free(err);
+}
+
+static void test_good(void)
+{
+	struct hbm_config conf;
+	char text[2048], *err;
+	int ret;
+
+	err = load(true, "", &conf, &ret);
+	ok(ret == 0 && !err, "the required keys alone load (%d)", ret);
+	if (ret)
+		return;
+	ok(!strcmp(conf.domain, "pod7") && conf.node_id == 3 && !strcmp(conf.address, "10.0.0.3") &&
+	   conf.segment_bytes == 16ULL << 30, "domain, id, address, segment size read");
+	ok(conf.nr_endpoints == 1 && !strcmp(conf.endpoints[0], "http://127.0.0.1:2379"),
+	   "one endpoint");
+	ok(conf.port == 7070 && conf.lease_ttl_s == 10 && conf.connect_timeout_ms == 1000 &&
+	   conf.request_timeout_ms == 2000 && conf.degraded_rtt_ms == 200 &&
+	   conf.down_after_ms == 4000 && conf.recover_pct == 75 && conf.hold_ms == 5000 &&
+	   conf.policy == HBM_POLICY_INTERLEAVE && conf.avoid_degraded && conf.full_pct == 95 &&
+	   conf.metrics_port == 9477, "defaults applied");
+	ok(!strcmp(conf.etcd_prefix, "/hbmpool") &&
+	   !strcmp(conf.control_socket, "/run/hbmpool/hbmpoold.sock") && !conf.ca_file,
+	   "default prefix and control socket, no TLS");
+	hbm_config_free(&conf);
+
+	snprintf(text, sizeof(text),
+		 "; a comment\n# another\n\n"
+		 "[domain]\nname = a-b_c.9\nkey_file = %s\netcd_prefix = /x/y\n"
+		 "[node]\nid = 1023\naddress = fd00::1\nport = 7071\nsegment_size = 4096\n"
+		 "[etcd]\nendpoints = https://e1:2379 , https://[::1]:2380/,https://10.1.1.1:1\n"
+		 "ca_file = %s\ncert_file = %s\nkey_file = %s\n"
+		 "connect_timeout_ms = 100\nrequest_timeout_ms = 500\nlease_ttl = 2\n"
+		 "[health]\ndegraded_rtt_ms = 5\ndown_after_ms = 100\nrecover_pct = 50\n"
+		 "hold_ms = 0\n"
+		 "[placement]\npolicy = preferred\navoid_degraded = no ; inline comment\n"
+		 "full_pct = 100\n"
+		 "[metrics]\nlisten_port = 0\n[control]\nsocket = /tmp/x.sock\n",
+		 keypath, keypath, keypath, keypath);
+	err = load(false, text, &conf, &ret);
+	ok(ret == 0, "every key, at its bounds, loads%s%s", err ? ": " : "", err ? err : "");
+	if (ret) {
+		free(err);
+		return;
+	}
+	ok(conf.nr_endpoints == 3 && !strcmp(conf.endpoints[0], "https://e1:2379") &&
+	   !strcmp(conf.endpoints[1], "https://[::1]:2380") &&
+	   !strcmp(conf.endpoints[2], "https://10.1.1.1:1"),
+	   "three endpoints, trimmed, no trailing /");
+	ok(conf.node_id == 1023 && conf.port == 7071 && conf.segment_bytes == 4096 &&
+	   conf.lease_ttl_s == 2 && conf.request_timeout_ms == 500 &&
+	   conf.policy == HBM_POLICY_PREFERRED && !conf.avoid_degraded && conf.full_pct == 100 &&
+	   conf.metrics_port == 0 && conf.hold_ms == 0 && conf.recover_pct == 50,
+	   "every value read");
+	ok(conf.ca_file && conf.cert_file && conf.key_file_tls && !strcmp(conf.etcd_prefix, "/x/y") &&
+	   !strcmp(conf.control_socket, "/tmp/x.sock"), "paths read");
+	hbm_config_free(&conf);
+}
+
+static void test_sizes(void)
+{
+	uint64_t v;
+
+	ok(!hbm_config_parse_size("0", &v) && v == 0, "size 0");
+	ok(!hbm_config_parse_size("4K", &v) && v == 4096, "4K");
+	ok(!hbm_config_parse_size("2MiB", &v) && v == 2 << 20, "2MiB");
+	ok(!hbm_config_parse_size("3g", &v) && v == 3ULL << 30, "3g");
+	ok(!hbm_config_parse_size("1T", &v) && v == 1ULL << 40, "1T");
+	ok(!hbm_config_parse_size("100B", &v) && v == 100, "100B");
+	ok(!hbm_config_parse_size("16777215T", &v) && v == 16777215ULL << 40, "16777215T fits");
+	ok(hbm_config_parse_size("16777216T", &v) == -ERANGE, "16777216T overflows");
+	ok(hbm_config_parse_size("99999999999999999999", &v) == -ERANGE, "20 digits overflow");
+	ok(hbm_config_parse_size("-1", &v) == -EINVAL && hbm_config_parse_size("", &v) == -EINVAL &&
+	   hbm_config_parse_size("1P", &v) == -EINVAL && hbm_config_parse_size("1 G", &v) == -EINVAL &&
+	   hbm_config_parse_size("G", &v) == -EINVAL && hbm_config_parse_size("1Gi", &v) == -EINVAL,
+	   "-1, empty, 1P, \"1 G\", G, 1Gi refused");
+}
+
+static void test_errors(void)
+{
+	char text[600], longline[400];
+	struct hbm_config conf;
+	char *err;
+	int ret;
+
+	expect(true, "lease_ttl = 90\n", ":10: [etcd] lease_ttl: must be 2..60 seconds, not \"90\"",
+	       "ttl out of range");
+	expect(true, "lease_ttl = 1\n", ":10: [etcd] lease_ttl: must be 2..60", "ttl 1");
+	expect(true, "lease_ttl = 0x10\n", ":10: [etcd] lease_ttl: must be 2..60", "ttl in hex");
+	expect(true, "lease_ttl = -5\n", ":10: [etcd] lease_ttl: must be 2..60", "negative ttl");
+	expect(true, "lease_ttl = 99999999999999999999999\n", ":10: [etcd] lease_ttl: must be",
+	       "huge ttl");
+	expect(true, "request_timeout_ms = 2000\nlease_ttl = 5\n",
+	       ":11: [etcd] lease_ttl: lease_ttl (5 s) must be over 3 x request_timeout_ms",
+	       "a ttl that leaves no room for keepalives");
+	expect(true, "frobnicate = 1\n", ":10: [etcd] frobnicate: unknown key", "unknown key");
+	expect(true, "[bogus]\nx = 1\n", ":10: [bogus]: unknown section", "unknown section");
+	expect(true, "[bogus]\n", ":10: [bogus]: unknown section", "empty unknown section");
+	expect(true, "endpoints = http://x:1\n",
+	       ":10: [etcd] endpoints: given twice (first on line 9)", "duplicate key");
+	expect(true, "this is not ini\n", ":10: neither \"[section]\" nor \"key = value\"",
+	       "a line of garbage");
+	expect(true, "[node\n", ":10: neither", "an unclosed section");
+	{
+		struct hbm_config conf;
+		char *err;
+		int ret;
+
+		err = load(true, "garbage one\n; fine\ngarbage two\n", &conf, &ret);
+		ok(ret == -EINVAL && err && strstr(err, ":10: neither") && strstr(err, ":12: neither") &&
+		   !strstr(err, ":11:"), "two bad lines: both reported");
+		free(err);
+	}
+	expect_ok(true, "  lease_ttl = 20\n\tconnect_timeout_ms = 500\n",
+		  "indented keys are keys, not continuations of the previous value");
+	expect(true, "lease_ttl =\n", ":10: [etcd] lease_ttl: empty value", "a key without a value");
+	memset(longline, 'a', sizeof(longline) - 2);
+	longline[sizeof(longline) - 2] = '\n';
+	longline[sizeof(longline) - 1] = '\0';
+	memcpy(longline, "ca_file = /", 11);
+	expect(true, longline, ":10: line longer than 197 characters", "a line too long for inih");
+
+	expect(false, "[domain]\nname = pod7\n", ": [domain] key_file: required key missing",
+	       "key_file missing");
+	expect(false, "[domain]\nname = pod7\n", ": [node] id: required key missing", "id missing");
+	expect(false, "", ": [etcd] endpoints: required key missing", "empty file: endpoints missing");
+
+	expect(true, "[node]\nport = 0\n", ":11: [node] port: must be 1..65535, not \"0\"", "port 0");
+	expect(true, "[node]\nport = 65536\n", ":11: [node] port: must be 1..65535", "port 65536");
+	expect(true, "[domain]\netcd_prefix = hbm\n", ":11: [domain] etcd_prefix: \"hbm\": must start",
+	       "relative prefix");
+	expect(true, "[domain]\netcd_prefix = /hbm/\n", ":11: [domain] etcd_prefix:",
+	       "prefix ending in /");
+	expect(true, "[control]\nsocket = run/x\n",
+	       ":11: [control] socket: \"run/x\": must be an absolute path", "relative socket path");
+	expect(true, "[placement]\npolicy = random\n",
+	       ":11: [placement] policy: \"random\": must be bind, interleave or preferred",
+	       "unknown policy");
+	expect(true, "[placement]\navoid_degraded = maybe\n",
+	       ":11: [placement] avoid_degraded: \"maybe\": must be yes or no", "bad boolean");
+	expect(true, "[placement]\nfull_pct = 0\n", ":11: [placement] full_pct: must be 1..100 %",
+	       "full_pct 0");
+	expect(true, "[health]\ndown_after_ms = 150\ndegraded_rtt_ms = 200\n",
+	       ":11: [health] down_after_ms: down_after_ms (150) must be over degraded_rtt_ms (200)",
+	       "down before degraded");
+	expect(true, "[metrics]\nlisten_port = 70000\n", ":11: [metrics] listen_port: must be 0..65535",
+	       "metrics port");
+	expect_ok(true, "[etcd]\nlease_ttl = 60\n", "a section may appear twice");
+
+	/* The base lines changed, one at a time. */
+	snprintf(text, sizeof(text),
+		 "[domain]\nname = pod/7\nkey_file = %s\n[node]\nid = 1024\naddress = node3\n"
+		 "segment_size = 1000\n[etcd]\nendpoints = 127.0.0.1:2379\n", keypath);
+	err = load(false, text, &conf, &ret);
+	ok(ret == -EINVAL && err && strstr(err, ":2: [domain] name: \"pod/7\": must be 1..31 of") &&
+	   strstr(err, ":5: [node] id: must be 0..1023, not \"1024\"") &&
+	   strstr(err, ":6: [node] address: \"node3\": must be an IPv4 or IPv6 address") &&
+	   strstr(err, ":7: [node] segment_size: \"1000\": must be a multiple of 4K") &&
+	   strstr(err, ":9: [etcd] endpoints: \"127.0.0.1:2379\": must start with http"),
+	   "five bad values, five messages in one run");
+	free(err);
+
+	expect_ok(true, "[domain]\n", "an empty known section is fine");
+	expect(true, "[node]\nsegment_size = 2T\n", ":11: [node] segment_size: given twice",
+	       "segment size twice");
+
+	snprintf(text, sizeof(text), "%s", base());
+	*strstr(text, "name = pod7") = 'x';	/* "xame = pod7" */
+	err = NULL;
+	write_file(path, text);
+	ret = hbm_config_load(path, &conf, &err);
+	ok(ret == -EINVAL && err && strstr(err, ":2: [domain] xame: unknown key") &&
+	   strstr(err, ": [domain] name: required key missing"), "a misspelt key: unknown and missing");
+	free(err);
+
+	expect(true, "endpoints2 = http://a:1\n", ":10: [etcd] endpoints2: unknown key",
+	       "unknown etcd key");
+	expect(true, "[node]\nsegment_size = 5T\n", ":11: [node] segment_size: given twice", "5T");
+}
+
+static void test_endpoints(void)
+{
+	static const struct {
+		const char *ep, *msg;
+	} bad[] = {
+		{ "ftp://a:1", "must start with http:// or https://" },
+		{ "http://a", "needs a port" },
+		{ "http://:1", "needs a host" },
+		{ "http://a:0", "port must be 1..65535" },
+		{ "http://a:65536", "port must be 1..65535" },
+		{ "http://a:x", "port must be 1..65535" },
+		{ "http://a:1/v3", "nothing may follow host:port" },
+		{ "http://[::1:1", "an IPv6 address needs its closing ']'" },
+		{ "http://[zz]:1", "bad IPv6 address" },
+		{ "http://[::1]", "needs a port" },
+		{ "http://a b:1", "bad character in host" },
+	};
+	/* The base file with its endpoints line (line 9) replaced. */
+	const char *b = base();
+	int cut = strstr(b, "endpoints = ") - b;
+	char text[900], msg[200];
+	size_t i;
+
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		snprintf(text, sizeof(text), "%.*sendpoints = %s\n", cut, b, bad[i].ep);
+		snprintf(msg, sizeof(msg), ":9: [etcd] endpoints: \"%s\": %s", bad[i].ep, bad[i].msg);
+		expect(false, text, msg, bad[i].ep);
+	}
+	snprintf(text, sizeof(text), "%.*sendpoints = http://a:1,,http://b:2\n", cut, b);
+	expect(false, text, ":9: [etcd] endpoints: empty endpoint in the list", "an empty endpoint");
+	snprintf(text, sizeof(text), "%.*sendpoints = http://a:1,https://b:2\n", cut, b);
+	expect(false, text, ":9: [etcd] endpoints: mixes http:// and https://", "http and https");
+	snprintf(text, sizeof(text), "%.*sendpoints = %s\n", cut, b,
+		 "http://a:1,http://a:1,http://a:1,http://a:1,http://a:1,http://a:1,http://a:1,"
+		 "http://a:1,http://a:1,http://a:1,http://a:1,http://a:1,http://a:1,http://a:1,"
+		 "http://a:1,http://a:1,http://a:1");
+	expect(false, text, ":9: [etcd] endpoints: more than 16 endpoints", "17 endpoints");
+}
+
+static void test_files(void)
+{
+	char text[600];
+
+	snprintf(text, sizeof(text), "ca_file = %s/nonexistent\n", dir);
+	expect(true, text, ":10: [etcd] ca_file: set, but the endpoints are http://",
+	       "TLS file with http endpoints");
+	snprintf(text, sizeof(text), "%s", base());
+	{
+		char *p = strstr(text, "http://");
+		char t2[800];
+
+		memmove(p + 1, p, strlen(p) + 1);
+		memcpy(p, "https", 5);
+		snprintf(t2, sizeof(t2), "%scert_file = %s\n", text, keypath);
+		expect(false, t2, ":10: [etcd] cert_file: needs [etcd] key_file too",
+		       "a client certificate without its key");
+		snprintf(t2, sizeof(t2), "%sca_file = %s/nonexistent\n", text, dir);
+		snprintf(text, sizeof(text), ":10: [etcd] ca_file: %s/nonexistent: No such file", dir);
+		expect(false, t2, text, "a CA file that does not exist");
+	}
+	snprintf(text, sizeof(text), "[domain]\nkey_file = %s\n", shortkey);
+	expect(true, text, ":11: [domain] key_file: given twice", "key file twice");
+	{
+		char t2[900], msg[300];
+		const char *b = base();
+		const char *k = strstr(b, "key_file = ");
+		const char *eol = strchr(k, '\n');
+
+		snprintf(t2, sizeof(t2), "%.*skey_file = %s%s", (int)(k - b), b, shortkey, eol);
+		snprintf(msg, sizeof(msg), ":3: [domain] key_file: %s: must be a file of 16 to 64 "
+			 "bytes (it has 8)", shortkey);
+		expect(false, t2, msg, "a domain key of 8 bytes");
+		snprintf(t2, sizeof(t2), "%.*skey_file = %s/none%s", (int)(k - b), b, dir, eol);
+		snprintf(msg, sizeof(msg), ":3: [domain] key_file: %s/none: No such file", dir);
+		expect(false, t2, msg, "a domain key file that does not exist");
+	}
+	{
+		struct hbm_config conf;
+		char *err = NULL;
+		int ret;
+
+		ret = hbm_config_load("/nonexistent/hbmpoold.conf", &conf, &err);
+		ok(ret == -ENOENT && err &&
+		   !strcmp(err, "/nonexistent/hbmpoold.conf: No such file or directory\n"),
+		   "a missing file: -ENOENT, named");
+		free(err);
+	}
+}
+
+static char *slurp(const char *p)
+{
+	char *buf = NULL;
+	size_t n = 0;
+	FILE *f = fopen(p, "r");
+
+	if (f) {
+		buf = calloc(1, 65536);
+		n = buf ? fread(buf, 1, 65535, f) : 0;
+		fclose(f);
+	}
+	if (buf && !n) {
+		free(buf);
+		buf = NULL;
+	}
+	return buf;
+}
+
+/*
+ * The text of [section] in text: from its header line to the next header
+ * (a line starting with '[' in the example, a "[...]" title in the rst).
+ */
+static const char *section_of(const char *text, const char *section, size_t *len)
+{
+	char hdr[40];
+	const char *s, *e;
+
+	snprintf(hdr, sizeof(hdr), "\n[%s]\n", section);
+	s = strstr(text, hdr);
+	if (!s)
+		return NULL;
+	s += strlen(hdr);
+	e = strstr(s, "\n[");
+	*len = e ? (size_t)(e - s) : strlen(s);
+	return s;
+}
+
+static bool has(const char *s, size_t len, const char *needle)
+{
+	size_t n = strlen(needle);
+
+	for (; len >= n; s++, len--)
+		if (!memcmp(s, needle, n))
+			return true;
+	return false;
+}
+
+/* The shipped example loads, and it and the reference name every key. */
+static void test_docs(void)
+{
+	char *ex = slurp(HBM_TOP "/daemon/hbmpoold.conf.example");
+	char *rst = slurp(HBM_TOP "/Documentation/hbmpoold.conf.rst");
+	const char *name, *section, *sec;
+	char needle[64], *p, *text, *err = NULL;
+	struct hbm_config conf;
+	int in_ex = 1, in_rst = 1, ret;
+	size_t i, len;
+
+	ok(ex && rst, "daemon/hbmpoold.conf.example and Documentation/hbmpoold.conf.rst read");
+	if (!ex || !rst)
+		goto out;
+	for (i = 0; (name = hbm_config_key(i, &section)); i++) {
+		sec = section_of(ex, section, &len);
+		snprintf(needle, sizeof(needle), "\n%s = ", name);
+		if (!sec || !has(sec - 1, len + 1, needle)) {
+			snprintf(needle, sizeof(needle), "\n;%s = ", name);
+			if (!sec || !has(sec - 1, len + 1, needle)) {
+				printf("# [%s] %s is not in the example\n", section, name);
+				in_ex = 0;
+			}
+		}
+		sec = section_of(rst, section, &len);
+		snprintf(needle, sizeof(needle), "``%s``", name);
+		if (!sec || !has(sec, len, needle)) {
+			printf("# [%s] %s is not in the reference\n", section, name);
+			in_rst = 0;
+		}
+	}
+	ok(in_ex, "every key is in the example, in its section");
+	ok(in_rst, "every key is in Documentation/hbmpoold.conf.rst, in its section");
+
+	/* The example, with the test's key file for /etc/hbmpool/domain.key. */
+	p = strstr(ex, "\nkey_file = /etc/hbmpool/domain.key");
+	p = p ? p + strlen("\nkey_file = ") : NULL;
+	text = p ? malloc(strlen(ex) + strlen(keypath) + 1) : NULL;
+	if (!text) {
+		ok(0, "the example names /etc/hbmpool/domain.key");
+		goto out;
+	}
+	sprintf(text, "%.*s%s%s", (int)(p - ex), ex, keypath, p + strlen("/etc/hbmpool/domain.key"));
+	write_file(path, text);
+	free(text);
+	ret = hbm_config_load(path, &conf, &err);
+	ok(!ret, "the example loads%s%s", err ? ": " : "", err ? err : "");
+	if (!ret) {
+		ok(conf.node_id == 1 && conf.nr_endpoints == 3 && conf.segment_bytes == 16ULL << 30,
+		   "the example: node 1, three endpoints, 16G");
+		hbm_config_free(&conf);
+	}
+	free(err);
+out:
+	free(ex);
+	free(rst);
+}
+
+int main(void)
+{
+	char cmd[200];
+
+	snprintf(dir, sizeof(dir), "/tmp/config_unit.XXXXXX");
+	if (!mkdtemp(dir)) {
+		perror("mkdtemp");
+		return 1;
+	}
+	snprintf(path, sizeof(path), "%s/hbmpoold.conf", dir);
+	snprintf(keypath, sizeof(keypath), "%s/domain.key", dir);
+	snprintf(shortkey, sizeof(shortkey), "%s/short.key", dir);
+	write_file(keypath, "0123456789abcdef0123456789abcdef");
+	write_file(shortkey, "01234567");
+
+	test_good();
+	test_sizes();
+	test_errors();
+	test_endpoints();
+	test_files();
+	test_docs();
+
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+	if (system(cmd))
+		fprintf(stderr, "could not remove %s\n", dir);
+	return tap_finish();
+}
