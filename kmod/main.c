@@ -323,6 +323,7 @@ static void __exit hbmpool_exit(void)
 module_init(hbmpool_init);
 module_exit(hbmpool_exit);
 
+MODULE_SOFTDEP("pre: crc32c");	/* the TCP transport's data digests */
 MODULE_DESCRIPTION("hbmpool: pooled remote HBM as page-fault-driven memory regions");
 MODULE_LICENSE("GPL");
 MODULE_VERSION(HBMPOOL_VERSION);

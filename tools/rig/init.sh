@@ -146,6 +146,12 @@ if [ -n "$IPADDR" ]; then
 		echo "rig-init: warning: cannot configure eth0 with $IPADDR"
 fi
 
+# The kernel's request_module() (a crypto algorithm, a qdisc, ...) runs its
+# modprobe in this root, which has no modules: hand it to the guest root's.
+printf '#!/bin/sh\nexec chroot %s /sbin/modprobe "$@"\n' "$NR" >/rig-modprobe &&
+	chmod 755 /rig-modprobe && echo /rig-modprobe >/proc/sys/kernel/modprobe ||
+	echo "rig-init: warning: request_module() cannot load modules"
+
 GUEST_PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
 if [ -z "$CMD" ]; then
 	echo "rig-init: interactive shell in rig-$VM; 'exit' powers off"
