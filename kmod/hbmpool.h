@@ -268,6 +268,7 @@ int hbmpool_node_delete(u32 id, struct netlink_ext_ack *extack);
 int hbmpool_node_set(u32 id, const struct hbmpool_node_conf *conf,
 		     unsigned int which, struct netlink_ext_ack *extack);
 int hbmpool_link_set(u32 id, bool up, struct netlink_ext_ack *extack);
+int hbmpool_node_fence(u32 id, struct netlink_ext_ack *extack);
 int hbmpool_self_move(u32 id, struct netlink_ext_ack *extack);
 void hbmpool_node_conf_read(struct hbmpool_node *node,
 			    struct hbmpool_node_conf *conf);

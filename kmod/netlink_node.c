@@ -232,9 +232,24 @@ int hbmpool_nl_node_set(struct sk_buff *skb, struct genl_info *info)
 	which = hbmpool_nl_node_conf(info, &conf);
 	if (which < 0)
 		return which;
+	if (info->attrs[HBMPOOL_A_NODE_STATE]) {
+		struct nlattr *st = info->attrs[HBMPOOL_A_NODE_STATE];
+
+		if (nla_get_u32(st) != HBMPOOL_NODE_STATE_FENCED) {
+			NL_SET_ERR_MSG_ATTR(info->extack, st,
+					    "state: only fenced can be set (the node is declared dead)");
+			return -EINVAL;
+		}
+		if (which) {
+			NL_SET_ERR_MSG_ATTR(info->extack, st, "state fenced comes alone");
+			return -EINVAL;
+		}
+		return hbmpool_node_fence(nla_get_u32(info->attrs[HBMPOOL_A_NODE_ID]),
+					  info->extack);
+	}
 	if (!which) {
 		NL_SET_ERR_MSG(info->extack,
-			       "nothing to set: name, distance, link-type, addr or port");
+			       "nothing to set: name, distance, link-type, addr, port or state");
 		return -EINVAL;
 	}
 	return hbmpool_node_set(nla_get_u32(info->attrs[HBMPOOL_A_NODE_ID]), &conf,

@@ -136,7 +136,7 @@ EXPORT_SYMBOL_GPL(hbmpool_node_data_lost_end);
 
 /*
  * Whether @id is another node of the domain: one this node has in its table
- * (a home serves only those).  May sleep.
+ * and has not fenced (a home serves only those).  May sleep.
  */
 bool hbmpool_node_is_member(u32 id)
 {
@@ -145,7 +145,8 @@ bool hbmpool_node_is_member(u32 id)
 
 	mutex_lock(&hbmpool_nodes_lock);
 	node = id < HBMPOOL_MAX_NODES ? __hbmpool_node_lookup(id) : NULL;
-	member = node && node->transport;
+	member = node && node->transport &&
+		 READ_ONCE(node->state) != HBMPOOL_NODE_FENCED;
 	mutex_unlock(&hbmpool_nodes_lock);
 	return member;
 }
@@ -570,6 +571,57 @@ out_unlock:
 	mutex_unlock(&hbmpool_nodes_lock);
 	hbmpool_ctl_end();
 	return err;
+}
+
+/**
+ * hbmpool_node_fence - declare node @id dead: it is never trusted again
+ * @id: a node other than this one
+ * @extack: the refusal's reason
+ *
+ * For the domain's control plane, once the node lost its membership (its
+ * lease ended): it may still run, but nothing of it is trusted.  Requests
+ * to it fail at once with -ENODEV, those in flight too (the transport's
+ * ->fence()); its chunks are lost (faults there get SIGBUS, regions report
+ * them, and they are never freed at it); its cached pages are dropped,
+ * dirty ones counted as lost; this node's home ends its sessions, refuses
+ * its handshakes and frees the chunks it held.  Final: the node can only
+ * be deleted.  Return: 0 (also if fenced already), -EINVAL, -ENODEV.
+ */
+int hbmpool_node_fence(u32 id, struct netlink_ext_ack *extack)
+{
+	struct hbmpool_node *node;
+	bool first;
+	int err;
+
+	err = hbmpool_ctl_begin();
+	if (err)
+		return err;
+	mutex_lock(&hbmpool_nodes_lock);
+	node = hbmpool_node_for_change(id, false, extack);
+	if (IS_ERR(node)) {
+		mutex_unlock(&hbmpool_nodes_lock);
+		hbmpool_ctl_end();
+		return PTR_ERR(node);
+	}
+	first = READ_ONCE(node->state) != HBMPOOL_NODE_FENCED;
+	if (first) {
+		/* new requests are refused, and no handshake is accepted */
+		WRITE_ONCE(node->state, HBMPOOL_NODE_FENCED);
+		hbmpool_node_data_lost_begin(node);
+		hbmpool_node_get(node);
+	}
+	mutex_unlock(&hbmpool_nodes_lock);
+	if (first) {
+		if (node->transport->ops->fence)
+			node->transport->ops->fence(node);
+		hbmpool_tcp_home_forget(id);
+		hbmpool_node_data_lost_end(node);	/* announces the change */
+		kobject_uevent(&node->dev.kobj, KOBJ_CHANGE);
+		pr_info("node %u fenced\n", id);
+		hbmpool_node_put(node);
+	}
+	hbmpool_ctl_end();
+	return 0;
 }
 
 /**

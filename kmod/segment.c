@@ -170,6 +170,33 @@ int hbmpool_segment_free(struct hbmpool_segment *seg, u64 offset, u64 len,
 }
 
 /**
+ * hbmpool_segment_free_owner - take back every chunk client @owner holds
+ * @seg: the segment
+ * @owner: a client declared dead, whose requests are over
+ *
+ * The provider discards the contents.  Return: the bytes freed.
+ */
+u64 hbmpool_segment_free_owner(struct hbmpool_segment *seg, u32 owner)
+{
+	struct hbmpool_segment_chunk *c;
+	unsigned long index = 0;
+	u64 freed = 0;
+
+	mutex_lock(&seg->lock);
+	mt_for_each(&seg->chunks, c, index, ULONG_MAX) {
+		if (c->owner != owner)
+			continue;
+		mtree_erase(&seg->chunks, hbmpool_first_page(c->offset));
+		seg->provider->discard(seg, c->offset, c->len);
+		gen_pool_free(seg->pool, HBMPOOL_SEGMENT_BASE + c->offset, c->len);
+		freed += c->len;
+		kfree_rcu(c, rcu);
+	}
+	mutex_unlock(&seg->lock);
+	return freed;
+}
+
+/**
  * hbmpool_segment_check - may @owner read or write [@offset, @offset + @len)?
  * @seg: the segment
  * @offset: byte offset, page aligned

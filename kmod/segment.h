@@ -66,6 +66,7 @@ int hbmpool_segment_alloc(struct hbmpool_segment *seg, u64 len, u32 owner,
 			  u64 *offset);
 int hbmpool_segment_free(struct hbmpool_segment *seg, u64 offset, u64 len,
 			 u32 owner);
+u64 hbmpool_segment_free_owner(struct hbmpool_segment *seg, u32 owner);
 int hbmpool_segment_check(struct hbmpool_segment *seg, u64 offset, u64 len,
 			  u32 owner);
 u64 hbmpool_segment_avail(struct hbmpool_segment *seg);

@@ -168,6 +168,10 @@ static void sim_work(struct work_struct *work)
 
 	if (lat)
 		fsleep(lat);
+	if (READ_ONCE(req->node->state) == HBMPOOL_NODE_FENCED) {
+		hbmpool_req_complete(req, -ENODEV);	/* declared dead meanwhile */
+		return;
+	}
 	if (bw) {
 		/* a run takes its bytes / (bw * 10^6) s on the wire */
 		u64 xfer_ns = div_u64((u64)req->nr_pages * PAGE_SIZE * 1000, bw);
@@ -190,7 +194,8 @@ static void sim_submit(struct hbmpool_node *node, struct hbmpool_req *req)
 
 	pdu->req = req;
 	spin_lock(&sim->lock);
-	if (sim->shut) {
+	/* fenced: checked under the lock that sim_fence() takes after it */
+	if (sim->shut || READ_ONCE(node->state) == HBMPOOL_NODE_FENCED) {
 		spin_unlock(&sim->lock);
 		hbmpool_req_complete(req, -ENODEV);
 		return;
@@ -343,6 +348,12 @@ static void sim_shutdown(struct hbmpool_node *node)
 	sim_release_hung(sim, -ENODEV);
 	destroy_workqueue(sim->wq);		/* runs what was queued */
 	sim->wq = NULL;
+}
+
+/* Declared dead: parked fetches fail now; queued ones when they run. */
+static void sim_fence(struct hbmpool_node *node)
+{
+	sim_release_hung(to_sim(node), -ENODEV);
 }
 
 static void sim_release(struct hbmpool_node *node)
@@ -531,6 +542,7 @@ static const struct hbmpool_transport_ops sim_ops = {
 	.free_bytes = sim_free_bytes,
 	.shutdown = sim_shutdown,
 	.release = sim_release,
+	.fence = sim_fence,
 };
 
 static struct hbmpool_transport sim_transport = {

@@ -81,6 +81,7 @@ struct hbmpool_tcp_home_stats {
 int hbmpool_tcp_home_init(void);
 void hbmpool_tcp_home_exit(void);
 int hbmpool_tcp_home_listen(const struct hbmpool_node_conf *conf);
+void hbmpool_tcp_home_forget(u32 client);
 void hbmpool_tcp_home_stats(struct hbmpool_tcp_home_stats *st);
 
 #endif /* _HBMPOOL_TCP_H */

@@ -943,6 +943,12 @@ static void hbmpool_tcp_shutdown(struct hbmpool_node *node)
 	cancel_work_sync(&tn->reset_work);
 }
 
+/* Declared dead: as if it left; the node stays in the table until deleted. */
+static void hbmpool_tcp_fence(struct hbmpool_node *node)
+{
+	hbmpool_tcp_shutdown(node);
+}
+
 static void hbmpool_tcp_release(struct hbmpool_node *node)
 {
 	struct hbmpool_tcp_node *tn = to_tn(node);
@@ -991,6 +997,7 @@ static const struct hbmpool_transport_ops hbmpool_tcp_ops = {
 	.release = hbmpool_tcp_release,
 	.link_admin = hbmpool_tcp_link_admin,
 	.link_info = hbmpool_tcp_link_info,
+	.fence = hbmpool_tcp_fence,
 };
 
 static struct hbmpool_transport hbmpool_tcp_transport = {

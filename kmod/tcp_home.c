@@ -57,7 +57,9 @@ struct hbmpool_home_session {
 /* The home: its listener, its sessions, its counters (atomics). */
 static struct {
 	struct mutex listen_mutex;	/* starting and stopping the listener */
-	struct socket *listener;
+	struct socket *listener;	/* under listen_mutex, and its address: */
+	struct sockaddr_storage addr;
+	int addr_len;
 	struct work_struct accept_work;
 	spinlock_t lock;		/* sessions, nr_sessions, nr_unauth */
 	struct list_head sessions;
@@ -147,6 +149,29 @@ static void hbmpool_home_close_sessions(struct hbmpool_home_session *self,
 	}
 }
 
+/**
+ * hbmpool_tcp_home_forget - node @client was declared dead
+ * @client: its id
+ *
+ * Its handshakes are refused from now on (it is no member); this ends its
+ * sessions, so that none of its requests is served after this returns, and
+ * frees the chunks it held in this node's segment.  May sleep.
+ */
+void hbmpool_tcp_home_forget(u32 client)
+{
+	struct hbmpool_segment *seg;
+	u64 inc, freed = 0;
+
+	hbmpool_home_close_sessions(NULL, client);
+	seg = hbmpool_export_serve_begin(&inc);
+	if (seg)
+		freed = hbmpool_segment_free_owner(seg, client);
+	hbmpool_export_serve_end();
+	if (freed)
+		pr_info("home: node %u was fenced: its %llu bytes of chunks are freed\n",
+			client, freed);
+}
+
 static int hbmpool_home_handshake(struct hbmpool_home_session *s)
 {
 	unsigned long deadline = jiffies + msecs_to_jiffies(HBMPOOL_TCP_HANDSHAKE_MS);
@@ -210,6 +235,12 @@ static int hbmpool_home_handshake(struct hbmpool_home_session *s)
 	hbmpool_home.nr_unauth--;
 	hbmpool_home.nr_sessions++;
 	spin_unlock(&hbmpool_home.lock);
+	/*
+	 * Fenced meanwhile?  Either hbmpool_tcp_home_forget() finds this
+	 * session authed and ends it, or this sees the node fenced.
+	 */
+	if (!hbmpool_node_is_member(s->client))
+		return hbmpool_home_refuse(s, "not a member of the domain");
 
 	err = hbmpool_tcp_mac(&s->hello, &s->challenge, true, auth.mac);
 	if (!err)
@@ -518,24 +549,53 @@ static void hbmpool_home_unlisten(void)
 	hbmpool_home.listener = NULL;
 }
 
+/* A listening socket on @ss, or an error. */
+static int hbmpool_home_bind(const struct sockaddr_storage *ss, int len,
+			     struct socket **sockp)
+{
+	struct socket *sock;
+	int err;
+
+	err = sock_create_kern(&init_net, ss->ss_family, SOCK_STREAM, IPPROTO_TCP,
+			       &sock);
+	if (err)
+		return err;
+	sock_set_reuseaddr(sock->sk);
+	err = kernel_bind(sock, (struct sockaddr *)ss, len);
+	if (!err)
+		err = kernel_listen(sock, 128);
+	if (err) {
+		sock_release(sock);
+		return err;
+	}
+	*sockp = sock;
+	return 0;
+}
+
 /**
  * hbmpool_tcp_home_listen - listen on this node's address, or stop
  * @conf: this node's settings: addr_len 0 or port 0 stops listening
  *
- * Return: 0 or the socket's error (-EADDRINUSE, -EADDRNOTAVAIL, ...);
- * on error nothing listens.
+ * The new listener is bound before the old one stops, so that a move that
+ * fails leaves the old one listening; when only the old one stands in the
+ * way (same port), it lets go, and takes the port back if the new address
+ * cannot be had either.
+ *
+ * Return: 0 or the socket's error (-EADDRINUSE, -EADDRNOTAVAIL, ...); on
+ * error the listener is the one before the call (unless it could not be
+ * had back: then none).
  */
 int hbmpool_tcp_home_listen(const struct hbmpool_node_conf *conf)
 {
-	struct sockaddr_storage ss = {};
-	struct socket *sock;
-	int err, len;
+	struct sockaddr_storage ss = {}, old;
+	struct socket *sock = NULL;
+	int err = 0, len, old_len;
 
 	mutex_lock(&hbmpool_home.listen_mutex);
-	hbmpool_home_unlisten();
-	err = 0;
-	if (!conf->addr_len || !conf->port)
+	if (!conf->addr_len || !conf->port) {
+		hbmpool_home_unlisten();
 		goto out;
+	}
 	if (conf->addr_len == 4) {
 		struct sockaddr_in *sin = (struct sockaddr_in *)&ss;
 
@@ -551,19 +611,29 @@ int hbmpool_tcp_home_listen(const struct hbmpool_node_conf *conf)
 		memcpy(&sin6->sin6_addr, conf->addr, 16);
 		len = sizeof(*sin6);
 	}
-	err = sock_create_kern(&init_net, ss.ss_family, SOCK_STREAM, IPPROTO_TCP,
-			       &sock);
+	if (hbmpool_home.listener && len == hbmpool_home.addr_len &&
+	    !memcmp(&ss, &hbmpool_home.addr, len))
+		goto out;		/* there already */
+	err = hbmpool_home_bind(&ss, len, &sock);
+	if (err == -EADDRINUSE && hbmpool_home.listener &&
+	    inet_sk(hbmpool_home.listener->sk)->inet_sport == htons(conf->port)) {
+		old = hbmpool_home.addr;
+		old_len = hbmpool_home.addr_len;
+		hbmpool_home_unlisten();
+		err = hbmpool_home_bind(&ss, len, &sock);
+		if (err && !hbmpool_home_bind(&old, old_len, &sock)) {
+			ss = old;
+			len = old_len;
+			goto install;	/* back where it was; the error stands */
+		}
+	}
 	if (err)
 		goto out;
-	sock_set_reuseaddr(sock->sk);
-	err = kernel_bind(sock, (struct sockaddr *)&ss, len);
-	if (!err)
-		err = kernel_listen(sock, 128);
-	if (err) {
-		sock_release(sock);
-		goto out;
-	}
+install:
+	hbmpool_home_unlisten();
 	hbmpool_home.listener = sock;
+	hbmpool_home.addr = ss;
+	hbmpool_home.addr_len = len;
 	queue_work(hbmpool_home_wq, &hbmpool_home.accept_work);
 	pr_info("home: listening on %pISpc\n", &ss);
 out:

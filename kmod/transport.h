@@ -29,7 +29,7 @@ struct hbmpool_req;
 struct page;
 
 /* Bumped whenever struct hbmpool_transport_ops or the request contract changes. */
-#define HBMPOOL_TRANSPORT_API	4
+#define HBMPOOL_TRANSPORT_API	5
 
 /* The most pages one request carries. */
 #define HBMPOOL_REQ_MAX_PAGES	512
@@ -146,6 +146,10 @@ struct hbmpool_link_info {
  *	(the core already refuses requests while it is down); a transport
  *	with connections closes or reopens them.  May sleep.
  * @link_info: optional.  Fill @li (zeroed by the caller); must not sleep.
+ * @fence: optional.  @node was declared dead (the core refuses requests to
+ *	it from now on): complete what the transport holds for it at once
+ *	(-ENODEV) and never reach it again.  May sleep; called once, perhaps
+ *	after @shutdown.
  *
  * Link state is pushed by the transport with hbmpool_node_link_changed(),
  * which sleeps and takes the events lock: never call it holding a lock that
@@ -166,6 +170,7 @@ struct hbmpool_transport_ops {
 	void (*release)(struct hbmpool_node *node);
 	void (*link_admin)(struct hbmpool_node *node, bool up);
 	void (*link_info)(struct hbmpool_node *node, struct hbmpool_link_info *li);
+	void (*fence)(struct hbmpool_node *node);
 };
 
 /**

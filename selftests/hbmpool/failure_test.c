@@ -200,6 +200,46 @@ TEST_F(fail, hang_fetch_cancelled)
 	EXPECT_EQ(0, v);
 }
 
+/* A node declared dead (node-set state fenced) fails the fetch parked on it at once, though its timeout is 10 minutes: SIGBUS; then every touch of its pages gets SIGBUS, its cached pages are gone, it shows fenced, fencing again is a no-op, and it can be deleted. */
+TEST_F_TIMEOUT(fail, fence_fails_pending_at_once, 60)
+{
+	struct hbmpool_region_info ri;
+	struct toucher a = { 0 };
+	char state[32] = "";
+	uint64_t v = 0;
+	pthread_t t;
+
+	park_toucher(_metadata, self, &a, &t, 5, "fence");
+	ASSERT_EQ(0, hbm_set_global_u64("fetch_timeout_ms", 600000));
+	/* page 0 cached before the fence: it goes with the node */
+	ASSERT_EQ(0, hbm_node_knob(N_A, "hang_fetch", 0));
+	/* the parked toucher was just cancelled: park another */
+	pthread_join(t, NULL);
+	ASSERT_EQ(0, hbmt_probe_write(pg(self, 0), 7, NULL));
+	ASSERT_EQ(0, hbm_node_knob(N_A, "hang_fetch", 1));
+	memset(&a, 0, sizeof(a));
+	a.addr = pg(self, 9);
+	ASSERT_EQ(0, pthread_create(&t, NULL, toucher_thread, &a));
+	while (!a.started)
+		hbmt_sleep_ms(10);
+	hbmt_sleep_ms(300);
+	EXPECT_EQ(0, __atomic_load_n(&a.done, __ATOMIC_SEQ_CST)) TH_LOG("parked");
+
+	ASSERT_EQ(0, hbm_node_fence(N_A));
+	pthread_join(t, NULL);	/* only the fence ends it: the timeout is 10 min */
+	EXPECT_EQ(SIGBUS, a.result);
+	ASSERT_EQ(0, hbm_node_str(N_A, "state", state, sizeof(state)));
+	EXPECT_STREQ("fenced", state);
+	EXPECT_EQ(SIGBUS, hbmt_probe_read(pg(self, 0), &v, NULL)) TH_LOG("its cached page is gone");
+	EXPECT_EQ(SIGBUS, hbmt_probe_read(pg(self, 3), &v, NULL));
+	ASSERT_EQ(0, hbm_region_info(self->r.fd, &ri, NULL, 0, NULL));
+	EXPECT_EQ(0, ri.cached_pages);
+	EXPECT_EQ(0, hbm_node_fence(N_A)) TH_LOG("again: nothing happens");
+	EXPECT_EQ(-ENODEV, hbm_node_fence(13)) TH_LOG("no such node");
+	hbmt_region_close(&self->r);
+	EXPECT_EQ(0, hbm_node_del(N_A));
+}
+
 /* A fault waiting on the link does not hold mmap_lock: while one thread is parked on a hung fetch (20 s timeout), another maps, protects and unmaps memory (mmap_lock for writing) and finishes first; the parked thread ends only when the hang is cleared. */
 TEST_F(fail, fault_wait_drops_mmap_lock)
 {

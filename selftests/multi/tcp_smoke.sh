@@ -5,11 +5,14 @@
 # the debug kernel (KASAN, lockdep, kmemleak), where tcp_test.sh's 3 VMs
 # would take too long.  TAP on stdout, "N passed, N failed" last.
 #
-#   both VMs join one domain and reach each other (health live);
+#   both VMs join one domain and reach each other (health live); VM2's
+#     home cannot move to a port in use;
 #   VM1 writes and verifies a region on VM2, four times its cache;
 #   VM2's link set down and up by VM1's operator: requests fail at once,
 #     then the link is live again and the data exact;
 #   a stranger, a wrong key and a bounded fuzz against VM2's home;
+#   each fences the other: VM2 frees VM1's chunks and turns it away, VM1's
+#     region on VM2 gets SIGBUS at once;
 #   teardown: region closed, nodes and segments deleted, rmmod; then a
 #     kmemleak scan in each VM finds nothing of hbmpool's.
 #
@@ -66,10 +69,42 @@ done
 check "VM1 -> VM2 live" live 1 2
 check "VM2 -> VM1 live" live 2 1
 
+# Guest scripts, through the shared directory: sysfs link/ against link
+# show, and a home that cannot move to a port in use.
+cat >"$RIG_SYNC/linkcheck.sh" <<EOF
+d=/sys/kernel/hbmpool/nodes/node2/link
+[ "\$(cat \$d/health)" = live ] || { echo "health: \$(cat \$d/health)"; exit 1; }
+$H -j link show 2 >/tmp/l.json || exit 1
+python3 - \$d /tmp/l.json <<'EOP'
+import json, sys
+d, j = sys.argv[1], json.load(open(sys.argv[2]))
+j = j[0] if isinstance(j, list) else j
+rd = lambda f: int(open(d + "/" + f).read())
+keys = ("incarnation", "connects", "auth-failures", "digest-errors", "retries")
+bad = [(k, rd(k.replace("-", "_")), j.get(k)) for k in keys if rd(k.replace("-", "_")) != j.get(k)]
+print("# differ:", bad) if bad else None
+sys.exit(1 if bad or rd("incarnation") == 0 or rd("bytes") == 0 else 0)
+EOP
+EOF
+cat >"$RIG_SYNC/portbusy.sh" <<EOF
+python3 -c 'import socket, time
+s = socket.socket(); s.bind(("10.77.0.2", 7071)); s.listen(); time.sleep(30)' &
+sleep 2
+out=\$($H node set 2 port 7071 2>&1) && { kill %1; exit 1; }
+kill %1
+echo "\$out"
+echo "\$out" | grep -q "Address already in use" && echo "\$out" | grep -q "cannot listen" &&
+	$H -j node show 2 | grep -Eq '"port": ?7070'
+EOF
+check "VM2 cannot move its home to a port in use: EADDRINUSE, named, nothing changes" \
+	gx 2 "bash $RIG_SYNC/portbusy.sh"
+check "VM1 -> VM2 still live" live 1 2
+
 check "VM1 holds a 4 MiB region on VM2" \
 	gx 1 "setsid $RIO create --name s1 --size 4M --chunk 1M --policy bind --nodes 2 --hold --pidfile /tmp/s1.pid >/tmp/s1.log 2>&1 </dev/null & for i in \$(seq 100); do [ -s /tmp/s1.pid ] && exit 0; sleep 0.2; done; exit 1"
 check "VM1 writes it" gx 1 "$RIO write --name s1 --seed 5"
 check "VM1 verifies it (random order)" gx 1 "$RIO verify --name s1 --seed 5 --order rand"
+check "VM1's sysfs link/ of node 2 says what link show says" gx 1 "bash $RIG_SYNC/linkcheck.sh"
 
 check "VM1 sets its link to VM2 down" gx 1 "$H link set 2 down"
 check "a read then fails at once (SIGBUS, no wait)" \
@@ -88,6 +123,20 @@ check "fuzzed frames are refused, the home survives" gx -t 900 1 "$FZ fuzz 10.77
 check "VM2 forgets node 9" gx 2 "$H node del 9"
 check "VM1 verifies the region after the fuzz: exact" gx 1 "$RIO verify --name s1 --seed 5 --order rev"
 
+# Each declares the other dead, as the control plane does when a lease ends.
+cat >"$RIG_SYNC/fence2.sh" <<EOF
+f=/sys/kernel/debug/hbmpool/tcp_home
+a0=\$(awk '/^auth_failures/ {print \$2}' \$f)
+$H node set 1 state fenced || exit 1
+$H -j node show 1 | grep -Eq '"state": ?"fenced"' || { echo "node 1 is not fenced"; exit 1; }
+for i in \$(seq 30); do $H -j segment show | grep -Eq '"used": ?0,' && break; sleep 1; done
+$H -j segment show | grep -Eq '"used": ?0,' || { echo "node 1's chunks were not freed"; exit 1; }
+for i in \$(seq 60); do [ "\$(awk '/^auth_failures/ {print \$2}' \$f)" -gt "\$a0" ] && exit 0; sleep 1; done
+echo "node 1 was not turned away"; exit 1
+EOF
+check "VM2 fences node 1: its chunks are freed, its handshakes refused" gx 2 "bash $RIG_SYNC/fence2.sh"
+check "VM1 fences node 2: every page of the region there gets SIGBUS at once" \
+	gx 1 "$H node set 2 state fenced && timeout 60 $RIO verify --name s1 --seed 5 --expect-sigbus-on 2 --max-cached 0"
 check "VM1 closes the region" gx 1 "kill \$(cat /tmp/s1.pid); sleep 1; ! kill -0 \$(cat /tmp/s1.pid) 2>/dev/null"
 # The home frees a client's chunks when the client frees them: wait for the
 # FREEs to land before the nodes go.

@@ -20,7 +20,8 @@ static void usage(FILE *f)
 		"           [link scaleup|scaleout|scaleacross] [name NAME] [addr IP] [port N]\n"
 		"  node del ID\n"
 		"  node set ID [name NAME] [distance N] [link scaleup|scaleout|scaleacross]\n"
-		"           [addr IP] [port N]\n");
+		"           [addr IP] [port N]\n"
+		"  node set ID state fenced   (declare it dead: final)\n");
 }
 
 /* "addr:port", "[addr6]:port", "addr" or "-". */
@@ -62,6 +63,7 @@ struct node_args {
 	struct hbm_nl_node n;
 	bool has_distance;
 	bool has_capacity;
+	bool fence;
 };
 
 /* Parse "KEY VALUE..." of argv[first..]; set: node set's keys only. */
@@ -99,6 +101,10 @@ static int parse_args(int argc, char **argv, int first, bool set, struct node_ar
 			if (r < 0)
 				return ctl_bad(&ctl_obj_node, "bad address '%s' (IPv4 or IPv6)", v);
 			a->n.addr_len = (size_t)r;
+		} else if (!strcmp(k, "state") && set) {
+			if (strcmp(v, "fenced"))
+				return ctl_bad(&ctl_obj_node, "bad state '%s': only fenced can be set", v);
+			a->fence = true;
 		} else if (!strcmp(k, "port")) {
 			if (ctl_parse_u64(v, &x) || !x || x > 65535)
 				return ctl_bad(&ctl_obj_node, "bad port '%s'", v);
@@ -166,7 +172,8 @@ static int build_set(struct nl_msg *msg, void *arg)
 	    (a->has_distance && nla_put_u32(msg, HBMPOOL_A_NODE_DISTANCE, a->n.distance)) ||
 	    (a->n.link_type >= 0 && nla_put_u32(msg, HBMPOOL_A_NODE_LINK_TYPE, (uint32_t)a->n.link_type)) ||
 	    (a->n.addr_len && nla_put(msg, HBMPOOL_A_NODE_ADDR, (int)a->n.addr_len, a->n.addr)) ||
-	    (a->n.port && nla_put_u16(msg, HBMPOOL_A_NODE_PORT, a->n.port)))
+	    (a->n.port && nla_put_u16(msg, HBMPOOL_A_NODE_PORT, a->n.port)) ||
+	    (a->fence && nla_put_u32(msg, HBMPOOL_A_NODE_STATE, HBMPOOL_NODE_STATE_FENCED)))
 		return -EMSGSIZE;
 	return 0;
 }

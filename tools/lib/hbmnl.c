@@ -439,6 +439,20 @@ int hbm_nl_node_del(struct hbm_nl *nl, uint32_t id, char *ext, size_t extlen)
 	return do_write(nl, msg, ext, extlen);
 }
 
+int hbm_nl_node_fence(struct hbm_nl *nl, uint32_t id, char *ext, size_t extlen)
+{
+	struct nl_msg *msg = hbm_nl_msg(nl, HBMPOOL_CMD_NODE_SET, 0);
+
+	if (!msg)
+		return -ENOMEM;
+	if (nla_put_u32(msg, HBMPOOL_A_NODE_ID, id) ||
+	    nla_put_u32(msg, HBMPOOL_A_NODE_STATE, HBMPOOL_NODE_STATE_FENCED)) {
+		nlmsg_free(msg);
+		return -EMSGSIZE;
+	}
+	return do_write(nl, msg, ext, extlen);
+}
+
 int hbm_nl_params_set(struct hbm_nl *nl, const struct hbm_nl_params *p,
 		      char *ext, size_t extlen)
 {

@@ -82,6 +82,8 @@ struct hbm_nl_node {
  */
 int hbm_nl_node_new(struct hbm_nl *nl, const struct hbm_nl_node *n, char *ext, size_t extlen);
 int hbm_nl_node_del(struct hbm_nl *nl, uint32_t id, char *ext, size_t extlen);
+/* Declare node id dead: node-set state fenced. */
+int hbm_nl_node_fence(struct hbm_nl *nl, uint32_t id, char *ext, size_t extlen);
 /* Parameters of params-set: a negative value is not sent (one must be). */
 struct hbm_nl_params {
 	int64_t cache_budget_pages;

@@ -171,6 +171,19 @@ int hbm_node_del(unsigned int id)
 	return ret;
 }
 
+int hbm_node_fence(unsigned int id)
+{
+	struct hbm_nl *nl;
+	int ret;
+
+	ret = hbm_nl_open(&nl);
+	if (ret)
+		return ret;
+	ret = hbm_nl_node_fence(nl, id, NULL, 0);
+	hbm_nl_close(nl);
+	return ret;
+}
+
 int hbm_node_u64(unsigned int id, const char *attr, uint64_t *v)
 {
 	return hbm_readf_u64(v, HBM_SYSFS "/nodes/node%u/%s", id, attr);

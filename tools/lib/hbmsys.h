@@ -45,6 +45,8 @@ int hbm_set_global_u64(const char *name, uint64_t v);
 int hbm_node_add(unsigned int id, unsigned int capacity_mib,
 		 unsigned int distance, const char *link);
 int hbm_node_del(unsigned int id);
+/* Declare node id dead (netlink node-set state fenced). */
+int hbm_node_fence(unsigned int id);
 /* nodes/nodeN/<attr> */
 int hbm_node_u64(unsigned int id, const char *attr, uint64_t *v);
 int hbm_node_str(unsigned int id, const char *attr, char *buf, size_t len);
