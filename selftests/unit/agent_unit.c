@@ -471,8 +471,8 @@ static void test_agents(void)
 	   sid, now() - t0);
 
 	/* 4. etcd stops: every running agent fences itself in time */
-	if (kill(etcd_pid, SIGSTOP)) {
-		ok(0, "SIGSTOP etcd: %s", strerror(errno));
+	if (etcd_sigstop()) {
+		ok(0, "SIGSTOP etcd");
 		return;
 	}
 	t0 = now();

@@ -100,6 +100,33 @@ static __attribute__((unused)) struct hbm_etcd *client(const char *const *eps, u
 	return hbm_etcd_open(&o, &e) ? NULL : e;
 }
 
+/*
+ * SIGSTOP etcd and wait until it is stopped (state T in /proc): the
+ * signal is delivered asynchronously, and a request sent before it takes
+ * effect would still be answered.  0, or -1 if it did not stop within 2 s.
+ */
+static __attribute__((unused)) int etcd_sigstop(void)
+{
+	char path[64], buf[256], *p;
+	double t0 = now();
+	FILE *f;
+
+	if (etcd_pid <= 0 || kill(etcd_pid, SIGSTOP))
+		return -1;
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)etcd_pid);
+	while (now() - t0 < 2) {
+		f = fopen(path, "r");
+		if (!f)
+			return -1;
+		p = fgets(buf, sizeof(buf), f) ? strrchr(buf, ')') : NULL;
+		fclose(f);
+		if (p && p[1] == ' ' && p[2] == 'T')
+			return 0;
+		usleep(1000);
+	}
+	return -1;
+}
+
 /* Start etcd; 0 when it answers, else -1 (reported). */
 static __attribute__((unused)) int etcd_start(void)
 {

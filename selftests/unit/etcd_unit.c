@@ -405,7 +405,7 @@ static void test_timeout(void)
 	double t0;
 	int ret;
 
-	if (!e || kill(etcd_pid, SIGSTOP)) {
+	if (!e || etcd_sigstop()) {
 		ok(0, "stop etcd");
 		hbm_etcd_close(e);
 		return;
