@@ -144,7 +144,7 @@ install:
 	$(INSTALL) -d $(DESTDIR)$(PREFIX)/include/linux
 	$(INSTALL) -m 0644 $(UAPI_HDRS) $(DESTDIR)$(PREFIX)/include/linux/
 
-# hbmpoold's parts (daemon/README.md); their unit tests are in 'make unit'.
+# hbmpoold and its parts (daemon/README.md); their unit tests are in 'make unit'.
 daemon:
 	@$(call require,daemon/Makefile)
 	$(MAKE) -C daemon
