@@ -695,7 +695,7 @@ int hbmd_agent_start(struct hbmd_agent *a)
 	};
 	struct hbmd_kernel_node *kn = NULL;
 	unsigned char key[65];
-	uint64_t ttl_ms = (uint64_t)c->lease_ttl_s * 1000, margin, retry, sent;
+	uint64_t ttl_ms = (uint64_t)c->lease_ttl_s * 1000, margin, retry, sent, epoch;
 	int64_t id, granted;
 	char err[256] = "";
 	size_t nkn = 0, i;
@@ -737,6 +737,16 @@ int hbmd_agent_start(struct hbmd_agent *a)
 		if (!kn[i].self && kn[i].id < NR_IDS)
 			a->kstate[kn[i].id] = kn[i].state == HBMD_NODE_FENCED ? K_FENCED : K_PRESENT;
 	free(kn);
+	/*
+	 * The epoch never goes back, also across a restart: the table built
+	 * from a range cannot see a deletion after the last put (membership.h).
+	 */
+	ret = a->k.ops->epoch_read(a->k.ctx, &epoch, err, sizeof(err));
+	if (ret) {
+		alog(a, LOG_ERR, "reading the kernel's epoch: %s", err);
+		return ret;
+	}
+	a->members.epoch = a->epoch_pushed = (int64_t)epoch;
 
 	ret = hbm_etcd_open(&o, &a->etcd);
 	if (ret) {

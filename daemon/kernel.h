@@ -72,6 +72,8 @@ struct hbmd_kernel_ops {
 	int (*node_remove)(void *ctx, uint32_t id, char *err, size_t errlen);
 	/* The member is dead: node-set state fenced (pending fetches fail at once). */
 	int (*node_fence)(void *ctx, uint32_t id, char *err, size_t errlen);
+	/* The epoch the kernel has (domain-get epoch; 0: none, or a kernel without it). */
+	int (*epoch_read)(void *ctx, uint64_t *epoch, char *err, size_t errlen);
 	/* domain-set epoch (never decreasing). */
 	int (*set_epoch)(void *ctx, uint64_t epoch, char *err, size_t errlen);
 	/* domain-set fenced: this node's segment stops serving.  Final. */

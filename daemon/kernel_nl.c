@@ -53,6 +53,8 @@ static const char *cmd_name(uint8_t cmd)
 		return "node-get";
 	case HBMPOOL_CMD_DOMAIN_SET:
 		return "domain-set";
+	case HBMPOOL_CMD_DOMAIN_GET:
+		return "domain-get";
 	case HBMPOOL_CMD_SEGMENT_NEW:
 		return "segment-new";
 	case HBMPOOL_CMD_SEGMENT_GET:
@@ -229,6 +231,29 @@ static int knl_node_fence(void *ctx, uint32_t id, char *err, size_t errlen)
 			   err, errlen);
 }
 
+static int epoch_cb(uint8_t cmd, struct nlattr *attrs, int len, void *arg)
+{
+	struct nlattr *tb[HBMD_A_DOMAIN_EPOCH + 1];
+
+	(void)cmd;
+	if (nla_parse(tb, HBMD_A_DOMAIN_EPOCH, attrs, len, NULL))
+		return -EPROTO;
+	if (tb[HBMD_A_DOMAIN_EPOCH])
+		*(uint64_t *)arg = nla_get_u64(tb[HBMD_A_DOMAIN_EPOCH]);
+	return 0;
+}
+
+static int knl_epoch_read(void *ctx, uint64_t *epoch, char *err, size_t errlen)
+{
+	struct knl *k = ctx;
+	struct nl_msg *msg = knl_msg(k, HBMPOOL_CMD_DOMAIN_GET, 0, err, errlen);
+
+	if (!msg)
+		return -ENOMEM;
+	*epoch = 0;
+	return knl_request(k, msg, HBMPOOL_CMD_DOMAIN_GET, 0, epoch_cb, epoch, err, errlen);
+}
+
 static int knl_set_epoch(void *ctx, uint64_t epoch, char *err, size_t errlen)
 {
 	struct knl *k = ctx;
@@ -371,6 +396,7 @@ static const struct hbmd_kernel_ops knl_ops = {
 	.node_add = knl_node_add,
 	.node_remove = knl_node_remove,
 	.node_fence = knl_node_fence,
+	.epoch_read = knl_epoch_read,
 	.set_epoch = knl_set_epoch,
 	.fence_self = knl_fence_self,
 	.nodes_read = knl_nodes_read,

@@ -21,7 +21,9 @@
  *     the epoch rises; exactly one new leader, never two at once;
  *  3. the frozen node comes back with a new incarnation (a new segment):
  *     the others add it again; then it stops and revokes its lease: the
- *     others fence and remove it at once;
+ *     others fence and remove it at once; a daemon restarted on the same
+ *     segment (same incarnation) takes its lease over: the others see
+ *     nothing, its kernel keeps its nodes;
  *  4. etcd is stopped (SIGSTOP): every agent fences itself, each before
  *     its lease could have expired on etcd (before the last renewal
  *     proven + TTL), and after SIGCONT does nothing more.
@@ -116,6 +118,7 @@ struct node {
 	int leader_id;
 	int64_t epoch;
 	unsigned int unsupported_msgs[3];
+	unsigned int took_over;	/* "took over lease" messages */
 	uint64_t valid_until;	/* the lease's, last seen */
 };
 
@@ -127,6 +130,8 @@ static void log_cb(void *arg, int level, const char *msg)
 	struct node *n = arg;
 
 	pthread_mutex_lock(&n->fk.lock);
+	if (strstr(msg, "took over lease"))
+		n->took_over++;
 	if (strstr(msg, "does not support")) {
 		if (strstr(msg, "node-set state fenced"))
 			n->unsupported_msgs[0]++;
@@ -199,13 +204,17 @@ static int write_conf(struct node *n, const char *key)
 	return fclose(f) ? -errno : 0;
 }
 
-/* Load the config and start the agent on a fresh fake kernel. */
-static int node_start(struct node *n, uint64_t incarnation)
+/*
+ * Load the config and start the agent, on a fresh fake kernel (a new
+ * segment: incarnation) or on the one it had (a restarted daemon).
+ */
+static int node_start(struct node *n, uint64_t incarnation, bool fresh)
 {
 	char *errors = NULL;
 	int ret;
 
-	fk_init(&n->fk, n->id, incarnation, n->i == NR - 1);
+	if (fresh)
+		fk_init(&n->fk, n->id, incarnation, n->i == NR - 1);
 	ret = hbm_config_load(n->conf_path, &n->conf, &errors);
 	if (ret) {
 		printf("# %s", errors ? errors : "?\n");
@@ -327,7 +336,9 @@ static unsigned int violations(struct node *n, char *what, size_t len)
 static void test_agents(void)
 {
 	char key[96], line[64], what[256];
-	int i, lid = -1, nl, max_leaders, sid, new_lid = -1;
+	int i, lid = -1, nl, max_leaders, sid, new_lid = -1, rid;
+	unsigned int calls[NR], before;
+	int64_t lease_id;
 	int64_t e0, e1;
 	double t0, t_detect = -1, t_removed = -1;
 	bool good;
@@ -350,7 +361,7 @@ static void test_agents(void)
 
 	/* 1. all join */
 	for (i = 0, good = true; i < NR; i++)
-		good = good && !node_start(&nodes[i], 1000 + (uint64_t)i);
+		good = good && !node_start(&nodes[i], 1000 + (uint64_t)i, true);
 	ok(good, "three agents start (lease TTL %d s)", TTL_S);
 	if (!good)
 		return;
@@ -448,7 +459,7 @@ static void test_agents(void)
 
 	/* 3. back with a new incarnation, then a graceful leave */
 	node_free(&nodes[lid - 1]);
-	ok(!node_start(&nodes[lid - 1], 2000), "node %d starts again on a new segment", lid);
+	ok(!node_start(&nodes[lid - 1], 2000, true), "node %d starts again on a new segment", lid);
 	t0 = now();
 	while (!all_see_each_other() && now() - t0 < 5)
 		usleep(20000);
@@ -469,6 +480,30 @@ static void test_agents(void)
 	ok(good && now() - t0 < 0.5 + HBMD_REMOVE_DELAY_MS / 1000.0,
 	   "node %d leaves (lease revoked): removed by the others after %.2f s, before its TTL",
 	   sid, now() - t0);
+
+	/* 3b. a daemon restarted on the same segment takes its lease over */
+	rid = nodes[0].running ? 0 : 1;
+	node_halt(&nodes[rid], STOP);
+	lease_id = hbmd_agent_lease(nodes[rid].a)->id;
+	hbmd_agent_free(nodes[rid].a);
+	hbm_config_free(&nodes[rid].conf);
+	nodes[rid].a = NULL;
+	for (i = 0; i < NR; i++)
+		calls[i] = nodes[i].fk.calls;
+	before = nodes[rid].fk.calls;
+	ok(!node_start(&nodes[rid], 1000 + (uint64_t)rid, false) && nodes[rid].took_over == 1 &&
+	   hbmd_agent_lease(nodes[rid].a)->id == lease_id,
+	   "node %u restarted on the same segment: it took its lease %llx over", nodes[rid].id,
+	   (unsigned long long)lease_id);
+	usleep(TTL_S * 1000000 / 2);
+	for (i = 0, good = true; i < NR; i++)
+		if (nodes[i].running && i != rid)
+			good = good && nodes[i].fk.calls == calls[i] &&
+			       kstate(&nodes[i], nodes[rid].id) == FK_LIVE;
+	ok(good, "the others saw nothing: no kernel call, node %u live", nodes[rid].id);
+	ok(all_see_each_other() && violations(&nodes[rid], what, sizeof(what)) == 0,
+	   "its kernel kept its nodes: nothing added twice, nothing removed (%u calls since)",
+	   nodes[rid].fk.calls - before);
 
 	/* 4. etcd stops: every running agent fences itself in time */
 	if (etcd_sigstop()) {
