@@ -12,6 +12,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <json-c/json.h>
+
 #include "agent.h"
 #include "etcd.h"
 #include "membership.h"
@@ -981,4 +983,63 @@ const struct hbm_lease *hbmd_agent_lease(const struct hbmd_agent *a)
 const char *hbmd_agent_status(const struct hbmd_agent *a)
 {
 	return a->status;
+}
+
+int hbmd_agent_json(const struct hbmd_agent *a, char **json)
+{
+	static const char *const states[] = { "new", "member", "fenced", "stopped" };
+	static const char *const kstates[] = { "absent", "live", "fenced" };
+	json_object *o = json_object_new_object(), *l, *ms, *m;
+	uint64_t now = now_ms();
+	char id[24];
+	size_t i;
+	int bad = !o;
+
+#define ADD(obj, k, v) (bad |= json_object_object_add((obj), (k), (v)))
+	if (bad)
+		return -ENOMEM;
+	ADD(o, "node", json_object_new_int64(a->conf->node_id));
+	ADD(o, "state", json_object_new_string(states[a->state]));
+	ADD(o, "status", json_object_new_string(a->status));
+	ADD(o, "epoch", json_object_new_int64(a->members.epoch));
+	ADD(o, "leader", a->cur_known ? json_object_new_int64(a->cur.id) : NULL);
+	ADD(o, "is_leader", json_object_new_boolean(hbmd_agent_is_leader(a)));
+	ADD(o, "incarnation", json_object_new_uint64(a->incarnation));
+	l = json_object_new_object();
+	bad |= !l;
+	if (l) {
+		snprintf(id, sizeof(id), "%llx", (unsigned long long)a->lease.id);
+		ADD(l, "id", json_object_new_string(id));
+		ADD(l, "ttl_ms", json_object_new_uint64(a->lease.ttl_ms));
+		ADD(l, "proven_for_ms", json_object_new_int64(
+		    a->lease.state == HBM_LEASE_HELD && a->lease.valid_until > now ?
+		    (int64_t)(a->lease.valid_until - now) : 0));
+		ADD(o, "lease", l);
+	}
+	ms = json_object_new_array();
+	bad |= !ms;
+	for (i = 0; ms && i < a->members.n; i++) {
+		const struct hbm_member *mb = &a->members.m[i];
+
+		m = json_object_new_object();
+		if (!m) {
+			bad = 1;
+			break;
+		}
+		ADD(m, "id", json_object_new_int64(mb->id));
+		ADD(m, "addr", json_object_new_string(mb->addr));
+		ADD(m, "port", json_object_new_int(mb->port));
+		ADD(m, "segment_bytes", json_object_new_uint64(mb->segment_bytes));
+		ADD(m, "capacity", json_object_new_uint64(mb->capacity));
+		ADD(m, "incarnation", json_object_new_uint64(mb->incarnation));
+		ADD(m, "kernel", json_object_new_string(mb->id == a->conf->node_id ? "self" :
+							kstates[a->kstate[mb->id]]));
+		bad |= json_object_array_add(ms, m);
+	}
+	if (ms)
+		ADD(o, "members", ms);
+#undef ADD
+	*json = bad ? NULL : strdup(json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN));
+	json_object_put(o);
+	return *json ? 0 : -ENOMEM;
 }

@@ -87,6 +87,19 @@ int64_t hbmd_agent_epoch(const struct hbmd_agent *a);
 size_t hbmd_agent_nr_members(const struct hbmd_agent *a);
 uint64_t hbmd_agent_incarnation(const struct hbmd_agent *a);
 const struct hbm_lease *hbmd_agent_lease(const struct hbmd_agent *a);
+/*
+ * The agent's view as JSON (malloc'ed), for the control socket:
+ *   {"node": 2, "state": "member", "status": "...", "epoch": 9,
+ *    "leader": 3, "is_leader": false, "incarnation": 1001,
+ *    "lease": {"id": "299ca209d88a920d", "ttl_ms": 2000, "proven_for_ms": 1650},
+ *    "members": [{"id": 1, "addr": "10.0.0.1", "port": 7070,
+ *                 "segment_bytes": ..., "capacity": ..., "incarnation": ...,
+ *                 "kernel": "live"}, ...]}
+ * state: new, member, fenced, stopped; leader null when none is known;
+ * kernel: how this agent left the member in the kernel (self, live,
+ * fenced, absent).
+ */
+int hbmd_agent_json(const struct hbmd_agent *a, char **json);
 /* One line for sd_notify STATUS=. */
 const char *hbmd_agent_status(const struct hbmd_agent *a);
 

@@ -9,7 +9,8 @@
  * sets the kernel up and joins the domain (agent.c), then runs the event
  * loop (loop.c) until SIGTERM or SIGINT.  Under systemd (Type=notify) it
  * sends READY=1 once it is a member, STATUS= on every change and
- * WATCHDOG=1 at half of WatchdogSec=.
+ * WATCHDOG=1 at half of WatchdogSec=.  The control socket ([control]
+ * socket) gives the domain's view as JSON (control.h).
  */
 #include <errno.h>
 #include <getopt.h>
@@ -24,6 +25,7 @@
 
 #include "agent.h"
 #include "config.h"
+#include "control.h"
 #include "kernel.h"
 #include "log.h"
 #include "loop.h"
@@ -72,7 +74,7 @@ int main(int argc, char **argv)
 	struct hbmd_loop loop;
 	bool foreground = false, verbose = false;
 	char *errors = NULL;
-	int opt, ret, sig, rc = EXIT_SUCCESS;
+	int opt, ret, sig, rc = EXIT_SUCCESS, ctl = -1;
 	unsigned int n, i;
 
 	while ((opt = getopt(argc, argv, "c:fvh")) != -1) {
@@ -135,6 +137,12 @@ int main(int argc, char **argv)
 		rc = EXIT_FAILURE;
 		goto out;
 	}
+	ctl = hbmd_control_open(conf.control_socket, err, sizeof(err));
+	if (ctl < 0) {
+		hbmd_log(LOG_ERR, "control socket: %s", err);
+		rc = EXIT_FAILURE;
+		goto out;
+	}
 	if (!foreground && daemon(0, 1)) {
 		hbmd_log(LOG_ERR, "daemon: %s", strerror(errno));
 		rc = EXIT_FAILURE;
@@ -151,8 +159,9 @@ int main(int argc, char **argv)
 	hbmd_log(LOG_INFO, "%s", status);
 
 	for (;;) {
-		n = hbmd_agent_fds(agent, fds, HBMD_LOOP_MAX_FDS);
-		ret = hbmd_loop_wait(&loop, fds, n, min64(hbmd_agent_deadline(agent), wd_next),
+		n = hbmd_agent_fds(agent, fds, HBMD_LOOP_MAX_FDS - 1);
+		fds[n] = (struct pollfd){ .fd = ctl, .events = POLLIN };
+		ret = hbmd_loop_wait(&loop, fds, n + 1, min64(hbmd_agent_deadline(agent), wd_next),
 				     &sig);
 		if (ret < 0) {
 			hbmd_log(LOG_CRIT, "event loop: %s", strerror(-ret));
@@ -163,6 +172,8 @@ int main(int argc, char **argv)
 			if (fds[i].revents)
 				hbmd_agent_event(agent, fds[i].fd, fds[i].revents);
 		hbmd_agent_tick(agent);
+		if (fds[n].revents && hbmd_control_serve(ctl, agent, err, sizeof(err)) < 0)
+			hbmd_log(LOG_WARNING, "%s", err);
 		if (strcmp(status, hbmd_agent_status(agent))) {
 			snprintf(status, sizeof(status), "%s", hbmd_agent_status(agent));
 			sd_notifyf(0, "STATUS=%s", status);
@@ -183,6 +194,7 @@ int main(int argc, char **argv)
 		}
 	}
 out:
+	hbmd_control_close(ctl, conf.control_socket);
 	hbmd_agent_free(agent);	/* closes the kernel */
 out_loop:
 	hbmd_loop_fini(&loop);

@@ -15,7 +15,8 @@
  * nothing else.
  *
  *  1. all join: each kernel has the two others, never itself; the epochs
- *     agree; exactly one leader, and all agree on it;
+ *     agree; exactly one leader, and all agree on it; node 2's control
+ *     socket shows it all;
  *  2. the leader is frozen (as kill -9: no renewal, no revoke): within the
  *     TTL + 1.5 s the others fence it in their kernels, then remove it;
  *     the epoch rises; exactly one new leader, never two at once;
@@ -38,8 +39,13 @@
 #include "tap.h"
 #include "etcd_rig.h"
 
+#include <sys/un.h>
+
+#include <json-c/json.h>
+
 #include "agent.h"
 #include "config.h"
+#include "control.h"
 #include "fake_kernel.h"
 #include "loop.h"
 
@@ -120,6 +126,8 @@ struct node {
 	unsigned int unsupported_msgs[3];
 	unsigned int took_over;	/* "took over lease" messages */
 	uint64_t valid_until;	/* the lease's, last seen */
+	int ctl;		/* its control socket, -1: none */
+	char ctl_path[96];
 };
 
 static struct node nodes[NR];
@@ -171,16 +179,20 @@ static void *drive(void *arg)
 		return NULL;
 	}
 	while (atomic_load(&n->cmd) == RUN) {
-		k = hbmd_agent_fds(n->a, fds, HBMD_LOOP_MAX_FDS);
+		k = hbmd_agent_fds(n->a, fds, HBMD_LOOP_MAX_FDS - 1);
+		fds[k] = (struct pollfd){ .fd = n->ctl, .events = POLLIN };
 		d = hbmd_agent_deadline(n->a);
 		if (d > hbmd_now_ms() + 20)
 			d = hbmd_now_ms() + 20;	/* to see cmd */
-		if (hbmd_loop_wait(&l, fds, k, d, &sig) < 0)
+		if (hbmd_loop_wait(&l, fds, k + (n->ctl >= 0), d, &sig) < 0)
 			break;
 		for (i = 0; i < k; i++)
 			if (fds[i].revents)
 				hbmd_agent_event(n->a, fds[i].fd, fds[i].revents);
 		hbmd_agent_tick(n->a);
+		if (n->ctl >= 0 && fds[k].revents &&
+		    hbmd_control_serve(n->ctl, n->a, err, sizeof(err)) < 0)
+			printf("# node %u: %s\n", n->id, err);
 		snapshot(n);
 	}
 	hbmd_loop_fini(&l);
@@ -215,6 +227,17 @@ static int node_start(struct node *n, uint64_t incarnation, bool fresh)
 
 	if (fresh)
 		fk_init(&n->fk, n->id, incarnation, n->i == NR - 1);
+	n->ctl = -1;
+	if (n->i == 1) {
+		char err[256];
+
+		snprintf(n->ctl_path, sizeof(n->ctl_path), "%s/node%u.sock", dir, n->id);
+		n->ctl = hbmd_control_open(n->ctl_path, err, sizeof(err));
+		if (n->ctl < 0) {
+			printf("# %s\n", err);
+			return n->ctl;
+		}
+	}
 	ret = hbm_config_load(n->conf_path, &n->conf, &errors);
 	if (ret) {
 		printf("# %s", errors ? errors : "?\n");
@@ -246,6 +269,8 @@ static void node_halt(struct node *n, int cmd)
 static void node_free(struct node *n)
 {
 	node_halt(n, STOP);
+	hbmd_control_close(n->ctl, n->ctl_path);
+	n->ctl = -1;
 	hbmd_agent_free(n->a);
 	n->a = NULL;
 	hbm_config_free(&n->conf);
@@ -333,6 +358,65 @@ static unsigned int violations(struct node *n, char *what, size_t len)
 	return v;
 }
 
+/* The JSON a client reads from node n's control socket (NULL: failed). */
+static json_object *control_read(struct node *n)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	char buf[65536];
+	size_t len = 0;
+	ssize_t r;
+	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+
+	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", n->ctl_path);
+	if (fd < 0 || connect(fd, (struct sockaddr *)&sa, sizeof(sa))) {
+		printf("# connect %s: %s\n", n->ctl_path, strerror(errno));
+		if (fd >= 0)
+			close(fd);
+		return NULL;
+	}
+	while (len < sizeof(buf) - 1 && (r = read(fd, buf + len, sizeof(buf) - 1 - len)) > 0)
+		len += (size_t)r;
+	close(fd);
+	buf[len] = '\0';
+	return json_tokener_parse(buf);
+}
+
+static int64_t jint(json_object *o, const char *k)
+{
+	json_object *v;
+
+	return json_object_object_get_ex(o, k, &v) ? json_object_get_int64(v) : -1;
+}
+
+static const char *jstr(json_object *o, const char *k)
+{
+	json_object *v;
+
+	return json_object_object_get_ex(o, k, &v) && json_object_is_type(v, json_type_string) ?
+	       json_object_get_string(v) : "";
+}
+
+static void test_control(struct node *n, int64_t epoch, int leader)
+{
+	json_object *o = control_read(n), *ms = NULL, *m;
+	size_t i, live = 0, self = 0;
+
+	ok(o && jint(o, "node") == n->id && !strcmp(jstr(o, "state"), "member") &&
+	   jint(o, "epoch") == epoch && jint(o, "leader") == leader,
+	   "control socket of node %u: node, state member, epoch %lld, leader %d", n->id,
+	   (long long)epoch, leader);
+	if (o)
+		json_object_object_get_ex(o, "members", &ms);
+	for (i = 0; ms && i < json_object_array_length(ms); i++) {
+		m = json_object_array_get_idx(ms, i);
+		live += !strcmp(jstr(m, "kernel"), "live");
+		self += !strcmp(jstr(m, "kernel"), "self") && jint(m, "id") == n->id;
+	}
+	ok(ms && json_object_array_length(ms) == NR && live == NR - 1 && self == 1,
+	   "... and the %d members, the others live in the kernel", NR);
+	json_object_put(o);
+}
+
 static void test_agents(void)
 {
 	char key[96], line[64], what[256];
@@ -400,6 +484,7 @@ static void test_agents(void)
 		pthread_mutex_unlock(&nodes[i].fk.lock);
 	}
 	ok(good && max_leaders == 1, "one leader (node %d), all agree on it, never two", lid);
+	test_control(&nodes[1], e0, lid);
 	ok(nodes[NR - 1].unsupported_msgs[1] == 1 && nodes[NR - 1].fk.set_epoch_calls >= 1,
 	   "node %d's kernel has no epoch: said once (%u times, %u calls)", NR,
 	   nodes[NR - 1].unsupported_msgs[1], nodes[NR - 1].fk.set_epoch_calls);
@@ -486,6 +571,7 @@ static void test_agents(void)
 	node_halt(&nodes[rid], STOP);
 	lease_id = hbmd_agent_lease(nodes[rid].a)->id;
 	hbmd_agent_free(nodes[rid].a);
+	hbmd_control_close(nodes[rid].ctl, nodes[rid].ctl_path);
 	hbm_config_free(&nodes[rid].conf);
 	nodes[rid].a = NULL;
 	for (i = 0; i < NR; i++)
