@@ -439,9 +439,9 @@ static int on_watch(const struct hbm_etcd_watch_msg *m, void *arg)
 			continue;	/* not ours (later: health...) */
 		members = true;
 		ret = hbm_members_apply(&next, a->members_prefix, ev, err, sizeof(err));
-		if (ret == -EPROTO)
+		if (ret == -EPROTO) {
 			alog(a, LOG_WARNING, "membership: %s", err);
-		else if (ret) {
+		} else if (ret) {
 			hbm_members_free(&next);
 			return ret;
 		}
@@ -748,7 +748,8 @@ int hbmd_agent_start(struct hbmd_agent *a)
 		alog(a, LOG_ERR, "reading the kernel's epoch: %s", err);
 		return ret;
 	}
-	a->members.epoch = a->epoch_pushed = (int64_t)epoch;
+	a->members.epoch = (int64_t)epoch;
+	a->epoch_pushed = (int64_t)epoch;
 
 	ret = hbm_etcd_open(&o, &a->etcd);
 	if (ret) {
@@ -991,6 +992,7 @@ int hbmd_agent_json(const struct hbmd_agent *a, char **json)
 	static const char *const kstates[] = { "absent", "live", "fenced" };
 	json_object *o = json_object_new_object(), *l, *ms, *m;
 	uint64_t now = now_ms();
+	int64_t proven = 0;
 	char id[24];
 	size_t i;
 	int bad = !o;
@@ -1011,9 +1013,9 @@ int hbmd_agent_json(const struct hbmd_agent *a, char **json)
 		snprintf(id, sizeof(id), "%llx", (unsigned long long)a->lease.id);
 		ADD(l, "id", json_object_new_string(id));
 		ADD(l, "ttl_ms", json_object_new_uint64(a->lease.ttl_ms));
-		ADD(l, "proven_for_ms", json_object_new_int64(
-		    a->lease.state == HBM_LEASE_HELD && a->lease.valid_until > now ?
-		    (int64_t)(a->lease.valid_until - now) : 0));
+		if (a->lease.state == HBM_LEASE_HELD && a->lease.valid_until > now)
+			proven = (int64_t)(a->lease.valid_until - now);
+		ADD(l, "proven_for_ms", json_object_new_int64(proven));
 		ADD(o, "lease", l);
 	}
 	ms = json_object_new_array();

@@ -43,8 +43,9 @@ int hbmd_loop_init(struct hbmd_loop *l, bool signals, char *err, size_t errlen)
 		sigaddset(&set, SIGTERM);
 		sigaddset(&set, SIGINT);
 		sigaddset(&set, SIGHUP);
-		if (sigprocmask(SIG_BLOCK, &set, NULL) ||
-		    (l->sigfd = signalfd(-1, &set, SFD_CLOEXEC | SFD_NONBLOCK)) < 0) {
+		if (!sigprocmask(SIG_BLOCK, &set, NULL))
+			l->sigfd = signalfd(-1, &set, SFD_CLOEXEC | SFD_NONBLOCK);
+		if (l->sigfd < 0) {
 			ret = -errno;
 			snprintf(err, errlen, "signalfd: %s", strerror(errno));
 			close(l->timerfd);

@@ -184,7 +184,7 @@ static void *drive(void *arg)
 		d = hbmd_agent_deadline(n->a);
 		if (d > hbmd_now_ms() + 20)
 			d = hbmd_now_ms() + 20;	/* to see cmd */
-		if (hbmd_loop_wait(&l, fds, k + (n->ctl >= 0), d, &sig) < 0)
+		if (hbmd_loop_wait(&l, fds, n->ctl >= 0 ? k + 1 : k, d, &sig) < 0)
 			break;
 		for (i = 0; i < k; i++)
 			if (fds[i].revents)
