@@ -735,9 +735,16 @@ int hbmd_agent_start(struct hbmd_agent *a)
 		alog(a, LOG_ERR, "reading the kernel's nodes: %s", err);
 		return ret;
 	}
-	for (i = 0; i < nkn; i++)
+	for (i = 0; i < nkn; i++) {
+		if (kn[i].self && kn[i].state == HBMD_NODE_FENCED) {
+			free(kn);
+			alog(a, LOG_ERR,
+			     "this node is fenced in the kernel: it rejoins only with a new segment (hbmctl segment del, then start hbmpoold again)");
+			return -ESTALE;
+		}
 		if (!kn[i].self && kn[i].id < NR_IDS)
 			a->kstate[kn[i].id] = kn[i].state == HBMD_NODE_FENCED ? K_FENCED : K_PRESENT;
+	}
 	free(kn);
 	/*
 	 * The epoch never goes back, also across a restart: the table built

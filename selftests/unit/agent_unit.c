@@ -27,7 +27,8 @@
  *     nothing, its kernel keeps its nodes;
  *  4. etcd is stopped (SIGSTOP): every agent fences itself, each before
  *     its lease could have expired on etcd (before the last renewal
- *     proven + TTL), and after SIGCONT does nothing more.
+ *     proven + TTL), and after SIGCONT does nothing more; a daemon started
+ *     again on that fenced kernel (the old segment) refuses to join.
  *
  * Skipped (exit 4) without /usr/bin/etcd (or $HBM_ETCD) after the loop
  * tests.  TAP output; HBM_VERBOSE=1 shows the agents' logs.
@@ -639,6 +640,14 @@ static void test_agents(void)
 			good = good && nodes[i].fenced && nodes[i].fk.calls == 0 &&
 			       hbmd_agent_deadline(nodes[i].a) == UINT64_MAX;
 	ok(good, "etcd back: the fenced agents stay fenced and call the kernel no more");
+
+	/* a fenced node does not rejoin on its old segment */
+	rid = nodes[0].running ? 0 : 1;
+	node_free(&nodes[rid]);
+	i = node_start(&nodes[rid], 0, false);
+	ok(i == -ESTALE && !nodes[rid].running,
+	   "node %u restarted on its fenced kernel: refused (%d), it needs a new segment",
+	   nodes[rid].id, i);
 	for (i = 0, good = true; i < NR; i++)
 		if (violations(&nodes[i], what, sizeof(what))) {
 			printf("# node %u's kernel: %s\n", nodes[i].id, what);

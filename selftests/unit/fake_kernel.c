@@ -187,7 +187,8 @@ static int fk_nodes_read(void *ctx, struct hbmd_kernel_node **nodes, size_t *n, 
 	pthread_mutex_lock(&fk->lock);
 	fk_log(fk, "nodes-read");
 	*n = 0;
-	a[(*n)++] = (struct hbmd_kernel_node){ .id = fk->self_id, .self = true };
+	a[(*n)++] = (struct hbmd_kernel_node){ .id = fk->self_id, .self = true,
+		.state = fk->self_fenced ? HBMD_NODE_FENCED : 0 };
 	for (i = 0; i < 1024; i++)
 		if (fk->node[i] != FK_ABSENT)
 			a[(*n)++] = (struct hbmd_kernel_node){
