@@ -719,17 +719,7 @@ int hbmd_agent_start(struct hbmd_agent *a)
 		return -ENAMETOOLONG;
 	}
 
-	/* The kernel: domain, key, segment. */
-	ret = read_key(a, key, &s.key_len);
-	if (ret)
-		return ret;
-	s.key = key;
-	ret = a->k.ops->setup(a->k.ctx, &s, &a->incarnation, err, sizeof(err));
-	explicit_bzero(key, sizeof(key));
-	if (ret) {
-		alog(a, LOG_ERR, "setting the kernel up: %s", err);
-		return ret;
-	}
+	/* The kernel: a fenced node stops here, before anything is set. */
 	ret = a->k.ops->nodes_read(a->k.ctx, &kn, &nkn, err, sizeof(err));
 	if (ret) {
 		alog(a, LOG_ERR, "reading the kernel's nodes: %s", err);
@@ -746,6 +736,18 @@ int hbmd_agent_start(struct hbmd_agent *a)
 			a->kstate[kn[i].id] = kn[i].state == HBMD_NODE_FENCED ? K_FENCED : K_PRESENT;
 	}
 	free(kn);
+
+	/* domain, key, segment */
+	ret = read_key(a, key, &s.key_len);
+	if (ret)
+		return ret;
+	s.key = key;
+	ret = a->k.ops->setup(a->k.ctx, &s, &a->incarnation, err, sizeof(err));
+	explicit_bzero(key, sizeof(key));
+	if (ret) {
+		alog(a, LOG_ERR, "setting the kernel up: %s", err);
+		return ret;
+	}
 	/*
 	 * The epoch never goes back, also across a restart: the table built
 	 * from a range cannot see a deletion after the last put (membership.h).

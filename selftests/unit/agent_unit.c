@@ -451,9 +451,10 @@ static void test_agents(void)
 	if (!good)
 		return;
 	for (i = 0, good = true; i < NR; i++)
-		good = good && fk_find(&nodes[i].fk, "setup unit self") == 0 &&
+		good = good && fk_find(&nodes[i].fk, "nodes-read") == 0 &&
+		       fk_find(&nodes[i].fk, "setup unit self") == 1 &&
 		       hbmd_agent_incarnation(nodes[i].a) == 1000 + (uint64_t)i;
-	ok(good, "each set its kernel up first and registers the segment's incarnation");
+	ok(good, "each reads its kernel's nodes, sets it up, and registers the segment's incarnation");
 	t0 = now();
 	while (!all_see_each_other() && now() - t0 < 5)
 		usleep(20000);
@@ -653,7 +654,7 @@ static void test_agents(void)
 			printf("# node %u's kernel: %s\n", nodes[i].id, what);
 			good = false;
 		}
-	ok(good, "no kernel saw a call it would refuse (no double add, no unknown node, no epoch going back, nothing after fence-self)");
+	ok(good, "no kernel saw a call it would refuse (no double add, no unknown node, no epoch going back, no change after fence-self)");
 }
 
 int main(void)

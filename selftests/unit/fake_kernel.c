@@ -20,17 +20,17 @@ static uint64_t ms(void)
 }
 
 /* Called with the lock held: one line in the log. */
-static void fk_log(struct fake_kernel *fk, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
-static void fk_log(struct fake_kernel *fk, const char *fmt, ...)
+static void fk_log(struct fake_kernel *fk, bool write, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+static void fk_log(struct fake_kernel *fk, bool write, const char *fmt, ...)
 {
 	size_t room = sizeof(fk->log) - fk->log_len;
 	va_list ap;
 	int n;
 
 	fk->calls++;
-	if (fk->self_fenced && !fk->violations++)
-		snprintf(fk->violation, sizeof(fk->violation), "a call after fence-self");
+	if (write && fk->self_fenced && !fk->violations++)
+		snprintf(fk->violation, sizeof(fk->violation), "a change after fence-self");
 	va_start(ap, fmt);
 	n = vsnprintf(fk->log + fk->log_len, room, fmt, ap);
 	va_end(ap);
@@ -53,7 +53,7 @@ static int fk_setup(void *ctx, const struct hbmd_kernel_setup *s, uint64_t *inca
 	struct fake_kernel *fk = ctx;
 
 	pthread_mutex_lock(&fk->lock);
-	fk_log(fk, "setup %s self %u key %zu segment %llu", s->domain, s->self_id, s->key_len,
+	fk_log(fk, true, "setup %s self %u key %zu segment %llu", s->domain, s->self_id, s->key_len,
 	       (unsigned long long)s->segment_bytes);
 	if (s->self_id != fk->self_id)
 		violate(fk, "setup with another self id", s->self_id);
@@ -70,7 +70,7 @@ static int fk_node_add(void *ctx, const struct hbmd_kernel_peer *p, char *err, s
 	int ret = 0;
 
 	pthread_mutex_lock(&fk->lock);
-	fk_log(fk, "add %u %s:%u capacity %llu distance %u link %d", p->id, p->addr, p->port,
+	fk_log(fk, true, "add %u %s:%u capacity %llu distance %u link %d", p->id, p->addr, p->port,
 	       (unsigned long long)p->capacity, p->distance, p->link_type);
 	if (p->id == fk->self_id || p->id >= 1024) {
 		violate(fk, "add of this node or a bad id", p->id);
@@ -92,7 +92,7 @@ static int fk_node_remove(void *ctx, uint32_t id, char *err, size_t errlen)
 	int ret = 0;
 
 	pthread_mutex_lock(&fk->lock);
-	fk_log(fk, "del %u", id);
+	fk_log(fk, true, "del %u", id);
 	if (id >= 1024 || fk->node[id] == FK_ABSENT) {
 		violate(fk, "del of an unknown node", id);
 		ret = -ENOENT;
@@ -110,7 +110,7 @@ static int fk_node_fence(void *ctx, uint32_t id, char *err, size_t errlen)
 	int ret = 0;
 
 	pthread_mutex_lock(&fk->lock);
-	fk_log(fk, "fence %u", id);
+	fk_log(fk, true, "fence %u", id);
 	if (fk->unsupported) {
 		ret = -EOPNOTSUPP;
 	} else if (id >= 1024 || fk->node[id] != FK_LIVE) {
@@ -130,7 +130,7 @@ static int fk_set_epoch(void *ctx, uint64_t epoch, char *err, size_t errlen)
 	int ret = 0;
 
 	pthread_mutex_lock(&fk->lock);
-	fk_log(fk, "epoch %llu", (unsigned long long)epoch);
+	fk_log(fk, true, "epoch %llu", (unsigned long long)epoch);
 	fk->set_epoch_calls++;
 	if (fk->unsupported) {
 		ret = -EOPNOTSUPP;
@@ -150,7 +150,7 @@ static int fk_epoch_read(void *ctx, uint64_t *epoch, char *err, size_t errlen)
 	struct fake_kernel *fk = ctx;
 
 	pthread_mutex_lock(&fk->lock);
-	fk_log(fk, "epoch-read");
+	fk_log(fk, false, "epoch-read");
 	*epoch = fk->epoch;	/* 0 when unsupported: never set */
 	pthread_mutex_unlock(&fk->lock);
 	snprintf(err, errlen, "%s", "");
@@ -163,7 +163,7 @@ static int fk_fence_self(void *ctx, char *err, size_t errlen)
 	int ret = 0;
 
 	pthread_mutex_lock(&fk->lock);
-	fk_log(fk, "fence-self");
+	fk_log(fk, true, "fence-self");
 	if (fk->unsupported) {
 		ret = -EOPNOTSUPP;
 	} else {
@@ -185,7 +185,7 @@ static int fk_nodes_read(void *ctx, struct hbmd_kernel_node **nodes, size_t *n, 
 	if (!a)
 		return -ENOMEM;
 	pthread_mutex_lock(&fk->lock);
-	fk_log(fk, "nodes-read");
+	fk_log(fk, false, "nodes-read");
 	*n = 0;
 	a[(*n)++] = (struct hbmd_kernel_node){ .id = fk->self_id, .self = true,
 		.state = fk->self_fenced ? HBMD_NODE_FENCED : 0 };

@@ -3,10 +3,10 @@
  * A fake kernel for the agent's test: the ops of daemon/kernel.h on a
  * table of nodes, every call logged (one line each) and the rules a real
  * kernel would enforce checked (violations counted): no node added twice,
- * no unknown node fenced or removed, the epoch never decreasing, no call
- * at all once this node fenced itself.  unsupported: node_fence, set_epoch
- * and fence_self answer -EOPNOTSUPP, as a kernel without issue 9's kernel
- * side does (the calls are still logged).  Thread-safe (lock).
+ * no unknown node fenced or removed, the epoch never decreasing, no change
+ * once this node fenced itself (reads are fine).  unsupported: node_fence,
+ * set_epoch and fence_self answer -EOPNOTSUPP, as a kernel without issue
+ * 9's kernel side does (the calls are still logged).  Thread-safe (lock).
  */
 #ifndef HBM_UNIT_FAKE_KERNEL_H
 #define HBM_UNIT_FAKE_KERNEL_H
