@@ -30,6 +30,13 @@
 #include "log.h"
 #include "loop.h"
 
+#ifdef HBMD_FAKE_KERNEL
+/* Test builds only (selftests/unit/hbmpoold_unit): the fake kernel. */
+#include <time.h>
+#include "fake_kernel.h"
+static struct fake_kernel fake;
+#endif
+
 static void usage(FILE *f)
 {
 	fprintf(f,
@@ -120,7 +127,14 @@ int main(int argc, char **argv)
 		hbm_config_free(&conf);
 		return EXIT_FAILURE;
 	}
+#ifdef HBMD_FAKE_KERNEL
+	fk_init(&fake, conf.node_id, (uint64_t)time(NULL), false);
+	k = fk_kernel(&fake);
+	ret = 0;
+	hbmd_log(LOG_WARNING, "a test build: a fake kernel, no netlink");
+#else
 	ret = hbmd_kernel_nl_open(&k, err, sizeof(err));
+#endif
 	if (ret) {
 		hbmd_log(LOG_ERR, "kernel: %s", err);
 		sd_notifyf(0, "STATUS=kernel: %s", err);
