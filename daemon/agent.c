@@ -69,6 +69,7 @@ struct hbmd_agent {
 	bool in_watch;			/* in its callback: it cannot be freed now */
 	int64_t watch_rev;		/* every event up to it applied */
 	uint64_t watch_deadline;	/* curl's timeout, UINT64_MAX: none */
+	uint64_t watch_heard;		/* its last message */
 	uint64_t resync_at;		/* range + new watch due, UINT64_MAX: none */
 
 	bool leader;
@@ -409,6 +410,7 @@ static int on_watch(const struct hbm_etcd_watch_msg *m, void *arg)
 
 	if (a->state != HBMD_AGENT_RUNNING)
 		return 0;
+	a->watch_heard = now_ms();
 	if (m->canceled) {
 		alog(a, LOG_WARNING, "etcd ended the watch%s%s%s", *m->cancel_reason ? ": " : "",
 		     m->cancel_reason, m->compact_revision ? " (compacted)" : "");
@@ -524,7 +526,18 @@ static int resync(struct hbmd_agent *a)
 		return ret;
 	}
 	a->watch_deadline = now_ms();	/* let curl start */
+	a->watch_heard = now_ms();
 	return 0;
+}
+
+/*
+ * A watch that says nothing for this long is read again: etcd sends
+ * nothing on a quiet prefix, and a connection to a dead endpoint may never
+ * break; a resync costs one range.
+ */
+static uint64_t watch_idle_ms(const struct hbmd_agent *a)
+{
+	return 2 * (uint64_t)a->conf->lease_ttl_s * 1000;
 }
 
 static void watch_ended(struct hbmd_agent *a, int ret)
@@ -835,6 +848,8 @@ uint64_t hbmd_agent_deadline(const struct hbmd_agent *a)
 		return d;
 	d = min64(d, hbm_lease_next(&a->lease));
 	d = min64(d, a->watch_deadline);
+	if (a->watch)
+		d = min64(d, a->watch_heard + watch_idle_ms(a));
 	d = min64(d, a->resync_at);
 	d = min64(d, a->elect_at);
 	if (a->add_failed)
@@ -908,6 +923,12 @@ void hbmd_agent_tick(struct hbmd_agent *a)
 		watch_poke(a, -1, 0);
 	if (a->state != HBMD_AGENT_RUNNING)
 		return;
+	if (a->watch && now_ms() >= a->watch_heard + watch_idle_ms(a)) {
+		alog(a, LOG_DEBUG, "no word from the watch for %llu ms: reading the domain again",
+		     (unsigned long long)watch_idle_ms(a));
+		watch_stop(a);
+		a->resync_at = now_ms();
+	}
 	if (!a->watch && now_ms() >= a->resync_at)
 		resync(a);
 	if (a->state != HBMD_AGENT_RUNNING)

@@ -16,7 +16,8 @@
  *
  *  1. all join: each kernel has the two others, never itself; the epochs
  *     agree; exactly one leader, and all agree on it; node 2's control
- *     socket shows it all;
+ *     socket shows it all; a quiet domain: every watch is read again after
+ *     2 TTLs, and nothing changes;
  *  2. the leader is frozen (as kill -9: no renewal, no revoke): within the
  *     TTL + 1.5 s the others fence it in their kernels, then remove it;
  *     the epoch rises; exactly one new leader, never two at once;
@@ -126,6 +127,7 @@ struct node {
 	int64_t epoch;
 	unsigned int unsupported_msgs[3];
 	unsigned int took_over;	/* "took over lease" messages */
+	unsigned int idle_resyncs;	/* "no word from the watch" messages */
 	uint64_t valid_until;	/* the lease's, last seen */
 	int ctl;		/* its control socket, -1: none */
 	char ctl_path[96];
@@ -141,6 +143,8 @@ static void log_cb(void *arg, int level, const char *msg)
 	pthread_mutex_lock(&n->fk.lock);
 	if (strstr(msg, "took over lease"))
 		n->took_over++;
+	if (strstr(msg, "no word from the watch"))
+		n->idle_resyncs++;
 	if (strstr(msg, "does not support")) {
 		if (strstr(msg, "node-set state fenced"))
 			n->unsupported_msgs[0]++;
@@ -492,6 +496,19 @@ static void test_agents(void)
 	   nodes[NR - 1].unsupported_msgs[1], nodes[NR - 1].fk.set_epoch_calls);
 	if (lid < 1)
 		return;
+
+	/* 1b. a quiet domain: each watch is read again after 2 TTLs, nothing changes */
+	for (i = 0; i < NR; i++)
+		calls[i] = nodes[i].fk.calls;
+	usleep(2 * TTL_S * 1000000 + 700000);
+	for (i = 0, good = true; i < NR; i++) {
+		pthread_mutex_lock(&nodes[i].fk.lock);
+		good = good && nodes[i].idle_resyncs >= 1 && nodes[i].fk.calls == calls[i];
+		pthread_mutex_unlock(&nodes[i].fk.lock);
+	}
+	ok(good && all_see_each_other() && epochs_agree(&e1) && e1 == e0 && leaders(&new_lid) == 1,
+	   "a quiet domain for %d s: each agent reads it again (%u, %u, %u times), nothing changes",
+	   2 * TTL_S, nodes[0].idle_resyncs, nodes[1].idle_resyncs, nodes[2].idle_resyncs);
 
 	/* 2. the leader is frozen, as by kill -9 */
 	node_halt(&nodes[lid - 1], FREEZE);
