@@ -12,7 +12,8 @@
  * kernel refuses it in node-set; epoch and fenced have no number yet in
  * uapi/linux/hbmpool_nl.h, so they take the next free ones of the domain
  * attribute set here (HBMD_A_DOMAIN_EPOCH, HBMD_A_DOMAIN_FENCED) until the
- * spec names them; the uapi's numbers win as soon as it defines them.  A
+ * spec names them; the uapi's numbers win as soon as it defines them
+ * (below).  A
  * kernel that does not know one of these attributes refuses it with
  * EINVAL and an extack pointing at it: that is -EOPNOTSUPP here.
  */
@@ -25,15 +26,26 @@
 #include "hbmnl.h"
 #include "kernel.h"
 
-#ifdef HBMPOOL_A_DOMAIN_EPOCH
+/*
+ * The uapi's attributes are enum constants, invisible to #ifdef: the
+ * Makefile greps the header and defines HBMD_UAPI_DOMAIN_EPOCH and
+ * HBMD_UAPI_DOMAIN_FENCED when it names them.  While it does not, the
+ * build fails if the domain set grows past the provisional numbers, so
+ * that they are never sent with another meaning.
+ */
+#ifdef HBMD_UAPI_DOMAIN_EPOCH
 #define HBMD_A_DOMAIN_EPOCH	HBMPOOL_A_DOMAIN_EPOCH
 #else
 #define HBMD_A_DOMAIN_EPOCH	10	/* planned, issue 9 */
+_Static_assert(HBMPOOL_A_DOMAIN_MAX < HBMD_A_DOMAIN_EPOCH,
+	       "uapi: new domain attributes; name epoch there (HBMPOOL_A_DOMAIN_EPOCH)");
 #endif
-#ifdef HBMPOOL_A_DOMAIN_FENCED
+#ifdef HBMD_UAPI_DOMAIN_FENCED
 #define HBMD_A_DOMAIN_FENCED	HBMPOOL_A_DOMAIN_FENCED
 #else
 #define HBMD_A_DOMAIN_FENCED	11	/* planned, issue 9 */
+_Static_assert(HBMPOOL_A_DOMAIN_MAX < HBMD_A_DOMAIN_FENCED,
+	       "uapi: new domain attributes; name fenced there (HBMPOOL_A_DOMAIN_FENCED)");
 #endif
 
 struct knl {
