@@ -202,7 +202,9 @@ static int kjoin(struct hbmd_agent *a, const struct hbm_member *m)
 {
 	struct hbmd_kernel_peer p = {
 		.id = m->id, .addr = m->addr, .port = m->port,
-		.capacity = m->segment_bytes, .distance = HBMD_PEER_DISTANCE,
+		.capacity = m->segment_bytes < HBMD_PEER_CAPACITY_MAX ? m->segment_bytes :
+			    HBMD_PEER_CAPACITY_MAX,
+		.distance = HBMD_PEER_DISTANCE,
 		.link_type = HBMD_PEER_LINK_TYPE,
 	};
 	char err[256] = "";

@@ -22,6 +22,11 @@
 /* How the agent adds a member today (no config key yet). */
 #define HBMD_PEER_DISTANCE	20
 #define HBMD_PEER_LINK_TYPE	2	/* HBMPOOL_LINK_TYPE_SCALEOUT */
+/*
+ * node-new's capacity is at most 64 GiB (the spec's check); the kernel
+ * replaces it by the home's segment size once connected.
+ */
+#define HBMD_PEER_CAPACITY_MAX	(64ULL << 30)
 
 /* This node's place in the domain, set once at start. */
 struct hbmd_kernel_setup {
