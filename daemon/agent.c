@@ -212,8 +212,13 @@ static int kjoin(struct hbmd_agent *a, const struct hbm_member *m)
 
 	if (a->kstate[m->id] == K_FENCED)
 		kremove(a, m->id);	/* the old incarnation goes first */
-	if (a->kstate[m->id] != K_ABSENT)
-		return a->kstate[m->id] == K_PRESENT ? 0 : -EBUSY;
+	if (a->kstate[m->id] == K_PRESENT)
+		return 0;
+	if (a->kstate[m->id] == K_FENCED) {	/* not removed yet: later */
+		a->add_failed = true;
+		a->add_retry_at = now_ms() + HBMD_RETRY_MS;
+		return -EBUSY;
+	}
 	ret = a->k.ops->node_add(a->k.ctx, &p, err, sizeof(err));
 	if (ret == -EEXIST) {
 		alog(a, LOG_WARNING, "node %u was in the kernel already (%s): kept", m->id, err);
@@ -260,7 +265,7 @@ static void retry_adds(struct hbmd_agent *a)
 	size_t i;
 
 	a->add_failed = false;
-	for (i = 0; i < a->members.n && !a->add_failed; i++) {
+	for (i = 0; i < a->members.n; i++) {
 		const struct hbm_member *m = &a->members.m[i];
 
 		if (m->id != a->conf->node_id && a->kstate[m->id] != K_PRESENT)

@@ -23,7 +23,10 @@
  *     the epoch rises; exactly one new leader, never two at once;
  *  3. the frozen node comes back with a new incarnation (a new segment):
  *     the others add it again; then it stops and revokes its lease: the
- *     others fence and remove it at once; a daemon restarted on the same
+ *     others fence and remove it at once; it comes back, leaves and comes
+ *     back at once on another segment: the others remove the old one (one
+ *     kernel refusing once: the add waits) and add the new; a daemon
+ *     restarted on the same
  *     segment (same incarnation) takes its lease over: the others see
  *     nothing, its kernel keeps its nodes;
  *  4. etcd is stopped (SIGSTOP): every agent fences itself, each before
@@ -425,7 +428,7 @@ static void test_control(struct node *n, int64_t epoch, int leader)
 static void test_agents(void)
 {
 	char key[96], line[64], what[256];
-	int i, lid = -1, nl, max_leaders, sid, new_lid = -1, rid;
+	int i, lid = -1, nl, max_leaders, sid, new_lid = -1, rid, busy;
 	unsigned int calls[NR], before;
 	int64_t lease_id;
 	int64_t e0, e1;
@@ -584,6 +587,44 @@ static void test_agents(void)
 	ok(good && now() - t0 < 0.5 + HBMD_REMOVE_DELAY_MS / 1000.0,
 	   "node %d leaves (lease revoked): removed by the others after %.2f s, before its TTL",
 	   sid, now() - t0);
+
+	/*
+	 * 3a. back, then gone and back at once with a new segment: the others
+	 * still hold the old one fenced; it goes first.  One kernel refuses
+	 * the first removal: the add waits for it.
+	 */
+	ok(!node_start(&nodes[sid - 1], 3000, true), "node %d starts again", sid);
+	t0 = now();
+	while (!all_see_each_other() && now() - t0 < 5)
+		usleep(20000);
+	busy = sid == 2 ? 2 : 1;	/* another node's kernel */
+	pthread_mutex_lock(&nodes[busy].fk.lock);
+	nodes[busy].fk.refuse_del = 1;
+	pthread_mutex_unlock(&nodes[busy].fk.lock);
+	node_halt(&nodes[sid - 1], STOP);
+	hbmd_agent_stop(nodes[sid - 1].a, true);
+	node_free(&nodes[sid - 1]);
+	ok(!node_start(&nodes[sid - 1], 4000, true), "... leaves and starts at once on a new segment");
+	t0 = now();
+	while (!all_see_each_other() && now() - t0 < 5)
+		usleep(20000);
+	/* an add before the old one's removal would be a violation (below) */
+	snprintf(line, sizeof(line), "del %d refused", sid);
+	ok(all_see_each_other() && fk_find(&nodes[busy].fk, line) >= 0,
+	   "the others removed the old one and added the new (%.2f s; node %u's kernel refused a removal once)",
+	   now() - t0, nodes[busy].id);
+	node_halt(&nodes[sid - 1], STOP);
+	hbmd_agent_stop(nodes[sid - 1].a, true);
+	t0 = now();
+	while (now() - t0 < 3) {
+		for (i = 0, good = true; i < NR; i++)
+			if (nodes[i].running)
+				good = good && kstate(&nodes[i], (uint32_t)sid) == FK_ABSENT;
+		if (good)
+			break;
+		usleep(10000);
+	}
+	ok(good, "node %d gone again", sid);
 
 	/* 3b. a daemon restarted on the same segment takes its lease over */
 	rid = nodes[0].running ? 0 : 1;

@@ -92,8 +92,11 @@ static int fk_node_remove(void *ctx, uint32_t id, char *err, size_t errlen)
 	int ret = 0;
 
 	pthread_mutex_lock(&fk->lock);
-	fk_log(fk, true, "del %u", id);
-	if (id >= 1024 || fk->node[id] == FK_ABSENT) {
+	fk_log(fk, true, "del %u%s", id, fk->refuse_del ? " refused" : "");
+	if (fk->refuse_del) {
+		fk->refuse_del--;
+		ret = -EBUSY;
+	} else if (id >= 1024 || fk->node[id] == FK_ABSENT) {
 		violate(fk, "del of an unknown node", id);
 		ret = -ENOENT;
 	} else {

@@ -23,6 +23,7 @@ struct fake_kernel {
 	pthread_mutex_t lock;
 	uint32_t self_id;
 	bool unsupported;
+	unsigned int refuse_del;	/* the next node_remove calls: -EBUSY */
 	uint64_t next_incarnation;	/* the segment's, given by setup */
 	char log[32768];
 	size_t log_len;
