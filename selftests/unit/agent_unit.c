@@ -593,6 +593,7 @@ static void test_agents(void)
 	 * still hold the old one fenced; it goes first.  One kernel refuses
 	 * the first removal: the add waits for it.
 	 */
+	node_free(&nodes[sid - 1]);
 	ok(!node_start(&nodes[sid - 1], 3000, true), "node %d starts again", sid);
 	t0 = now();
 	while (!all_see_each_other() && now() - t0 < 5)
