@@ -622,7 +622,7 @@ int hbmd_agent_new(const struct hbm_config *conf, struct hbmd_kernel kernel, hbm
 }
 
 /* This node's key, under the lease; an old one of ours is taken over. */
-static int do_register(struct hbmd_agent *a)
+static int do_register(struct hbmd_agent *a, bool report)
 {
 	struct hbm_member me = {
 		.id = a->conf->node_id, .port = a->conf->port,
@@ -655,13 +655,13 @@ static int do_register(struct hbmd_agent *a)
 	}
 	ret = ex.n ? hbm_member_parse(a->members_prefix, &ex.kv[0], &old, err, sizeof(err)) :
 		-EPROTO;
-	if (!ret)
-		alog(a, LOG_ERR,
-		     "node %u is registered already (%s port %u, incarnation %llu, lease %llx): another daemon with this id, or this one before a restart with another segment; its lease must expire first",
+	if (report && !ret)
+		alog(a, LOG_WARNING,
+		     "node %u is registered already (%s port %u, incarnation %llu, lease %llx): this node before a restart on another segment, or another daemon with this id; its lease must expire first",
 		     me.id, old.addr, old.port, (unsigned long long)old.incarnation,
 		     (unsigned long long)ex.kv[0].lease);
-	else
-		alog(a, LOG_ERR, "node %u is registered already: %s", me.id,
+	else if (report)
+		alog(a, LOG_WARNING, "node %u is registered already: %s", me.id,
 		     ex.n ? err : "(no value)");
 	hbm_etcd_kvs_free(&ex);
 	return -EEXIST;
@@ -721,6 +721,8 @@ int hbmd_agent_start(struct hbmd_agent *a)
 	int64_t id, granted;
 	char err[256] = "";
 	size_t nkn = 0, i;
+	uint64_t wait_until;
+	unsigned int tries;
 	int ret;
 
 	/* The clocks' rate difference over a TTL, generously. */
@@ -785,7 +787,13 @@ int hbmd_agent_start(struct hbmd_agent *a)
 		alog(a, LOG_ERR, "etcd client: %s", strerror(-ret));
 		return ret;
 	}
-	if (take_over(a, margin, retry)) {
+	/*
+	 * Else a new lease.  This node's key held under another live lease
+	 * (this node before a crash, on another segment) is waited for, as
+	 * long as a lease of our TTL lasts; then it is another daemon.
+	 */
+	wait_until = now_ms() + ((uint64_t)c->lease_ttl_s + 2) * 1000;
+	for (tries = 0; take_over(a, margin, retry); tries++) {
 		sent = now_ms();
 		ret = hbm_etcd_lease_grant(a->etcd, c->lease_ttl_s, &id, &granted, NULL);
 		if (ret) {
@@ -797,11 +805,19 @@ int hbmd_agent_start(struct hbmd_agent *a)
 			alog(a, LOG_ERR, "lease of %lld s: no time to renew it", (long long)granted);
 			return ret;
 		}
-		ret = do_register(a);
-		if (ret) {
-			hbm_etcd_lease_revoke(a->etcd, id, NULL);
+		ret = do_register(a, !tries || now_ms() >= wait_until);
+		if (!ret)
+			break;
+		hbm_etcd_lease_revoke(a->etcd, id, NULL);
+		if (ret == -EEXIST && now_ms() >= wait_until)
+			alog(a, LOG_ERR, "node %u's key did not expire: another daemon has id %u?",
+			     c->node_id, c->node_id);
+		if (ret != -EEXIST || now_ms() >= wait_until)
 			return ret;
-		}
+		if (!tries)
+			alog(a, LOG_NOTICE, "waiting up to %u s for it to expire",
+			     c->lease_ttl_s + 2);
+		usleep(500000);
 	}
 	a->state = HBMD_AGENT_RUNNING;
 

@@ -26,9 +26,10 @@
  *     others fence and remove it at once; it comes back, leaves and comes
  *     back at once on another segment: the others remove the old one (one
  *     kernel refusing once: the add waits) and add the new; a daemon
- *     restarted on the same
- *     segment (same incarnation) takes its lease over: the others see
- *     nothing, its kernel keeps its nodes;
+ *     restarted on the same segment (same incarnation) takes its lease
+ *     over: the others see nothing, its kernel keeps its nodes; a crash
+ *     and a restart at once on a new segment: the new daemon waits for
+ *     the old key to expire;
  *  4. etcd is stopped (SIGSTOP): every agent fences itself, each before
  *     its lease could have expired on etcd (before the last renewal
  *     proven + TTL), and after SIGCONT does nothing more; a daemon started
@@ -131,6 +132,7 @@ struct node {
 	unsigned int unsupported_msgs[3];
 	unsigned int took_over;	/* "took over lease" messages */
 	unsigned int idle_resyncs;	/* "no word from the watch" messages */
+	unsigned int waits;		/* "waiting up to" messages */
 	uint64_t valid_until;	/* the lease's, last seen */
 	int ctl;		/* its control socket, -1: none */
 	char ctl_path[96];
@@ -148,6 +150,8 @@ static void log_cb(void *arg, int level, const char *msg)
 		n->took_over++;
 	if (strstr(msg, "no word from the watch"))
 		n->idle_resyncs++;
+	if (strstr(msg, "waiting up to"))
+		n->waits++;
 	if (strstr(msg, "does not support")) {
 		if (strstr(msg, "node-set state fenced"))
 			n->unsupported_msgs[0]++;
@@ -651,6 +655,26 @@ static void test_agents(void)
 	ok(all_see_each_other() && violations(&nodes[rid], what, sizeof(what)) == 0,
 	   "its kernel kept its nodes: nothing added twice, nothing removed (%u calls since)",
 	   nodes[rid].fk.calls - before);
+
+	/*
+	 * 3c. a crash, and a reboot on a new segment at once: the old key
+	 * lives until its lease expires; the new daemon waits for it.
+	 */
+	node_halt(&nodes[rid], FREEZE);
+	node_free(&nodes[rid]);
+	t0 = now();
+	i = node_start(&nodes[rid], 5000, true);
+	ok(!i && nodes[rid].waits == 1 && now() - t0 > 0.5 && now() - t0 < TTL_S + 2.5,
+	   "node %u crashed and back on a new segment: it waited %.2f s for its old key to expire",
+	   nodes[rid].id, now() - t0);
+	t0 = now();
+	while (!all_see_each_other() && now() - t0 < 3)
+		usleep(20000);
+	snprintf(line, sizeof(line), "del %u", nodes[rid].id);
+	for (i = 0, good = all_see_each_other(); i < NR; i++)
+		if (nodes[i].running && i != rid)
+			good = good && fk_find(&nodes[i].fk, line) >= 0;
+	ok(good, "the others removed the old node %u and added the new", nodes[rid].id);
 
 	/* 4. etcd stops: every running agent fences itself in time */
 	if (etcd_sigstop()) {
