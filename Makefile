@@ -128,7 +128,9 @@ tools:
 	@$(call require,tools/Makefile)
 	$(MAKE) -C tools
 
-# hbmctl alone: the other tools and the selftests are not installed.
+# hbmctl and hbmpoold (its man page, config example and systemd unit, whose
+# ExecStart names $(PREFIX)/sbin/hbmpoold): the other tools and the
+# selftests are not installed.
 PREFIX  ?= /usr/local
 DESTDIR ?=
 INSTALL ?= install
@@ -143,8 +145,16 @@ install:
 		$(DESTDIR)$(PREFIX)/share/bash-completion/completions/hbmctl
 	$(INSTALL) -d $(DESTDIR)$(PREFIX)/include/linux
 	$(INSTALL) -m 0644 $(UAPI_HDRS) $(DESTDIR)$(PREFIX)/include/linux/
+	$(MAKE) -C daemon hbmpoold
+	$(INSTALL) -D -m 0755 daemon/hbmpoold $(DESTDIR)$(PREFIX)/sbin/hbmpoold
+	$(INSTALL) -D -m 0644 Documentation/man/hbmpoold.8 \
+		$(DESTDIR)$(PREFIX)/share/man/man8/hbmpoold.8
+	$(INSTALL) -D -m 0644 daemon/hbmpoold.conf.example \
+		$(DESTDIR)$(PREFIX)/share/doc/hbmpool/hbmpoold.conf.example
+	sed 's|/usr/local/sbin/hbmpoold|$(PREFIX)/sbin/hbmpoold|' daemon/hbmpoold.service | \
+		$(INSTALL) -D -m 0644 /dev/stdin $(DESTDIR)$(PREFIX)/lib/systemd/system/hbmpoold.service
 
-# hbmpoold's parts (daemon/README.md); their unit tests are in 'make unit'.
+# hbmpoold and its parts (daemon/README.md); their unit tests are in 'make unit'.
 daemon:
 	@$(call require,daemon/Makefile)
 	$(MAKE) -C daemon

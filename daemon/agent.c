@@ -1,0 +1,1100 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * hbmpoold's per-node state machine: see agent.h.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <syslog.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <json-c/json.h>
+
+#include "agent.h"
+#include "etcd.h"
+#include "membership.h"
+
+#define KEY_MAX		256
+#define NR_IDS		(HBM_MEMBER_MAX_ID + 1)
+
+/* The kernel's view of a peer, as this agent left it. */
+enum kstate {
+	K_ABSENT,
+	K_PRESENT,
+	K_FENCED,		/* declared dead, node-del due at remove_due[] */
+};
+
+/* Operations a kernel may not have yet (reported once). */
+enum kop {
+	KOP_NODE_FENCE,
+	KOP_SET_EPOCH,
+	KOP_FENCE_SELF,
+	NR_KOPS,
+};
+
+static const char *const kop_names[NR_KOPS] = {
+	"declaring a node fenced (node-set state fenced)",
+	"the membership epoch (domain-set epoch)",
+	"fencing this node (domain-set fenced)",
+};
+
+struct hbmd_agent {
+	const struct hbm_config *conf;
+	struct hbmd_kernel k;
+	hbmd_log_fn *log_fn;
+	void *log_arg;
+	enum hbmd_agent_state state;
+
+	struct hbm_etcd *etcd;
+	uint64_t call_bound_ms;		/* the longest a synchronous etcd call takes */
+	struct hbm_lease lease;
+	uint64_t incarnation;
+	char members_prefix[KEY_MAX], member_key[KEY_MAX], leader_key[KEY_MAX];
+	char domain_prefix[KEY_MAX];
+
+	struct hbm_members members;	/* as applied to the kernel */
+	int64_t epoch_pushed;
+	bool epoch_failed;
+	enum kstate kstate[NR_IDS];
+	uint64_t remove_due[NR_IDS];	/* K_FENCED: when to node-del */
+	bool add_failed;		/* members still to add to the kernel */
+	uint64_t add_retry_at;
+	unsigned int unsupported;	/* 1 << enum kop, reported */
+
+	struct hbm_etcd_awatch *watch;
+	bool in_watch;			/* in its callback: it cannot be freed now */
+	int64_t watch_rev;		/* every event up to it applied */
+	uint64_t watch_deadline;	/* curl's timeout, UINT64_MAX: none */
+	uint64_t watch_heard;		/* its last message */
+	uint64_t resync_at;		/* range + new watch due, UINT64_MAX: none */
+
+	bool leader;
+	struct hbm_leader cur;		/* the leader as last seen */
+	bool cur_known;
+	uint64_t elect_at;		/* an election due, UINT64_MAX: none */
+
+	char status[256];
+};
+
+static uint64_t now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+static void alog(struct hbmd_agent *a, int level, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+static void alog(struct hbmd_agent *a, int level, const char *fmt, ...)
+{
+	char buf[1024];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(buf, sizeof(buf), fmt, ap);
+	va_end(ap);
+	if (a->log_fn)
+		a->log_fn(a->log_arg, level, buf);
+}
+
+static void set_status(struct hbmd_agent *a)
+{
+	if (a->state == HBMD_AGENT_FENCED)
+		return;		/* the reason stays */
+	snprintf(a->status, sizeof(a->status), "%s: node %u, %zu members, epoch %lld, %s",
+		 a->state == HBMD_AGENT_RUNNING ? "member" : "stopped", a->conf->node_id,
+		 a->members.n, (long long)a->members.epoch,
+		 a->leader ? "leader" : a->cur_known ? "follower" : "no leader");
+}
+
+/*
+ * A kernel operation's result: -EOPNOTSUPP is reported once per operation
+ * and taken as done; 0 otherwise, or the error.
+ */
+static int kresult(struct hbmd_agent *a, enum kop op, int ret, const char *err)
+{
+	if (ret != -EOPNOTSUPP)
+		return ret;
+	if (!(a->unsupported & (1u << op))) {
+		a->unsupported |= 1u << op;
+		alog(a, LOG_WARNING,
+		     "the kernel does not support %s yet (issue 9's kernel side): %s; going on without it",
+		     kop_names[op], err);
+	}
+	return 0;
+}
+
+/* ---- fencing ---- */
+
+static void watch_stop(struct hbmd_agent *a)
+{
+	if (a->in_watch)
+		return;		/* watch_poke() stops it on the way out */
+	if (a->watch)
+		hbm_etcd_awatch_stop(a->watch);
+	a->watch = NULL;
+	a->watch_deadline = UINT64_MAX;
+	a->resync_at = UINT64_MAX;
+}
+
+/* Fence this node: final; the agent acts no more. */
+static void fence(struct hbmd_agent *a, const char *why)
+{
+	char err[256] = "";
+	int ret;
+
+	if (a->state == HBMD_AGENT_FENCED)
+		return;
+	a->state = HBMD_AGENT_FENCED;
+	a->lease.state = HBM_LEASE_FENCED;
+	a->leader = false;
+	watch_stop(a);
+	ret = kresult(a, KOP_FENCE_SELF, a->k.ops->fence_self(a->k.ctx, err, sizeof(err)), err);
+	if (ret)
+		alog(a, LOG_CRIT, "fencing this node in the kernel failed: %s", err);
+	alog(a, LOG_ERR, "node %u fenced: %s; it rejoins only with a new segment (incarnation)",
+	     a->conf->node_id, why);
+	snprintf(a->status, sizeof(a->status), "fenced: %s", why);
+}
+
+/* ---- the kernel's nodes ---- */
+
+static void kremove(struct hbmd_agent *a, uint32_t id)
+{
+	char err[256] = "";
+	int ret = a->k.ops->node_remove(a->k.ctx, id, err, sizeof(err));
+
+	if (!ret || ret == -ENOENT) {
+		a->kstate[id] = K_ABSENT;
+		a->remove_due[id] = 0;
+		alog(a, LOG_INFO, "node %u removed from the kernel", id);
+		return;
+	}
+	alog(a, LOG_WARNING, "%s; trying again in %d ms", err, HBMD_RETRY_MS);
+	a->remove_due[id] = now_ms() + HBMD_RETRY_MS;
+}
+
+static void kleave(struct hbmd_agent *a, uint32_t id, const char *why)
+{
+	char err[256] = "";
+	int ret;
+
+	if (a->kstate[id] == K_ABSENT)
+		return;
+	if (a->kstate[id] == K_PRESENT) {
+		ret = a->k.ops->node_fence(a->k.ctx, id, err, sizeof(err));
+		ret = kresult(a, KOP_NODE_FENCE, ret, err);
+		if (ret)
+			alog(a, LOG_ERR, "node %u: %s; removing it anyway", id, err);
+		a->kstate[id] = K_FENCED;
+		a->remove_due[id] = now_ms() + HBMD_REMOVE_DELAY_MS;
+		alog(a, LOG_NOTICE, "node %u %s: fenced in the kernel, removed in %d ms", id, why,
+		     HBMD_REMOVE_DELAY_MS);
+	}
+}
+
+static int kjoin(struct hbmd_agent *a, const struct hbm_member *m)
+{
+	struct hbmd_kernel_peer p = {
+		.id = m->id, .addr = m->addr, .port = m->port,
+		.capacity = m->segment_bytes < HBMD_PEER_CAPACITY_MAX ? m->segment_bytes :
+			    HBMD_PEER_CAPACITY_MAX,
+		.distance = HBMD_PEER_DISTANCE,
+		.link_type = HBMD_PEER_LINK_TYPE,
+	};
+	char err[256] = "";
+	int ret;
+
+	if (a->kstate[m->id] == K_FENCED)
+		kremove(a, m->id);	/* the old incarnation goes first */
+	if (a->kstate[m->id] == K_PRESENT)
+		return 0;
+	if (a->kstate[m->id] == K_FENCED) {	/* not removed yet: later */
+		a->add_failed = true;
+		a->add_retry_at = now_ms() + HBMD_RETRY_MS;
+		return -EBUSY;
+	}
+	ret = a->k.ops->node_add(a->k.ctx, &p, err, sizeof(err));
+	if (ret == -EEXIST) {
+		alog(a, LOG_WARNING, "node %u was in the kernel already (%s): kept", m->id, err);
+		ret = 0;
+	}
+	if (ret) {
+		alog(a, LOG_ERR, "node %u joined but cannot be added: %s; trying again in %d ms",
+		     m->id, err, HBMD_RETRY_MS);
+		a->add_failed = true;
+		a->add_retry_at = now_ms() + HBMD_RETRY_MS;
+		return ret;
+	}
+	a->kstate[m->id] = K_PRESENT;
+	alog(a, LOG_NOTICE, "node %u joined: %s port %u, %llu bytes, incarnation %llu", m->id,
+	     m->addr, m->port, (unsigned long long)m->segment_bytes,
+	     (unsigned long long)m->incarnation);
+	return 0;
+}
+
+static void push_epoch(struct hbmd_agent *a)
+{
+	char err[256] = "";
+	int ret;
+
+	if (a->members.epoch <= a->epoch_pushed)
+		return;
+	ret = a->k.ops->set_epoch(a->k.ctx, (uint64_t)a->members.epoch, err, sizeof(err));
+	ret = kresult(a, KOP_SET_EPOCH, ret, err);
+	if (ret) {
+		if (!a->epoch_failed)
+			alog(a, LOG_ERR, "epoch %lld: %s; trying again", (long long)a->members.epoch,
+			     err);
+		a->epoch_failed = true;
+		return;
+	}
+	a->epoch_failed = false;
+	a->epoch_pushed = a->members.epoch;
+	alog(a, LOG_INFO, "epoch %lld", (long long)a->epoch_pushed);
+}
+
+/* Members not in the kernel yet (a failed add): again. */
+static void retry_adds(struct hbmd_agent *a)
+{
+	size_t i;
+
+	a->add_failed = false;
+	for (i = 0; i < a->members.n; i++) {
+		const struct hbm_member *m = &a->members.m[i];
+
+		if (m->id != a->conf->node_id && a->kstate[m->id] != K_PRESENT)
+			kjoin(a, m);
+	}
+}
+
+/* The events that took the table from old to new, applied to the kernel. */
+static void apply_events(struct hbmd_agent *a, const struct hbm_member_event *ev, size_t n)
+{
+	char why[128];
+	size_t i;
+
+	for (i = 0; i < n && a->state == HBMD_AGENT_RUNNING; i++) {
+		const struct hbm_member_event *e = &ev[i];
+
+		if (e->id == a->conf->node_id) {
+			if (e->type == HBM_MEMBER_LEAVE) {
+				fence(a, "this node's key was deleted from etcd");
+			} else if (e->new.incarnation != a->incarnation) {
+				snprintf(why, sizeof(why),
+					 "this node's key holds incarnation %llu, not ours (%llu): another daemon with id %u?",
+					 (unsigned long long)e->new.incarnation,
+					 (unsigned long long)a->incarnation, e->id);
+				fence(a, why);
+			}
+			continue;
+		}
+		switch (e->type) {
+		case HBM_MEMBER_JOIN:
+			kjoin(a, &e->new);
+			break;
+		case HBM_MEMBER_LEAVE:
+			kleave(a, e->id, "left");
+			break;
+		case HBM_MEMBER_CHANGE:
+			if (e->changed & (HBM_MCH_ADDR | HBM_MCH_INCARNATION)) {
+				kleave(a, e->id, e->changed & HBM_MCH_INCARNATION ?
+				       "came back with a new incarnation" : "moved");
+				kjoin(a, &e->new);
+			} else {
+				alog(a, LOG_DEBUG, "node %u: capacity %llu", e->id,
+				     (unsigned long long)e->new.capacity);
+			}
+			break;
+		}
+	}
+}
+
+/* Make next the table: apply the difference to the kernel; next is taken. */
+static int take_table(struct hbmd_agent *a, struct hbm_members *next)
+{
+	struct hbm_member_event *ev = NULL;
+	size_t n = 0;
+	int ret;
+
+	if (next->epoch < a->members.epoch)
+		next->epoch = a->members.epoch;	/* never backwards (a resync) */
+	ret = hbm_members_diff(&a->members, next, &ev, &n);
+	if (ret) {
+		hbm_members_free(next);
+		alog(a, LOG_ERR, "membership: %s", strerror(-ret));
+		return ret;
+	}
+	hbm_members_free(&a->members);
+	a->members = *next;
+	memset(next, 0, sizeof(*next));
+	apply_events(a, ev, n);
+	free(ev);
+	if (a->state == HBMD_AGENT_RUNNING)
+		push_epoch(a);
+	set_status(a);
+	return 0;
+}
+
+/* ---- leader election ---- */
+
+static bool can_block(struct hbmd_agent *a)
+{
+	return a->lease.state == HBM_LEASE_HELD &&
+	       now_ms() + a->call_bound_ms < a->lease.valid_until - a->lease.margin_ms;
+}
+
+static void see_leader(struct hbmd_agent *a, const struct hbm_etcd_kv *kv)
+{
+	struct hbm_leader l;
+	char err[256];
+
+	if (hbm_leader_parse(kv, &l, err, sizeof(err))) {
+		alog(a, LOG_WARNING, "leader key: %s", err);
+		return;
+	}
+	if (!a->cur_known || l.term != a->cur.term) {
+		if (l.id != a->conf->node_id || l.lease != a->lease.id)
+			alog(a, LOG_INFO, "leader: node %u (term %lld)", l.id, (long long)l.term);
+	}
+	a->cur = l;
+	a->cur_known = true;
+	a->leader = l.id == a->conf->node_id && l.lease == a->lease.id;
+}
+
+static void elect(struct hbmd_agent *a)
+{
+	struct hbm_etcd_kvs ex = { 0 };
+	bool created = false;
+	char *val = NULL;
+	int64_t rev;
+	int ret;
+
+	a->elect_at = UINT64_MAX;
+	if (!can_block(a)) {
+		a->elect_at = now_ms() + HBMD_RETRY_MS;
+		return;
+	}
+	ret = hbm_leader_encode(a->conf->node_id, a->incarnation, &val);
+	if (!ret)
+		ret = hbm_etcd_create(a->etcd, a->leader_key, val, strlen(val), a->lease.id,
+				      &created, &ex, &rev);
+	free(val);
+	if (ret) {
+		alog(a, LOG_WARNING, "leader election: %s", ret == -ENOMEM ? "out of memory" :
+		     hbm_etcd_error(a->etcd));
+		a->elect_at = now_ms() + HBMD_RETRY_MS;
+		return;
+	}
+	if (created) {
+		a->leader = true;
+		a->cur = (struct hbm_leader){ .id = a->conf->node_id,
+			.incarnation = a->incarnation, .lease = a->lease.id, .term = rev };
+		a->cur_known = true;
+		alog(a, LOG_NOTICE, "this node is the leader (term %lld)", (long long)rev);
+	} else if (ex.n) {
+		see_leader(a, &ex.kv[0]);
+	}
+	hbm_etcd_kvs_free(&ex);
+	set_status(a);
+}
+
+/* ---- the watch ---- */
+
+static int on_watch(const struct hbm_etcd_watch_msg *m, void *arg)
+{
+	struct hbmd_agent *a = arg;
+	struct hbm_members next;
+	bool members = false;
+	char err[256];
+	size_t i;
+	int ret;
+
+	if (a->state != HBMD_AGENT_RUNNING)
+		return 0;
+	a->watch_heard = now_ms();
+	if (m->canceled) {
+		alog(a, LOG_WARNING, "etcd ended the watch%s%s%s", *m->cancel_reason ? ": " : "",
+		     m->cancel_reason, m->compact_revision ? " (compacted)" : "");
+		return 0;	/* -ECANCELED follows */
+	}
+	if (!m->n)
+		return 0;
+	if (hbm_members_copy(&a->members, &next))
+		return -ENOMEM;
+	for (i = 0; i < m->n; i++) {
+		const struct hbm_etcd_event *ev = &m->events[i];
+
+		if (ev->kv.mod_revision > a->watch_rev)
+			a->watch_rev = ev->kv.mod_revision;
+		if (!strcmp(ev->kv.key, a->leader_key)) {
+			if (ev->type == HBM_ETCD_EV_DELETE) {
+				alog(a, LOG_INFO, "the leader (node %d) is gone: election",
+				     a->cur_known ? (int)a->cur.id : -1);
+				a->cur_known = false;
+				a->leader = false;
+				a->elect_at = now_ms();
+			} else {
+				see_leader(a, &ev->kv);
+			}
+			continue;
+		}
+		if (strncmp(ev->kv.key, a->members_prefix, strlen(a->members_prefix)))
+			continue;	/* not ours (later: health...) */
+		members = true;
+		ret = hbm_members_apply(&next, a->members_prefix, ev, err, sizeof(err));
+		if (ret == -EPROTO) {
+			alog(a, LOG_WARNING, "membership: %s", err);
+		} else if (ret) {
+			hbm_members_free(&next);
+			return ret;
+		}
+	}
+	if (members)
+		return take_table(a, &next);
+	hbm_members_free(&next);
+	set_status(a);
+	return 0;
+}
+
+/*
+ * Read the domain (members and leader) at one revision, take it, and watch
+ * from the next.  At start and after a watch ended (a resync sees the
+ * deletions the watch missed as leaves).
+ */
+static int resync(struct hbmd_agent *a)
+{
+	struct hbm_etcd_kvs kvs = { 0 };
+	struct hbm_etcd_kv *mkv;
+	struct hbm_members next;
+	const struct hbm_etcd_kv *leader = NULL;
+	size_t i, n = 0;
+	int64_t rev;
+	int ret;
+
+	a->resync_at = UINT64_MAX;
+	if (!can_block(a)) {
+		a->resync_at = now_ms() + HBMD_RETRY_MS;
+		return -EAGAIN;
+	}
+	ret = hbm_etcd_get(a->etcd, a->domain_prefix, true, &kvs, &rev);
+	if (ret) {
+		alog(a, LOG_WARNING, "reading the domain: %s", hbm_etcd_error(a->etcd));
+		a->resync_at = now_ms() + HBMD_RETRY_MS;
+		return ret;
+	}
+	mkv = calloc(kvs.n + 1, sizeof(*mkv));
+	if (!mkv) {
+		hbm_etcd_kvs_free(&kvs);
+		return -ENOMEM;
+	}
+	for (i = 0; i < kvs.n; i++) {
+		if (!strcmp(kvs.kv[i].key, a->leader_key))
+			leader = &kvs.kv[i];
+		else if (!strncmp(kvs.kv[i].key, a->members_prefix, strlen(a->members_prefix)))
+			mkv[n++] = kvs.kv[i];	/* shallow: kvs owns the strings */
+	}
+	ret = hbm_members_build(a->members_prefix, mkv, n, &next);
+	free(mkv);
+	if (ret) {
+		hbm_etcd_kvs_free(&kvs);
+		return ret;
+	}
+	if (next.errors)
+		alog(a, LOG_WARNING, "membership: %u bad entries:\n%s", next.bad, next.errors);
+	/* A member gone since the last table: its deletion is at most rev. */
+	for (i = 0; i < a->members.n; i++)
+		if (!hbm_members_find(&next, a->members.m[i].id) && next.epoch < rev)
+			next.epoch = rev;
+	if (leader) {
+		see_leader(a, leader);
+	} else {
+		a->cur_known = false;
+		a->leader = false;
+		a->elect_at = now_ms();
+	}
+	hbm_etcd_kvs_free(&kvs);
+	a->watch_rev = rev;
+	ret = take_table(a, &next);
+	if (ret || a->state != HBMD_AGENT_RUNNING)
+		return ret;
+
+	ret = hbm_etcd_awatch_start(a->etcd, a->domain_prefix, true, rev + 1, on_watch, a,
+				    &a->watch);
+	if (ret) {
+		alog(a, LOG_WARNING, "watching %s: %s", a->domain_prefix, hbm_etcd_error(a->etcd));
+		a->watch = NULL;
+		a->resync_at = now_ms() + HBMD_RETRY_MS;
+		return ret;
+	}
+	a->watch_deadline = now_ms();	/* let curl start */
+	a->watch_heard = now_ms();
+	return 0;
+}
+
+/*
+ * A watch that says nothing for this long is read again: etcd sends
+ * nothing on a quiet prefix, and a connection to a dead endpoint may never
+ * break; a resync costs one range.
+ */
+static uint64_t watch_idle_ms(const struct hbmd_agent *a)
+{
+	return 2 * (uint64_t)a->conf->lease_ttl_s * 1000;
+}
+
+static void watch_ended(struct hbmd_agent *a, int ret)
+{
+	if (a->state != HBMD_AGENT_RUNNING)
+		return;
+	alog(a, LOG_WARNING, "the watch of %s ended (%s): reading the domain again",
+	     a->domain_prefix, a->watch ? hbm_etcd_awatch_error(a->watch) : strerror(-ret));
+	watch_stop(a);
+	a->resync_at = now_ms() + 200;
+}
+
+static void watch_poke(struct hbmd_agent *a, int fd, short revents)
+{
+	long t;
+	int ret;
+
+	if (!a->watch)
+		return;
+	a->in_watch = true;
+	ret = hbm_etcd_awatch_event(a->watch, fd, revents);
+	a->in_watch = false;
+	if (a->state != HBMD_AGENT_RUNNING) {
+		watch_stop(a);	/* fenced from the callback */
+		return;
+	}
+	if (ret) {
+		watch_ended(a, ret);
+		return;
+	}
+	t = hbm_etcd_awatch_timeout(a->watch);
+	a->watch_deadline = t < 0 ? UINT64_MAX : now_ms() + (uint64_t)t;
+}
+
+/* ---- start ---- */
+
+static int read_key(struct hbmd_agent *a, unsigned char *key, size_t *len)
+{
+	ssize_t r;
+	int fd = open(a->conf->key_file, O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0) {
+		alog(a, LOG_ERR, "%s: %s", a->conf->key_file, strerror(errno));
+		return -errno;
+	}
+	r = read(fd, key, 65);
+	close(fd);
+	if (r < 16 || r > 64) {
+		alog(a, LOG_ERR, "%s: a domain key is 16 to 64 bytes", a->conf->key_file);
+		return -EINVAL;
+	}
+	*len = (size_t)r;
+	return 0;
+}
+
+int hbmd_agent_new(const struct hbm_config *conf, struct hbmd_kernel kernel, hbmd_log_fn *log,
+		   void *log_arg, struct hbmd_agent **out)
+{
+	struct hbmd_agent *a = calloc(1, sizeof(*a));
+
+	if (!a) {
+		kernel.ops->close(kernel.ctx);
+		return -ENOMEM;
+	}
+	a->conf = conf;
+	a->k = kernel;
+	a->log_fn = log;
+	a->log_arg = log_arg;
+	a->watch_deadline = UINT64_MAX;
+	a->resync_at = UINT64_MAX;
+	a->elect_at = UINT64_MAX;
+	snprintf(a->status, sizeof(a->status), "starting");
+	*out = a;
+	return 0;
+}
+
+/* This node's key, under the lease; an old one of ours is taken over. */
+static int do_register(struct hbmd_agent *a, bool report)
+{
+	struct hbm_member me = {
+		.id = a->conf->node_id, .port = a->conf->port,
+		.segment_bytes = a->conf->segment_bytes, .capacity = a->conf->segment_bytes,
+		.incarnation = a->incarnation,
+	};
+	struct hbm_etcd_kvs ex = { 0 };
+	struct hbm_member old;
+	bool created = false;
+	char *val = NULL, err[256];
+	int ret;
+
+	snprintf(me.addr, sizeof(me.addr), "%s", a->conf->address);
+	ret = hbm_member_encode(&me, &val);
+	if (ret)
+		return ret;
+	ret = hbm_etcd_create(a->etcd, a->member_key, val, strlen(val), a->lease.id, &created,
+			      &ex, NULL);
+	free(val);
+	if (ret) {
+		alog(a, LOG_ERR, "registering %s: %s", a->member_key, hbm_etcd_error(a->etcd));
+		return ret;
+	}
+	if (created || (ex.n && ex.kv[0].lease == a->lease.id)) {
+		hbm_etcd_kvs_free(&ex);
+		alog(a, LOG_NOTICE, "node %u registered: %s, incarnation %llu, lease %llx (%llu s)",
+		     me.id, a->member_key, (unsigned long long)a->incarnation,
+		     (unsigned long long)a->lease.id, (unsigned long long)a->lease.ttl_ms / 1000);
+		return 0;
+	}
+	ret = ex.n ? hbm_member_parse(a->members_prefix, &ex.kv[0], &old, err, sizeof(err)) :
+		-EPROTO;
+	if (report && !ret)
+		alog(a, LOG_WARNING,
+		     "node %u is registered already (%s port %u, incarnation %llu, lease %llx): this node before a restart on another segment, or another daemon with this id; its lease must expire first",
+		     me.id, old.addr, old.port, (unsigned long long)old.incarnation,
+		     (unsigned long long)ex.kv[0].lease);
+	else if (report)
+		alog(a, LOG_WARNING, "node %u is registered already: %s", me.id,
+		     ex.n ? err : "(no value)");
+	hbm_etcd_kvs_free(&ex);
+	return -EEXIST;
+}
+
+/*
+ * A daemon restarted on the same segment: its key is there, with our
+ * incarnation, under a lease that still lives: keep that lease.
+ */
+static int take_over(struct hbmd_agent *a, uint64_t margin, uint64_t retry)
+{
+	struct hbm_etcd_kvs kvs = { 0 };
+	struct hbm_member old;
+	int64_t ttl = 0;
+	uint64_t sent;
+	char err[256];
+	int ret;
+
+	if (hbm_etcd_get(a->etcd, a->member_key, false, &kvs, NULL) || kvs.n != 1)
+		goto no;
+	if (hbm_member_parse(a->members_prefix, &kvs.kv[0], &old, err, sizeof(err)) ||
+	    old.incarnation != a->incarnation || !kvs.kv[0].lease)
+		goto no;
+	sent = now_ms();
+	if (hbm_etcd_lease_keepalive(a->etcd, kvs.kv[0].lease, &ttl, NULL) || ttl <= 0)
+		goto no;
+	ret = hbm_lease_granted(&a->lease, kvs.kv[0].lease, ttl, sent, margin, retry);
+	if (ret)
+		goto no;
+	/* etcd may report less than the full TTL: renew at once then */
+	a->lease.ttl_ms = (uint64_t)a->conf->lease_ttl_s * 1000;
+	a->lease.renew_at = sent;
+	alog(a, LOG_NOTICE, "took over lease %llx of this node's registration (same segment)",
+	     (unsigned long long)kvs.kv[0].lease);
+	hbm_etcd_kvs_free(&kvs);
+	return 0;
+no:
+	hbm_etcd_kvs_free(&kvs);
+	return -ENOENT;
+}
+
+int hbmd_agent_start(struct hbmd_agent *a)
+{
+	const struct hbm_config *c = a->conf;
+	struct hbm_etcd_opts o = {
+		.endpoints = (const char *const *)c->endpoints, .nr_endpoints = c->nr_endpoints,
+		.ca_file = c->ca_file, .cert_file = c->cert_file, .key_file = c->key_file_tls,
+		.connect_timeout_ms = c->connect_timeout_ms,
+		.request_timeout_ms = c->request_timeout_ms,
+	};
+	struct hbmd_kernel_setup s = {
+		.domain = c->domain, .self_id = c->node_id, .segment_bytes = c->segment_bytes,
+	};
+	struct hbmd_kernel_node *kn = NULL;
+	unsigned char key[65];
+	uint64_t ttl_ms = (uint64_t)c->lease_ttl_s * 1000, margin, retry, sent, epoch;
+	int64_t id, granted;
+	char err[256] = "";
+	size_t nkn = 0, i;
+	uint64_t wait_until;
+	unsigned int tries;
+	int ret;
+
+	/* The clocks' rate difference over a TTL, generously. */
+	margin = 100 + ttl_ms / 50;
+	retry = ttl_ms / 10;
+	a->call_bound_ms = (uint64_t)c->request_timeout_ms * c->nr_endpoints;
+	if (a->call_bound_ms + margin >= ttl_ms / 3)
+		alog(a, LOG_WARNING,
+		     "[etcd] request_timeout_ms x %u endpoints (%llu ms) is over a third of lease_ttl: a renewal that fails on every endpoint leaves no time for another, and the node fences",
+		     c->nr_endpoints, (unsigned long long)a->call_bound_ms);
+	if (hbm_members_prefix(a->members_prefix, KEY_MAX, c->etcd_prefix, c->domain) ||
+	    hbm_member_key(a->member_key, KEY_MAX, c->etcd_prefix, c->domain, c->node_id) ||
+	    hbm_leader_key(a->leader_key, KEY_MAX, c->etcd_prefix, c->domain) ||
+	    snprintf(a->domain_prefix, KEY_MAX, "%s/%s/", c->etcd_prefix, c->domain) >= KEY_MAX) {
+		alog(a, LOG_ERR, "etcd keys of domain %s too long", c->domain);
+		return -ENAMETOOLONG;
+	}
+
+	/* The kernel: a fenced node stops here, before anything is set. */
+	ret = a->k.ops->nodes_read(a->k.ctx, &kn, &nkn, err, sizeof(err));
+	if (ret) {
+		alog(a, LOG_ERR, "reading the kernel's nodes: %s", err);
+		return ret;
+	}
+	for (i = 0; i < nkn; i++) {
+		if (kn[i].self && kn[i].state == HBMD_NODE_FENCED) {
+			free(kn);
+			alog(a, LOG_ERR,
+			     "this node is fenced in the kernel: it rejoins only with a new segment (hbmctl segment del, then start hbmpoold again)");
+			return -ESTALE;
+		}
+		if (!kn[i].self && kn[i].id < NR_IDS)
+			a->kstate[kn[i].id] = kn[i].state == HBMD_NODE_FENCED ? K_FENCED : K_PRESENT;
+	}
+	free(kn);
+
+	/* domain, key, segment */
+	ret = read_key(a, key, &s.key_len);
+	if (ret)
+		return ret;
+	s.key = key;
+	ret = a->k.ops->setup(a->k.ctx, &s, &a->incarnation, err, sizeof(err));
+	explicit_bzero(key, sizeof(key));
+	if (ret) {
+		alog(a, LOG_ERR, "setting the kernel up: %s", err);
+		return ret;
+	}
+	/*
+	 * The epoch never goes back, also across a restart: the table built
+	 * from a range cannot see a deletion after the last put (membership.h).
+	 */
+	ret = a->k.ops->epoch_read(a->k.ctx, &epoch, err, sizeof(err));
+	if (ret) {
+		alog(a, LOG_ERR, "reading the kernel's epoch: %s", err);
+		return ret;
+	}
+	a->members.epoch = (int64_t)epoch;
+	a->epoch_pushed = (int64_t)epoch;
+
+	ret = hbm_etcd_open(&o, &a->etcd);
+	if (ret) {
+		alog(a, LOG_ERR, "etcd client: %s", strerror(-ret));
+		return ret;
+	}
+	/*
+	 * Else a new lease.  This node's key held under another live lease
+	 * (this node before a crash, on another segment) is waited for, as
+	 * long as a lease of our TTL lasts; then it is another daemon.
+	 */
+	wait_until = now_ms() + ((uint64_t)c->lease_ttl_s + 2) * 1000;
+	for (tries = 0; take_over(a, margin, retry); tries++) {
+		sent = now_ms();
+		ret = hbm_etcd_lease_grant(a->etcd, c->lease_ttl_s, &id, &granted, NULL);
+		if (ret) {
+			alog(a, LOG_ERR, "lease: %s", hbm_etcd_error(a->etcd));
+			return ret;
+		}
+		ret = hbm_lease_granted(&a->lease, id, granted, sent, margin, retry);
+		if (ret) {
+			alog(a, LOG_ERR, "lease of %lld s: no time to renew it", (long long)granted);
+			return ret;
+		}
+		ret = do_register(a, !tries || now_ms() >= wait_until);
+		if (!ret)
+			break;
+		hbm_etcd_lease_revoke(a->etcd, id, NULL);
+		if (ret == -EEXIST && now_ms() >= wait_until)
+			alog(a, LOG_ERR, "node %u's key did not expire: another daemon has id %u?",
+			     c->node_id, c->node_id);
+		if (ret != -EEXIST || now_ms() >= wait_until)
+			return ret;
+		if (!tries)
+			alog(a, LOG_NOTICE, "waiting up to %u s for it to expire",
+			     c->lease_ttl_s + 2);
+		usleep(500000);
+	}
+	a->state = HBMD_AGENT_RUNNING;
+
+	/*
+	 * The kernel's nodes that are no members: fenced and removed by
+	 * take_table() (they are in kstate, not in the empty table); members
+	 * the kernel lacks are added.
+	 */
+	for (i = 0; i < NR_IDS; i++) {
+		if (a->kstate[i] == K_FENCED)
+			a->remove_due[i] = now_ms();
+	}
+	ret = resync(a);
+	if (ret && ret != -EAGAIN && a->state == HBMD_AGENT_RUNNING) {
+		a->state = HBMD_AGENT_NEW;
+		return ret;
+	}
+	if (a->state != HBMD_AGENT_RUNNING)
+		return -ESTALE;
+	/* nodes in the kernel that are no members */
+	for (i = 0; i < NR_IDS; i++)
+		if (a->kstate[i] == K_PRESENT && !hbm_members_find(&a->members, (uint32_t)i))
+			kleave(a, (uint32_t)i, "is in the kernel but no member");
+	retry_adds(a);
+	if (a->elect_at != UINT64_MAX)
+		elect(a);
+	set_status(a);
+	return 0;
+}
+
+/* ---- the loop's side ---- */
+
+unsigned int hbmd_agent_fds(struct hbmd_agent *a, struct pollfd *fds, unsigned int n)
+{
+	if (a->state != HBMD_AGENT_RUNNING || !a->watch)
+		return 0;
+	return hbm_etcd_awatch_fds(a->watch, fds, n);
+}
+
+static uint64_t min64(uint64_t x, uint64_t y)
+{
+	return x < y ? x : y;
+}
+
+uint64_t hbmd_agent_deadline(const struct hbmd_agent *a)
+{
+	uint64_t d = UINT64_MAX;
+	size_t i;
+
+	if (a->state != HBMD_AGENT_RUNNING)
+		return d;
+	d = min64(d, hbm_lease_next(&a->lease));
+	d = min64(d, a->watch_deadline);
+	if (a->watch)
+		d = min64(d, a->watch_heard + watch_idle_ms(a));
+	d = min64(d, a->resync_at);
+	d = min64(d, a->elect_at);
+	if (a->add_failed)
+		d = min64(d, a->add_retry_at);
+	if (a->epoch_failed)
+		d = min64(d, now_ms() + HBMD_RETRY_MS);
+	for (i = 0; i < NR_IDS; i++)
+		if (a->kstate[i] == K_FENCED)
+			d = min64(d, a->remove_due[i]);
+	return d;
+}
+
+void hbmd_agent_event(struct hbmd_agent *a, int fd, short revents)
+{
+	if (a->state == HBMD_AGENT_RUNNING)
+		watch_poke(a, fd, revents);
+}
+
+static void renew(struct hbmd_agent *a)
+{
+	uint64_t now = now_ms();
+	int64_t ttl = 0;
+	int ret;
+
+	if (now + a->call_bound_ms >= a->lease.valid_until - a->lease.margin_ms) {
+		/* it could end after the fence time: not worth it */
+		hbm_lease_failed(&a->lease, false, now);
+		return;
+	}
+	hbm_lease_sent(&a->lease, now);
+	ret = hbm_etcd_lease_keepalive(a->etcd, a->lease.id, &ttl, NULL);
+	now = now_ms();
+	if (!ret) {
+		hbm_lease_renewed(&a->lease, ttl, now);
+		if (a->lease.failures == 0 && ttl > 0)
+			return;
+	}
+	if (ret == -ENOENT || (!ret && ttl <= 0)) {
+		hbm_lease_failed(&a->lease, true, now);
+		return;
+	}
+	hbm_lease_failed(&a->lease, false, now);
+	alog(a, a->lease.failures > 1 ? LOG_WARNING : LOG_INFO,
+	     "renewing lease %llx failed (%u in a row): %s", (unsigned long long)a->lease.id,
+	     a->lease.failures, hbm_etcd_error(a->etcd));
+}
+
+void hbmd_agent_tick(struct hbmd_agent *a)
+{
+	enum hbm_lease_action act;
+	uint64_t now;
+	char why[160];
+	size_t i;
+
+	if (a->state != HBMD_AGENT_RUNNING)
+		return;
+	act = hbm_lease_tick(&a->lease, now_ms());
+	if (act == HBM_LEASE_RENEW) {
+		renew(a);
+		act = hbm_lease_tick(&a->lease, now_ms());
+	}
+	if (act == HBM_LEASE_FENCE) {
+		snprintf(why, sizeof(why),
+			 "lease %llx could not be renewed: it may have expired on etcd (%u renewals failed)",
+			 (unsigned long long)a->lease.id, a->lease.failures);
+		fence(a, why);
+		return;
+	}
+	now = now_ms();
+	if (a->watch && now >= a->watch_deadline)
+		watch_poke(a, -1, 0);
+	if (a->state != HBMD_AGENT_RUNNING)
+		return;
+	if (a->watch && now_ms() >= a->watch_heard + watch_idle_ms(a)) {
+		alog(a, LOG_DEBUG, "no word from the watch for %llu ms: reading the domain again",
+		     (unsigned long long)watch_idle_ms(a));
+		watch_stop(a);
+		a->resync_at = now_ms();
+	}
+	if (!a->watch && now_ms() >= a->resync_at)
+		resync(a);
+	if (a->state != HBMD_AGENT_RUNNING)
+		return;
+	now = now_ms();
+	for (i = 0; i < NR_IDS; i++)
+		if (a->kstate[i] == K_FENCED && now >= a->remove_due[i])
+			kremove(a, (uint32_t)i);
+	if (a->add_failed && now >= a->add_retry_at)
+		retry_adds(a);
+	if (a->epoch_failed)
+		push_epoch(a);
+	if (now_ms() >= a->elect_at)
+		elect(a);
+}
+
+void hbmd_agent_stop(struct hbmd_agent *a, bool revoke)
+{
+	if (a->state != HBMD_AGENT_RUNNING)
+		return;
+	watch_stop(a);
+	a->state = HBMD_AGENT_STOPPED;
+	a->leader = false;
+	if (revoke) {
+		if (hbm_etcd_lease_revoke(a->etcd, a->lease.id, NULL))
+			alog(a, LOG_WARNING, "revoking lease %llx: %s; it expires in %llu s",
+			     (unsigned long long)a->lease.id, hbm_etcd_error(a->etcd),
+			     (unsigned long long)a->lease.ttl_ms / 1000);
+		else
+			alog(a, LOG_NOTICE, "node %u left the domain (lease revoked)",
+			     a->conf->node_id);
+	}
+	set_status(a);
+}
+
+void hbmd_agent_free(struct hbmd_agent *a)
+{
+	if (!a)
+		return;
+	watch_stop(a);
+	if (a->etcd)
+		hbm_etcd_close(a->etcd);
+	hbm_members_free(&a->members);
+	a->k.ops->close(a->k.ctx);
+	free(a);
+}
+
+enum hbmd_agent_state hbmd_agent_state(const struct hbmd_agent *a)
+{
+	return a->state;
+}
+
+bool hbmd_agent_is_leader(const struct hbmd_agent *a)
+{
+	return a->state == HBMD_AGENT_RUNNING && a->leader;
+}
+
+int hbmd_agent_leader_id(const struct hbmd_agent *a)
+{
+	return a->cur_known ? (int)a->cur.id : -1;
+}
+
+int64_t hbmd_agent_epoch(const struct hbmd_agent *a)
+{
+	return a->members.epoch;
+}
+
+size_t hbmd_agent_nr_members(const struct hbmd_agent *a)
+{
+	return a->members.n;
+}
+
+uint64_t hbmd_agent_incarnation(const struct hbmd_agent *a)
+{
+	return a->incarnation;
+}
+
+const struct hbm_lease *hbmd_agent_lease(const struct hbmd_agent *a)
+{
+	return &a->lease;
+}
+
+const char *hbmd_agent_status(const struct hbmd_agent *a)
+{
+	return a->status;
+}
+
+int hbmd_agent_json(const struct hbmd_agent *a, char **json)
+{
+	static const char *const states[] = { "new", "member", "fenced", "stopped" };
+	static const char *const kstates[] = { "absent", "live", "fenced" };
+	json_object *o = json_object_new_object(), *l, *ms, *m;
+	uint64_t now = now_ms();
+	int64_t proven = 0;
+	char id[24];
+	size_t i;
+	int bad = !o;
+
+#define ADD(obj, k, v) (bad |= json_object_object_add((obj), (k), (v)))
+	if (bad)
+		return -ENOMEM;
+	ADD(o, "node", json_object_new_int64(a->conf->node_id));
+	ADD(o, "state", json_object_new_string(states[a->state]));
+	ADD(o, "status", json_object_new_string(a->status));
+	ADD(o, "epoch", json_object_new_int64(a->members.epoch));
+	ADD(o, "leader", a->cur_known ? json_object_new_int64(a->cur.id) : NULL);
+	ADD(o, "is_leader", json_object_new_boolean(hbmd_agent_is_leader(a)));
+	ADD(o, "incarnation", json_object_new_uint64(a->incarnation));
+	l = json_object_new_object();
+	bad |= !l;
+	if (l) {
+		snprintf(id, sizeof(id), "%llx", (unsigned long long)a->lease.id);
+		ADD(l, "id", json_object_new_string(id));
+		ADD(l, "ttl_ms", json_object_new_uint64(a->lease.ttl_ms));
+		if (a->lease.state == HBM_LEASE_HELD && a->lease.valid_until > now)
+			proven = (int64_t)(a->lease.valid_until - now);
+		ADD(l, "proven_for_ms", json_object_new_int64(proven));
+		ADD(o, "lease", l);
+	}
+	ms = json_object_new_array();
+	bad |= !ms;
+	for (i = 0; ms && i < a->members.n; i++) {
+		const struct hbm_member *mb = &a->members.m[i];
+
+		m = json_object_new_object();
+		if (!m) {
+			bad = 1;
+			break;
+		}
+		ADD(m, "id", json_object_new_int64(mb->id));
+		ADD(m, "addr", json_object_new_string(mb->addr));
+		ADD(m, "port", json_object_new_int(mb->port));
+		ADD(m, "segment_bytes", json_object_new_uint64(mb->segment_bytes));
+		ADD(m, "capacity", json_object_new_uint64(mb->capacity));
+		ADD(m, "incarnation", json_object_new_uint64(mb->incarnation));
+		ADD(m, "kernel", json_object_new_string(mb->id == a->conf->node_id ? "self" :
+							kstates[a->kstate[mb->id]]));
+		bad |= json_object_array_add(ms, m);
+	}
+	if (ms)
+		ADD(o, "members", ms);
+#undef ADD
+	*json = bad ? NULL : strdup(json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN));
+	json_object_put(o);
+	return *json ? 0 : -ENOMEM;
+}

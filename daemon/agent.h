@@ -1,0 +1,106 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * The agent: hbmpoold's per-node state machine (issue 9).
+ *
+ *  - start: set the kernel up (domain, self id, key, segment: its
+ *    incarnation), take a lease, register this node under it
+ *    (PREFIX/DOMAIN/members/ID, create-if-absent, the incarnation in the
+ *    value), read the domain (members and leader), bring the kernel's
+ *    nodes to the members (adding those missing, fencing and removing the
+ *    others), push the epoch, stand for leader, watch the domain's prefix;
+ *  - keep the lease alive with lease.c's decisions, and fence this node in
+ *    the kernel (final: the agent then does nothing more) when lease.c says
+ *    the lease could be gone, when etcd says it is gone, or when this
+ *    node's key is deleted or taken by another incarnation;
+ *  - apply every membership change to the kernel: a join adds the node
+ *    (TCP transport), a leave fences it in the kernel and removes it
+ *    HBMD_REMOVE_DELAY_MS later, a new incarnation or address is a leave
+ *    and a join; push the epoch after each change;
+ *  - leader election: the leader key, created under the lease; tried again
+ *    whenever the key is deleted.
+ *
+ * The agent is driven by its caller's loop (loop.c in hbmpoold, threads in
+ * the unit test): wait for the descriptors of hbmd_agent_fds() or until
+ * hbmd_agent_deadline(), then hbmd_agent_event() for each ready one and
+ * hbmd_agent_tick().  etcd calls other than the watch are synchronous
+ * (bounded by the request timeout, once per endpoint): the agent makes one
+ * only when it would end before the lease's fence time.
+ *
+ * Messages go to the log callback, with syslog levels.
+ */
+#ifndef HBMPOOLD_AGENT_H
+#define HBMPOOLD_AGENT_H
+
+#include <poll.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "config.h"
+#include "kernel.h"
+#include "lease.h"
+
+#define HBMD_REMOVE_DELAY_MS	1000	/* from a leave's fence to node-del */
+#define HBMD_RETRY_MS		1000	/* a failed kernel or etcd step, again */
+
+typedef void hbmd_log_fn(void *arg, int level, const char *msg);
+
+enum hbmd_agent_state {
+	HBMD_AGENT_NEW,
+	HBMD_AGENT_RUNNING,
+	HBMD_AGENT_FENCED,	/* final */
+	HBMD_AGENT_STOPPED,
+};
+
+struct hbmd_agent;
+
+/*
+ * Start the agent: everything up to the watch (above).  The kernel is the
+ * agent's from here (closed by hbmd_agent_free()).  Returns 0, or -errno
+ * with the reason logged (nothing to free but the agent).
+ */
+int hbmd_agent_new(const struct hbm_config *conf, struct hbmd_kernel kernel, hbmd_log_fn *log,
+		   void *log_arg, struct hbmd_agent **out);
+int hbmd_agent_start(struct hbmd_agent *a);
+
+/* The descriptors to wait on (up to n), and until when. */
+unsigned int hbmd_agent_fds(struct hbmd_agent *a, struct pollfd *fds, unsigned int n);
+uint64_t hbmd_agent_deadline(const struct hbmd_agent *a);
+/* A descriptor is ready. */
+void hbmd_agent_event(struct hbmd_agent *a, int fd, short revents);
+/* Do whatever is due (CLOCK_MONOTONIC). */
+void hbmd_agent_tick(struct hbmd_agent *a);
+
+/*
+ * Stop: the watch ends, the agent does nothing more.  revoke: give the
+ * lease back, so that the others see this node leave at once (and fence
+ * it); else the lease runs out by itself, and a daemon restarted in time
+ * with the same segment takes it over.
+ */
+void hbmd_agent_stop(struct hbmd_agent *a, bool revoke);
+void hbmd_agent_free(struct hbmd_agent *a);
+
+enum hbmd_agent_state hbmd_agent_state(const struct hbmd_agent *a);
+bool hbmd_agent_is_leader(const struct hbmd_agent *a);
+/* The leader as last seen (-1: none known). */
+int hbmd_agent_leader_id(const struct hbmd_agent *a);
+int64_t hbmd_agent_epoch(const struct hbmd_agent *a);
+size_t hbmd_agent_nr_members(const struct hbmd_agent *a);
+uint64_t hbmd_agent_incarnation(const struct hbmd_agent *a);
+const struct hbm_lease *hbmd_agent_lease(const struct hbmd_agent *a);
+/*
+ * The agent's view as JSON (malloc'ed), for the control socket:
+ *   {"node": 2, "state": "member", "status": "...", "epoch": 9,
+ *    "leader": 3, "is_leader": false, "incarnation": 1001,
+ *    "lease": {"id": "299ca209d88a920d", "ttl_ms": 2000, "proven_for_ms": 1650},
+ *    "members": [{"id": 1, "addr": "10.0.0.1", "port": 7070,
+ *                 "segment_bytes": ..., "capacity": ..., "incarnation": ...,
+ *                 "kernel": "live"}, ...]}
+ * state: new, member, fenced, stopped; leader null when none is known;
+ * kernel: how this agent left the member in the kernel (self, live,
+ * fenced, absent).
+ */
+int hbmd_agent_json(const struct hbmd_agent *a, char **json);
+/* One line for sd_notify STATUS=. */
+const char *hbmd_agent_status(const struct hbmd_agent *a);
+
+#endif /* HBMPOOLD_AGENT_H */

@@ -1,0 +1,106 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * The daemon's view of the kernel, as a table of operations, so that the
+ * agent (agent.c) can be tested against a fake kernel that records the
+ * calls (selftests/unit/fake_kernel.c) and runs on the real one through
+ * the hbmpool generic netlink family (kernel_nl.c, over tools/lib/hbmnl).
+ *
+ * Every operation returns 0 or a negative errno and writes a message for
+ * the operator into err (errlen bytes; "" on success).  -EOPNOTSUPP means
+ * that the running kernel does not have the operation yet (issue 9's
+ * kernel side): the netlink implementation maps a kernel that refuses an
+ * attribute it does not know (EINVAL, the extack pointing at it) to it.
+ * The agent reports an unsupported operation once and goes on.
+ */
+#ifndef HBMPOOLD_KERNEL_H
+#define HBMPOOLD_KERNEL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* How the agent adds a member today (no config key yet). */
+#define HBMD_PEER_DISTANCE	20
+#define HBMD_PEER_LINK_TYPE	2	/* HBMPOOL_LINK_TYPE_SCALEOUT */
+/*
+ * node-new's capacity is at most 64 GiB (the spec's check); the kernel
+ * replaces it by the home's segment size once connected.
+ */
+#define HBMD_PEER_CAPACITY_MAX	(64ULL << 30)
+
+/* This node's place in the domain, set once at start. */
+struct hbmd_kernel_setup {
+	const char *domain;
+	uint32_t self_id;
+	const unsigned char *key;	/* the domain key */
+	size_t key_len;
+	uint64_t segment_bytes;		/* the segment this node exports */
+};
+
+/* A member to reach through the TCP transport. */
+struct hbmd_kernel_peer {
+	uint32_t id;
+	const char *addr;		/* IPv4 or IPv6 literal */
+	uint16_t port;
+	uint64_t capacity;		/* bytes */
+	uint32_t distance;
+	int link_type;			/* enum hbmpool_nl_link_type */
+};
+
+#define HBMD_NODE_FENCED	2	/* HBMPOOL_NODE_STATE_FENCED */
+
+/* A node as the kernel has it. */
+struct hbmd_kernel_node {
+	uint32_t id;
+	int state;			/* enum hbmpool_nl_node_state */
+	bool self;
+};
+
+/* A link as the kernel has it. */
+struct hbmd_kernel_link {
+	uint32_t node_id;
+	int oper_state;			/* enum hbmpool_nl_link_state */
+	int health;			/* enum hbmpool_nl_link_health, -1: none */
+	uint64_t rtt_ns;
+};
+
+struct hbmd_kernel_ops {
+	/*
+	 * Domain name, self id, key; the segment (created if there is none,
+	 * else the existing one is kept); its incarnation.
+	 */
+	int (*setup)(void *ctx, const struct hbmd_kernel_setup *s, uint64_t *incarnation,
+		     char *err, size_t errlen);
+	/* A member joins: node-new, transport tcp. */
+	int (*node_add)(void *ctx, const struct hbmd_kernel_peer *p, char *err, size_t errlen);
+	/* node-del. */
+	int (*node_remove)(void *ctx, uint32_t id, char *err, size_t errlen);
+	/* The member is dead: node-set state fenced (pending fetches fail at once). */
+	int (*node_fence)(void *ctx, uint32_t id, char *err, size_t errlen);
+	/* The epoch the kernel has (domain-get epoch; 0: none, or a kernel without it). */
+	int (*epoch_read)(void *ctx, uint64_t *epoch, char *err, size_t errlen);
+	/* domain-set epoch (never decreasing). */
+	int (*set_epoch)(void *ctx, uint64_t epoch, char *err, size_t errlen);
+	/* domain-set fenced: this node's segment stops serving.  Final. */
+	int (*fence_self)(void *ctx, char *err, size_t errlen);
+	/* Every node (malloc'ed array, *n entries; free() it). */
+	int (*nodes_read)(void *ctx, struct hbmd_kernel_node **nodes, size_t *n,
+			  char *err, size_t errlen);
+	/* Every link (malloc'ed array). */
+	int (*links_read)(void *ctx, struct hbmd_kernel_link **links, size_t *n,
+			  char *err, size_t errlen);
+	void (*close)(void *ctx);
+};
+
+struct hbmd_kernel {
+	const struct hbmd_kernel_ops *ops;
+	void *ctx;
+};
+
+/*
+ * The real kernel: opens the hbmpool family.  -ENOENT (message in err) if
+ * the module is not loaded.
+ */
+int hbmd_kernel_nl_open(struct hbmd_kernel *k, char *err, size_t errlen);
+
+#endif /* HBMPOOLD_KERNEL_H */

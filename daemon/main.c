@@ -1,0 +1,217 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * hbmpoold: the hbmpool domain daemon (issue 9).  See daemon/README.md and
+ * Documentation/man/hbmpoold.8.
+ *
+ *   hbmpoold [-c CONFIG] [-f] [-v]
+ *
+ * Reads the config (refusing to start on any error, all of them printed),
+ * sets the kernel up and joins the domain (agent.c), then runs the event
+ * loop (loop.c) until SIGTERM or SIGINT.  Under systemd (Type=notify) it
+ * sends READY=1 once it is a member, STATUS= on every change and
+ * WATCHDOG=1 at half of WatchdogSec=.  The control socket ([control]
+ * socket) gives the domain's view as JSON (control.h).
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sysexits.h>
+#include <unistd.h>
+
+#include <systemd/sd-daemon.h>
+
+#include "agent.h"
+#include "config.h"
+#include "control.h"
+#include "kernel.h"
+#include "log.h"
+#include "loop.h"
+
+#ifdef HBMD_FAKE_KERNEL
+/* Test builds only (selftests/unit/hbmpoold_unit): the fake kernel. */
+#include <time.h>
+#include "fake_kernel.h"
+static struct fake_kernel fake;
+#endif
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+		"usage: hbmpoold [-c CONFIG] [-f] [-v]\n"
+		"  -c CONFIG  the config file (default " HBM_CONF_PATH ")\n"
+		"  -f         stay in the foreground (as under systemd)\n"
+		"  -v         debug messages too\n"
+		"  -h         this help\n");
+}
+
+/* Print every line of a config error report, then the verdict. */
+static void config_errors(const char *path, const char *errors)
+{
+	const char *p = errors, *nl;
+	unsigned int n = 0;
+
+	while (p && *p) {
+		nl = strchr(p, '\n');
+		if (!nl)
+			nl = p + strlen(p);
+		hbmd_log(LOG_ERR, "%.*s", (int)(nl - p), p);
+		n++;
+		p = *nl ? nl + 1 : nl;
+	}
+	hbmd_log(LOG_ERR, "%s: %u error%s: not starting", path, n, n == 1 ? "" : "s");
+}
+
+static uint64_t min64(uint64_t x, uint64_t y)
+{
+	return x < y ? x : y;
+}
+
+int main(int argc, char **argv)
+{
+	const char *path = HBM_CONF_PATH;
+	struct pollfd fds[HBMD_LOOP_MAX_FDS];
+	uint64_t wd_usec = 0, wd_ms = 0, wd_next = UINT64_MAX;
+	char err[256] = "", status[256] = "";
+	struct hbmd_agent *agent = NULL;
+	struct hbm_config conf;
+	struct hbmd_kernel k;
+	struct hbmd_loop loop;
+	bool foreground = false, verbose = false;
+	char *errors = NULL;
+	int opt, ret, sig, rc = EXIT_SUCCESS, ctl = -1;
+	unsigned int n, i;
+
+	while ((opt = getopt(argc, argv, "c:fvh")) != -1) {
+		switch (opt) {
+		case 'c':
+			path = optarg;
+			break;
+		case 'f':
+			foreground = true;
+			break;
+		case 'v':
+			verbose = true;
+			break;
+		case 'h':
+			usage(stdout);
+			return EXIT_SUCCESS;
+		default:
+			usage(stderr);
+			return EX_USAGE;
+		}
+	}
+	if (optind < argc) {
+		fprintf(stderr, "hbmpoold: unexpected argument \"%s\"\n", argv[optind]);
+		usage(stderr);
+		return EX_USAGE;
+	}
+	hbmd_log_init(verbose ? LOG_DEBUG : LOG_INFO);
+
+	ret = hbm_config_load(path, &conf, &errors);
+	if (ret) {
+		if (ret == -EINVAL)
+			config_errors(path, errors);
+		else
+			hbmd_log(LOG_ERR, "%s", errors ? errors : strerror(-ret));
+		free(errors);
+		sd_notifyf(0, "STATUS=config %s: not starting", path);
+		return EX_CONFIG;
+	}
+
+	ret = hbmd_loop_init(&loop, true, err, sizeof(err));
+	if (ret) {
+		hbmd_log(LOG_ERR, "event loop: %s", err);
+		hbm_config_free(&conf);
+		return EXIT_FAILURE;
+	}
+#ifdef HBMD_FAKE_KERNEL
+	fk_init(&fake, conf.node_id, (uint64_t)time(NULL), false);
+	k = fk_kernel(&fake);
+	ret = 0;
+	hbmd_log(LOG_WARNING, "a test build: a fake kernel, no netlink");
+#else
+	ret = hbmd_kernel_nl_open(&k, err, sizeof(err));
+#endif
+	if (ret) {
+		hbmd_log(LOG_ERR, "kernel: %s", err);
+		sd_notifyf(0, "STATUS=kernel: %s", err);
+		rc = EXIT_FAILURE;
+		goto out_loop;
+	}
+	ret = hbmd_agent_new(&conf, k, hbmd_log_cb, NULL, &agent);
+	if (!ret)
+		ret = hbmd_agent_start(agent);
+	if (ret) {
+		hbmd_log(LOG_ERR, "node %u could not join domain %s: %s", conf.node_id,
+			 conf.domain, strerror(-ret));
+		sd_notifyf(0, "STATUS=could not join domain %s: %s", conf.domain, strerror(-ret));
+		rc = EXIT_FAILURE;
+		goto out;
+	}
+	ctl = hbmd_control_open(conf.control_socket, err, sizeof(err));
+	if (ctl < 0) {
+		hbmd_log(LOG_ERR, "control socket: %s", err);
+		rc = EXIT_FAILURE;
+		goto out;
+	}
+	if (!foreground && daemon(0, 1)) {
+		hbmd_log(LOG_ERR, "daemon: %s", strerror(errno));
+		rc = EXIT_FAILURE;
+		goto out;
+	}
+	if (sd_watchdog_enabled(0, &wd_usec) > 0 && wd_usec) {
+		wd_ms = wd_usec / 2000;		/* twice per period */
+		if (!wd_ms)
+			wd_ms = 1;
+		wd_next = hbmd_now_ms() + wd_ms;
+	}
+	snprintf(status, sizeof(status), "%s", hbmd_agent_status(agent));
+	sd_notifyf(0, "READY=1\nSTATUS=%s", status);
+	hbmd_log(LOG_INFO, "%s", status);
+
+	for (;;) {
+		n = hbmd_agent_fds(agent, fds, HBMD_LOOP_MAX_FDS - 1);
+		fds[n] = (struct pollfd){ .fd = ctl, .events = POLLIN };
+		ret = hbmd_loop_wait(&loop, fds, n + 1, min64(hbmd_agent_deadline(agent), wd_next),
+				     &sig);
+		if (ret < 0) {
+			hbmd_log(LOG_CRIT, "event loop: %s", strerror(-ret));
+			rc = EXIT_FAILURE;
+			break;
+		}
+		for (i = 0; i < n; i++)
+			if (fds[i].revents)
+				hbmd_agent_event(agent, fds[i].fd, fds[i].revents);
+		hbmd_agent_tick(agent);
+		if (fds[n].revents && hbmd_control_serve(ctl, agent, err, sizeof(err)) < 0)
+			hbmd_log(LOG_WARNING, "%s", err);
+		if (strcmp(status, hbmd_agent_status(agent))) {
+			snprintf(status, sizeof(status), "%s", hbmd_agent_status(agent));
+			sd_notifyf(0, "STATUS=%s", status);
+		}
+		if (wd_ms && hbmd_now_ms() >= wd_next) {
+			sd_notify(0, "WATCHDOG=1");
+			wd_next = hbmd_now_ms() + wd_ms;
+		}
+		if (sig == SIGHUP) {
+			hbmd_log(LOG_WARNING,
+				 "SIGHUP: reloading the config is not supported yet; restart hbmpoold to apply a new one");
+		} else if (sig) {
+			hbmd_log(LOG_NOTICE, "%s: stopping; the lease runs out in %u s unless hbmpoold is back on the same segment before",
+				 strsignal(sig), conf.lease_ttl_s);
+			sd_notify(0, "STOPPING=1");
+			hbmd_agent_stop(agent, false);
+			break;
+		}
+	}
+out:
+	hbmd_control_close(ctl, conf.control_socket);
+	hbmd_agent_free(agent);	/* closes the kernel */
+out_loop:
+	hbmd_loop_fini(&loop);
+	hbm_config_free(&conf);
+	return rc;
+}

@@ -1,0 +1,769 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Unit test of hbmpoold's agent (daemon/agent.c) and event loop
+ * (daemon/loop.c).
+ *
+ * First the loop alone: a ready pipe, a deadline, a signal, too many
+ * descriptors, a closed one.
+ *
+ * Then three agents (nodes 1, 2, 3 of domain "unit") against a real etcd
+ * on 127.0.0.1 (etcd_rig.h), each with a fake kernel that records every
+ * call and checks the rules a kernel enforces (fake_kernel.c), each driven
+ * by its own thread and event loop, as three daemons would be.  Lease TTL
+ * 2 s.  Node 3's fake kernel lacks issue 9's kernel side (fencing, epoch:
+ * -EOPNOTSUPP), which must be reported once per operation and change
+ * nothing else.
+ *
+ *  1. all join: each kernel has the two others, never itself; the epochs
+ *     agree; exactly one leader, and all agree on it; node 2's control
+ *     socket shows it all; a quiet domain: every watch is read again after
+ *     2 TTLs, and nothing changes;
+ *  2. the leader is frozen (as kill -9: no renewal, no revoke): within the
+ *     TTL + 1.5 s the others fence it in their kernels, then remove it;
+ *     the epoch rises; exactly one new leader, never two at once;
+ *  3. the frozen node comes back with a new incarnation (a new segment):
+ *     the others add it again; then it stops and revokes its lease: the
+ *     others fence and remove it at once; it comes back, leaves and comes
+ *     back at once on another segment: the others remove the old one (one
+ *     kernel refusing once: the add waits) and add the new; a daemon
+ *     restarted on the same segment (same incarnation) takes its lease
+ *     over: the others see nothing, its kernel keeps its nodes; a crash
+ *     and a restart at once on a new segment: the new daemon waits for
+ *     the old key to expire;
+ *  4. etcd is stopped (SIGSTOP): every agent fences itself, each before
+ *     its lease could have expired on etcd (before the last renewal
+ *     proven + TTL), and after SIGCONT does nothing more; a daemon started
+ *     again on that fenced kernel (the old segment) refuses to join.
+ *
+ * Skipped (exit 4) without /usr/bin/etcd (or $HBM_ETCD) after the loop
+ * tests.  TAP output; HBM_VERBOSE=1 shows the agents' logs.
+ */
+#include <poll.h>
+#include <pthread.h>
+#include <stdatomic.h>
+
+#include "tap.h"
+#include "etcd_rig.h"
+
+#include <sys/un.h>
+
+#include <json-c/json.h>
+
+#include "agent.h"
+#include "config.h"
+#include "control.h"
+#include "fake_kernel.h"
+#include "loop.h"
+
+#define NR	3
+#define TTL_S	2
+
+/* ---- the loop alone ---- */
+
+static void test_loop(void)
+{
+	struct pollfd fds[HBMD_LOOP_MAX_FDS + 1];
+	struct hbmd_loop l;
+	char err[256];
+	uint64_t t0, dt;
+	int p[2], ret, sig, i;
+
+	ret = hbmd_loop_init(&l, true, err, sizeof(err));
+	ok(!ret, "loop: init (%s)", ret ? err : "io_uring, signalfd, timerfd");
+	if (ret)
+		return;
+	if (pipe(p)) {
+		ok(0, "pipe: %s", strerror(errno));
+		return;
+	}
+	fds[0] = (struct pollfd){ .fd = p[0], .events = POLLIN };
+	t0 = hbmd_now_ms();
+	ret = hbmd_loop_wait(&l, fds, 1, t0 + 150, &sig);
+	dt = hbmd_now_ms() - t0;
+	ok(ret == 0 && !fds[0].revents && !sig && dt >= 145 && dt < 1000,
+	   "loop: nothing ready: the deadline ends the wait (%llu ms for 150)",
+	   (unsigned long long)dt);
+	if (write(p[1], "x", 1) != 1)
+		ok(0, "write");
+	ret = hbmd_loop_wait(&l, fds, 1, UINT64_MAX, &sig);
+	ok(ret == 1 && (fds[0].revents & POLLIN) && !sig, "loop: a readable pipe: POLLIN");
+	ret = hbmd_loop_wait(&l, fds, 1, 0, &sig);
+	ok(ret == 1 && (fds[0].revents & POLLIN), "loop: still readable, a past deadline: POLLIN");
+	for (i = 0; i < 3; i++) {	/* nothing left armed: the same again */
+		ret = hbmd_loop_wait(&l, fds, 1, hbmd_now_ms() + 1000, &sig);
+		if (ret != 1)
+			break;
+	}
+	ok(i == 3, "loop: three more waits, each ready at once");
+	if (read(p[0], err, 1) != 1)
+		ok(0, "read");
+	raise(SIGHUP);
+	t0 = hbmd_now_ms();
+	ret = hbmd_loop_wait(&l, fds, 1, t0 + 2000, &sig);
+	ok(ret == 0 && sig == SIGHUP && hbmd_now_ms() - t0 < 1000, "loop: SIGHUP through the signalfd");
+	ret = hbmd_loop_wait(&l, fds, HBMD_LOOP_MAX_FDS + 1, UINT64_MAX, &sig);
+	ok(ret == -E2BIG, "loop: more than %d descriptors: -E2BIG", HBMD_LOOP_MAX_FDS);
+	close(p[0]);
+	close(p[1]);
+	fds[0] = (struct pollfd){ .fd = p[0], .events = POLLIN };
+	ret = hbmd_loop_wait(&l, fds, 1, hbmd_now_ms() + 1000, &sig);
+	ok(ret == 1 && (fds[0].revents & POLLERR), "loop: a closed descriptor: POLLERR, at once");
+	hbmd_loop_fini(&l);
+}
+
+/* ---- three agents ---- */
+
+enum { RUN, FREEZE, STOP };
+
+struct node {
+	int i;
+	uint32_t id;
+	char conf_path[96];
+	struct hbm_config conf;
+	struct fake_kernel fk;
+	struct hbmd_agent *a;
+	pthread_t th;
+	bool running;		/* a thread drives it */
+	atomic_int cmd;
+	/* what the thread saw last, under fk.lock */
+	bool leader, fenced;
+	int leader_id;
+	int64_t epoch;
+	unsigned int unsupported_msgs[3];
+	unsigned int took_over;	/* "took over lease" messages */
+	unsigned int idle_resyncs;	/* "no word from the watch" messages */
+	unsigned int waits;		/* "waiting up to" messages */
+	uint64_t valid_until;	/* the lease's, last seen */
+	int ctl;		/* its control socket, -1: none */
+	char ctl_path[96];
+};
+
+static struct node nodes[NR];
+static bool verbose;
+
+static void log_cb(void *arg, int level, const char *msg)
+{
+	struct node *n = arg;
+
+	pthread_mutex_lock(&n->fk.lock);
+	if (strstr(msg, "took over lease"))
+		n->took_over++;
+	if (strstr(msg, "no word from the watch"))
+		n->idle_resyncs++;
+	if (strstr(msg, "waiting up to"))
+		n->waits++;
+	if (strstr(msg, "does not support")) {
+		if (strstr(msg, "node-set state fenced"))
+			n->unsupported_msgs[0]++;
+		else if (strstr(msg, "domain-set epoch"))
+			n->unsupported_msgs[1]++;
+		else if (strstr(msg, "domain-set fenced"))
+			n->unsupported_msgs[2]++;
+	}
+	pthread_mutex_unlock(&n->fk.lock);
+	if (verbose)
+		printf("# %.3f node %u <%d> %s\n", now(), n->id, level, msg);
+}
+
+static void snapshot(struct node *n)
+{
+	pthread_mutex_lock(&n->fk.lock);
+	n->leader = hbmd_agent_is_leader(n->a);
+	n->leader_id = hbmd_agent_leader_id(n->a);
+	n->fenced = hbmd_agent_state(n->a) == HBMD_AGENT_FENCED;
+	n->epoch = hbmd_agent_epoch(n->a);
+	n->valid_until = hbmd_agent_lease(n->a)->valid_until;
+	pthread_mutex_unlock(&n->fk.lock);
+}
+
+static void *drive(void *arg)
+{
+	struct pollfd fds[HBMD_LOOP_MAX_FDS];
+	struct node *n = arg;
+	struct hbmd_loop l;
+	char err[256];
+	unsigned int k, i;
+	uint64_t d;
+	int sig;
+
+	if (hbmd_loop_init(&l, false, err, sizeof(err))) {
+		printf("# node %u: loop: %s\n", n->id, err);
+		return NULL;
+	}
+	while (atomic_load(&n->cmd) == RUN) {
+		k = hbmd_agent_fds(n->a, fds, HBMD_LOOP_MAX_FDS - 1);
+		fds[k] = (struct pollfd){ .fd = n->ctl, .events = POLLIN };
+		d = hbmd_agent_deadline(n->a);
+		if (d > hbmd_now_ms() + 20)
+			d = hbmd_now_ms() + 20;	/* to see cmd */
+		if (hbmd_loop_wait(&l, fds, n->ctl >= 0 ? k + 1 : k, d, &sig) < 0)
+			break;
+		for (i = 0; i < k; i++)
+			if (fds[i].revents)
+				hbmd_agent_event(n->a, fds[i].fd, fds[i].revents);
+		hbmd_agent_tick(n->a);
+		if (n->ctl >= 0 && fds[k].revents &&
+		    hbmd_control_serve(n->ctl, n->a, err, sizeof(err)) < 0)
+			printf("# node %u: %s\n", n->id, err);
+		snapshot(n);
+	}
+	hbmd_loop_fini(&l);
+	return NULL;
+}
+
+static int write_conf(struct node *n, const char *key)
+{
+	FILE *f;
+
+	snprintf(n->conf_path, sizeof(n->conf_path), "%s/node%u.conf", dir, n->id);
+	f = fopen(n->conf_path, "w");
+	if (!f)
+		return -errno;
+	fprintf(f,
+		"[domain]\nname = unit\nkey_file = %s\netcd_prefix = /hbmunit\n"
+		"[node]\nid = %u\naddress = 127.0.0.1\nport = %u\nsegment_size = 1M\n"
+		"[etcd]\nendpoints = %s\nconnect_timeout_ms = 200\nrequest_timeout_ms = 300\n"
+		"lease_ttl = %d\n",
+		key, n->id, 7070 + n->id, url, TTL_S);
+	return fclose(f) ? -errno : 0;
+}
+
+/*
+ * Load the config and start the agent, on a fresh fake kernel (a new
+ * segment: incarnation) or on the one it had (a restarted daemon).
+ */
+static int node_start(struct node *n, uint64_t incarnation, bool fresh)
+{
+	char *errors = NULL;
+	int ret;
+
+	if (fresh)
+		fk_init(&n->fk, n->id, incarnation, n->i == NR - 1);
+	n->ctl = -1;
+	if (n->i == 1) {
+		char err[256];
+
+		snprintf(n->ctl_path, sizeof(n->ctl_path), "%s/node%u.sock", dir, n->id);
+		n->ctl = hbmd_control_open(n->ctl_path, err, sizeof(err));
+		if (n->ctl < 0) {
+			printf("# %s\n", err);
+			return n->ctl;
+		}
+	}
+	ret = hbm_config_load(n->conf_path, &n->conf, &errors);
+	if (ret) {
+		printf("# %s", errors ? errors : "?\n");
+		free(errors);
+		return ret;
+	}
+	ret = hbmd_agent_new(&n->conf, fk_kernel(&n->fk), log_cb, n, &n->a);
+	if (!ret)
+		ret = hbmd_agent_start(n->a);
+	if (ret)
+		return ret;
+	snapshot(n);
+	atomic_store(&n->cmd, RUN);
+	ret = pthread_create(&n->th, NULL, drive, n);
+	n->running = !ret;
+	return -ret;
+}
+
+/* Stop the thread; cmd FREEZE leaves the agent as it is (kill -9). */
+static void node_halt(struct node *n, int cmd)
+{
+	if (!n->running)
+		return;
+	atomic_store(&n->cmd, cmd);
+	pthread_join(n->th, NULL);
+	n->running = false;
+}
+
+static void node_free(struct node *n)
+{
+	node_halt(n, STOP);
+	hbmd_control_close(n->ctl, n->ctl_path);
+	n->ctl = -1;
+	hbmd_agent_free(n->a);
+	n->a = NULL;
+	hbm_config_free(&n->conf);
+}
+
+static enum fk_state kstate(struct node *n, uint32_t id)
+{
+	enum fk_state s;
+
+	pthread_mutex_lock(&n->fk.lock);
+	s = n->fk.node[id];
+	pthread_mutex_unlock(&n->fk.lock);
+	return s;
+}
+
+/* Running agents that believe they lead; *id the last of them. */
+static int leaders(int *id)
+{
+	int i, k = 0;
+
+	for (i = 0; i < NR; i++) {
+		if (!nodes[i].running)
+			continue;
+		pthread_mutex_lock(&nodes[i].fk.lock);
+		if (nodes[i].leader) {
+			k++;
+			*id = (int)nodes[i].id;
+		}
+		pthread_mutex_unlock(&nodes[i].fk.lock);
+	}
+	return k;
+}
+
+/* All running kernels see each running other live (and no one else). */
+static bool all_see_each_other(void)
+{
+	int i, j;
+
+	for (i = 0; i < NR; i++) {
+		if (!nodes[i].running)
+			continue;
+		for (j = 0; j < NR; j++) {
+			if (i == j)
+				continue;
+			if (kstate(&nodes[i], nodes[j].id) != (nodes[j].running ? FK_LIVE : FK_ABSENT))
+				return false;
+		}
+	}
+	return true;
+}
+
+static int64_t epoch_of(struct node *n)
+{
+	int64_t e;
+
+	pthread_mutex_lock(&n->fk.lock);
+	e = n->epoch;
+	pthread_mutex_unlock(&n->fk.lock);
+	return e;
+}
+
+static bool epochs_agree(int64_t *e)
+{
+	int i;
+
+	*e = -1;
+	for (i = 0; i < NR; i++) {
+		if (!nodes[i].running)
+			continue;
+		if (*e >= 0 && epoch_of(&nodes[i]) != *e)
+			return false;
+		*e = epoch_of(&nodes[i]);
+	}
+	return true;
+}
+
+static unsigned int violations(struct node *n, char *what, size_t len)
+{
+	unsigned int v;
+
+	pthread_mutex_lock(&n->fk.lock);
+	v = n->fk.violations;
+	snprintf(what, len, "%s", n->fk.violation);
+	pthread_mutex_unlock(&n->fk.lock);
+	return v;
+}
+
+/* The JSON a client reads from node n's control socket (NULL: failed). */
+static json_object *control_read(struct node *n)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	char buf[65536];
+	size_t len = 0;
+	ssize_t r;
+	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+
+	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", n->ctl_path);
+	if (fd < 0 || connect(fd, (struct sockaddr *)&sa, sizeof(sa))) {
+		printf("# connect %s: %s\n", n->ctl_path, strerror(errno));
+		if (fd >= 0)
+			close(fd);
+		return NULL;
+	}
+	while (len < sizeof(buf) - 1 && (r = read(fd, buf + len, sizeof(buf) - 1 - len)) > 0)
+		len += (size_t)r;
+	close(fd);
+	buf[len] = '\0';
+	return json_tokener_parse(buf);
+}
+
+static int64_t jint(json_object *o, const char *k)
+{
+	json_object *v;
+
+	return json_object_object_get_ex(o, k, &v) ? json_object_get_int64(v) : -1;
+}
+
+static const char *jstr(json_object *o, const char *k)
+{
+	json_object *v;
+
+	return json_object_object_get_ex(o, k, &v) && json_object_is_type(v, json_type_string) ?
+	       json_object_get_string(v) : "";
+}
+
+static void test_control(struct node *n, int64_t epoch, int leader)
+{
+	json_object *o = control_read(n), *ms = NULL, *m;
+	size_t i, live = 0, self = 0;
+
+	ok(o && jint(o, "node") == n->id && !strcmp(jstr(o, "state"), "member") &&
+	   jint(o, "epoch") == epoch && jint(o, "leader") == leader,
+	   "control socket of node %u: node, state member, epoch %lld, leader %d", n->id,
+	   (long long)epoch, leader);
+	if (o)
+		json_object_object_get_ex(o, "members", &ms);
+	for (i = 0; ms && i < json_object_array_length(ms); i++) {
+		m = json_object_array_get_idx(ms, i);
+		live += !strcmp(jstr(m, "kernel"), "live");
+		self += !strcmp(jstr(m, "kernel"), "self") && jint(m, "id") == n->id;
+	}
+	ok(ms && json_object_array_length(ms) == NR && live == NR - 1 && self == 1,
+	   "... and the %d members, the others live in the kernel", NR);
+	json_object_put(o);
+}
+
+static void test_agents(void)
+{
+	char key[96], line[64], what[256];
+	int i, lid = -1, nl, max_leaders, sid, new_lid = -1, rid, busy;
+	unsigned int calls[NR], before;
+	int64_t lease_id;
+	int64_t e0, e1;
+	double t0, t_detect = -1, t_removed = -1;
+	bool good;
+	FILE *f;
+
+	snprintf(key, sizeof(key), "%s/domain.key", dir);
+	f = fopen(key, "w");
+	if (!f || fwrite("0123456789abcdef0123456789abcdef", 1, 32, f) != 32 || fclose(f)) {
+		ok(0, "the domain key file");
+		return;
+	}
+	for (i = 0; i < NR; i++) {
+		nodes[i].i = i;
+		nodes[i].id = (uint32_t)i + 1;
+		if (write_conf(&nodes[i], key)) {
+			ok(0, "config of node %u", nodes[i].id);
+			return;
+		}
+	}
+
+	/* 1. all join */
+	for (i = 0, good = true; i < NR; i++)
+		good = good && !node_start(&nodes[i], 1000 + (uint64_t)i, true);
+	ok(good, "three agents start (lease TTL %d s)", TTL_S);
+	if (!good)
+		return;
+	for (i = 0, good = true; i < NR; i++)
+		good = good && fk_find(&nodes[i].fk, "nodes-read") == 0 &&
+		       fk_find(&nodes[i].fk, "setup unit self") == 1 &&
+		       hbmd_agent_incarnation(nodes[i].a) == 1000 + (uint64_t)i;
+	ok(good, "each reads its kernel's nodes, sets it up, and registers the segment's incarnation");
+	t0 = now();
+	while (!all_see_each_other() && now() - t0 < 5)
+		usleep(20000);
+	ok(all_see_each_other(), "each kernel has the two others, live (%.2f s)", now() - t0);
+	for (i = 0, good = true; i < NR; i++) {
+		snprintf(line, sizeof(line), "add %u", nodes[i].id);
+		good = good && fk_find(&nodes[i].fk, line) < 0;
+	}
+	ok(good, "no agent adds its own node");
+	t0 = now();
+	while ((!epochs_agree(&e0) || e0 <= 0) && now() - t0 < 3)
+		usleep(20000);
+	ok(epochs_agree(&e0) && e0 > 0, "the agents agree on the epoch (%lld)", (long long)e0);
+	ok(nodes[0].fk.epoch == (uint64_t)e0 && nodes[1].fk.epoch == (uint64_t)e0,
+	   "the epoch is in the kernels that have it (%llu, %llu)",
+	   (unsigned long long)nodes[0].fk.epoch, (unsigned long long)nodes[1].fk.epoch);
+	t0 = now();
+	while (leaders(&lid) != 1 && now() - t0 < 3)
+		usleep(20000);
+	for (max_leaders = 0, t0 = now(); now() - t0 < 0.5; usleep(10000)) {
+		nl = leaders(&lid);
+		if (nl > max_leaders)
+			max_leaders = nl;
+	}
+	nl = leaders(&lid);
+	for (i = 0, good = nl == 1; i < NR; i++) {
+		pthread_mutex_lock(&nodes[i].fk.lock);
+		good = good && nodes[i].leader_id == lid;
+		pthread_mutex_unlock(&nodes[i].fk.lock);
+	}
+	ok(good && max_leaders == 1, "one leader (node %d), all agree on it, never two", lid);
+	test_control(&nodes[1], e0, lid);
+	ok(nodes[NR - 1].unsupported_msgs[1] == 1 && nodes[NR - 1].fk.set_epoch_calls >= 1,
+	   "node %d's kernel has no epoch: said once (%u times, %u calls)", NR,
+	   nodes[NR - 1].unsupported_msgs[1], nodes[NR - 1].fk.set_epoch_calls);
+	if (lid < 1)
+		return;
+
+	/* 1b. a quiet domain: each watch is read again after 2 TTLs, nothing changes */
+	for (i = 0; i < NR; i++)
+		calls[i] = nodes[i].fk.calls;
+	usleep(2 * TTL_S * 1000000 + 700000);
+	for (i = 0, good = true; i < NR; i++) {
+		pthread_mutex_lock(&nodes[i].fk.lock);
+		good = good && nodes[i].idle_resyncs >= 1 && nodes[i].fk.calls == calls[i];
+		pthread_mutex_unlock(&nodes[i].fk.lock);
+	}
+	ok(good && all_see_each_other() && epochs_agree(&e1) && e1 == e0 && leaders(&new_lid) == 1,
+	   "a quiet domain for %d s: each agent reads it again (%u, %u, %u times), nothing changes",
+	   2 * TTL_S, nodes[0].idle_resyncs, nodes[1].idle_resyncs, nodes[2].idle_resyncs);
+
+	/* 2. the leader is frozen, as by kill -9 */
+	node_halt(&nodes[lid - 1], FREEZE);
+	t0 = now();
+	snprintf(line, sizeof(line), "fence %d", lid);
+	max_leaders = 0;
+	while (now() - t0 < TTL_S + 3) {
+		bool fenced = true, removed = true;
+
+		for (i = 0; i < NR; i++) {
+			if (!nodes[i].running)
+				continue;
+			fenced = fenced && fk_find(&nodes[i].fk, line) >= 0;
+			removed = removed && kstate(&nodes[i], (uint32_t)lid) == FK_ABSENT;
+		}
+		if (fenced && t_detect < 0)
+			t_detect = now() - t0;
+		if (fenced && removed && t_removed < 0)
+			t_removed = now() - t0;
+		nl = leaders(&new_lid);
+		if (nl > max_leaders)
+			max_leaders = nl;
+		if (t_removed >= 0 && nl == 1)
+			break;
+		usleep(10000);
+	}
+	ok(t_detect >= 0 && t_detect <= TTL_S + 1.5,
+	   "node %d frozen: the others fence it in their kernels after %.2f s (TTL %d s)", lid,
+	   t_detect, TTL_S);
+	ok(t_removed >= t_detect && t_removed >= 0,
+	   "... and remove it %.2f s after (HBMD_REMOVE_DELAY_MS %d)", t_removed - t_detect,
+	   HBMD_REMOVE_DELAY_MS);
+	for (i = 0, good = true; i < NR; i++) {
+		char del[32];
+
+		if (!nodes[i].running)
+			continue;
+		snprintf(del, sizeof(del), "del %d", lid);
+		good = good && fk_find(&nodes[i].fk, del) > fk_find(&nodes[i].fk, line);
+	}
+	ok(good, "fenced before removed, in each kernel");
+	good = epochs_agree(&e1);
+	ok(good && e1 > e0, "the epoch rose: %lld -> %lld", (long long)e0, (long long)e1);
+	ok(leaders(&new_lid) == 1 && new_lid != lid && max_leaders <= 1,
+	   "a new leader: node %d, never two at once", new_lid);
+	if (lid == NR)
+		printf("# node %d was the leader: its kernel's missing fence is not exercised\n", NR);
+	else
+		ok(nodes[NR - 1].unsupported_msgs[0] == 1 &&
+		   kstate(&nodes[NR - 1], (uint32_t)lid) == FK_ABSENT,
+		   "node %d's kernel cannot fence a node: said once, the node removed anyway", NR);
+
+	/* 3. back with a new incarnation, then a graceful leave */
+	node_free(&nodes[lid - 1]);
+	ok(!node_start(&nodes[lid - 1], 2000, true), "node %d starts again on a new segment", lid);
+	t0 = now();
+	while (!all_see_each_other() && now() - t0 < 5)
+		usleep(20000);
+	ok(all_see_each_other(), "the others add it again (%.2f s)", now() - t0);
+	snprintf(line, sizeof(line), "fence %d", lid);
+	sid = lid;
+	node_halt(&nodes[sid - 1], STOP);
+	hbmd_agent_stop(nodes[sid - 1].a, true);
+	t0 = now();
+	while (now() - t0 < TTL_S) {
+		for (i = 0, good = true; i < NR; i++)
+			if (nodes[i].running)
+				good = good && kstate(&nodes[i], (uint32_t)sid) == FK_ABSENT;
+		if (good)
+			break;
+		usleep(10000);
+	}
+	ok(good && now() - t0 < 0.5 + HBMD_REMOVE_DELAY_MS / 1000.0,
+	   "node %d leaves (lease revoked): removed by the others after %.2f s, before its TTL",
+	   sid, now() - t0);
+
+	/*
+	 * 3a. back, then gone and back at once with a new segment: the others
+	 * still hold the old one fenced; it goes first.  One kernel refuses
+	 * the first removal: the add waits for it.
+	 */
+	node_free(&nodes[sid - 1]);
+	ok(!node_start(&nodes[sid - 1], 3000, true), "node %d starts again", sid);
+	t0 = now();
+	while (!all_see_each_other() && now() - t0 < 5)
+		usleep(20000);
+	busy = sid == 2 ? 2 : 1;	/* another node's kernel */
+	pthread_mutex_lock(&nodes[busy].fk.lock);
+	nodes[busy].fk.refuse_del = 1;
+	pthread_mutex_unlock(&nodes[busy].fk.lock);
+	node_halt(&nodes[sid - 1], STOP);
+	hbmd_agent_stop(nodes[sid - 1].a, true);
+	node_free(&nodes[sid - 1]);
+	ok(!node_start(&nodes[sid - 1], 4000, true), "... leaves and starts at once on a new segment");
+	t0 = now();
+	while (!all_see_each_other() && now() - t0 < 5)
+		usleep(20000);
+	/* an add before the old one's removal would be a violation (below) */
+	snprintf(line, sizeof(line), "del %d refused", sid);
+	ok(all_see_each_other() && fk_find(&nodes[busy].fk, line) >= 0,
+	   "the others removed the old one and added the new (%.2f s; node %u's kernel refused a removal once)",
+	   now() - t0, nodes[busy].id);
+	node_halt(&nodes[sid - 1], STOP);
+	hbmd_agent_stop(nodes[sid - 1].a, true);
+	t0 = now();
+	while (now() - t0 < 3) {
+		for (i = 0, good = true; i < NR; i++)
+			if (nodes[i].running)
+				good = good && kstate(&nodes[i], (uint32_t)sid) == FK_ABSENT;
+		if (good)
+			break;
+		usleep(10000);
+	}
+	ok(good, "node %d gone again", sid);
+
+	/* 3b. a daemon restarted on the same segment takes its lease over */
+	rid = nodes[0].running ? 0 : 1;
+	node_halt(&nodes[rid], STOP);
+	lease_id = hbmd_agent_lease(nodes[rid].a)->id;
+	hbmd_agent_free(nodes[rid].a);
+	hbmd_control_close(nodes[rid].ctl, nodes[rid].ctl_path);
+	hbm_config_free(&nodes[rid].conf);
+	nodes[rid].a = NULL;
+	for (i = 0; i < NR; i++)
+		calls[i] = nodes[i].fk.calls;
+	before = nodes[rid].fk.calls;
+	ok(!node_start(&nodes[rid], 1000 + (uint64_t)rid, false) && nodes[rid].took_over == 1 &&
+	   hbmd_agent_lease(nodes[rid].a)->id == lease_id,
+	   "node %u restarted on the same segment: it took its lease %llx over", nodes[rid].id,
+	   (unsigned long long)lease_id);
+	usleep(TTL_S * 1000000 / 2);
+	for (i = 0, good = true; i < NR; i++)
+		if (nodes[i].running && i != rid)
+			good = good && nodes[i].fk.calls == calls[i] &&
+			       kstate(&nodes[i], nodes[rid].id) == FK_LIVE;
+	ok(good, "the others saw nothing: no kernel call, node %u live", nodes[rid].id);
+	ok(all_see_each_other() && violations(&nodes[rid], what, sizeof(what)) == 0,
+	   "its kernel kept its nodes: nothing added twice, nothing removed (%u calls since)",
+	   nodes[rid].fk.calls - before);
+
+	/*
+	 * 3c. a crash, and a reboot on a new segment at once: the old key
+	 * lives until its lease expires; the new daemon waits for it.
+	 */
+	node_halt(&nodes[rid], FREEZE);
+	node_free(&nodes[rid]);
+	t0 = now();
+	i = node_start(&nodes[rid], 5000, true);
+	ok(!i && nodes[rid].waits == 1 && now() - t0 > 0.5 && now() - t0 < TTL_S + 2.5,
+	   "node %u crashed and back on a new segment: it waited %.2f s for its old key to expire",
+	   nodes[rid].id, now() - t0);
+	t0 = now();
+	while (!all_see_each_other() && now() - t0 < 3)
+		usleep(20000);
+	snprintf(line, sizeof(line), "del %u", nodes[rid].id);
+	for (i = 0, good = all_see_each_other(); i < NR; i++)
+		if (nodes[i].running && i != rid)
+			good = good && fk_find(&nodes[i].fk, line) >= 0;
+	ok(good, "the others removed the old node %u and added the new", nodes[rid].id);
+
+	/* 4. etcd stops: every running agent fences itself in time */
+	if (etcd_sigstop()) {
+		ok(0, "SIGSTOP etcd");
+		return;
+	}
+	t0 = now();
+	for (;;) {
+		for (i = 0, good = true; i < NR; i++)
+			if (nodes[i].running) {
+				pthread_mutex_lock(&nodes[i].fk.lock);
+				good = good && nodes[i].fenced;
+				pthread_mutex_unlock(&nodes[i].fk.lock);
+			}
+		if (good || now() - t0 > TTL_S + 2)
+			break;
+		usleep(10000);
+	}
+	for (i = 0; i < NR; i++) {
+		struct node *n = &nodes[i];
+		uint64_t at, valid;
+
+		if (!n->running)
+			continue;
+		pthread_mutex_lock(&n->fk.lock);
+		at = n->fk.self_fenced_ms;
+		valid = n->valid_until;
+		pthread_mutex_unlock(&n->fk.lock);
+		if (i == NR - 1) {
+			ok(fk_find(&n->fk, "fence-self") >= 0 && n->unsupported_msgs[2] == 1,
+			   "node %d (no kernel support) tried to fence itself and said it cannot", NR);
+			continue;
+		}
+		ok(n->fk.self_fenced && at < valid,
+		   "etcd stopped: node %u fenced itself %.2f s later, %lld ms before its lease could expire",
+		   n->id, at / 1000.0 - t0, (long long)valid - (long long)at);
+	}
+	kill(etcd_pid, SIGCONT);
+	for (i = 0; i < NR; i++) {
+		pthread_mutex_lock(&nodes[i].fk.lock);
+		nodes[i].fk.calls = 0;
+		pthread_mutex_unlock(&nodes[i].fk.lock);
+	}
+	usleep(1500000);
+	for (i = 0, good = true; i < NR; i++)
+		if (nodes[i].running)
+			good = good && nodes[i].fenced && nodes[i].fk.calls == 0 &&
+			       hbmd_agent_deadline(nodes[i].a) == UINT64_MAX;
+	ok(good, "etcd back: the fenced agents stay fenced and call the kernel no more");
+
+	/* a fenced node does not rejoin on its old segment */
+	rid = nodes[0].running ? 0 : 1;
+	node_free(&nodes[rid]);
+	i = node_start(&nodes[rid], 0, false);
+	ok(i == -ESTALE && !nodes[rid].running,
+	   "node %u restarted on its fenced kernel: refused (%d), it needs a new segment",
+	   nodes[rid].id, i);
+	for (i = 0, good = true; i < NR; i++)
+		if (violations(&nodes[i], what, sizeof(what))) {
+			printf("# node %u's kernel: %s\n", nodes[i].id, what);
+			good = false;
+		}
+	ok(good, "no kernel saw a call it would refuse (no double add, no unknown node, no epoch going back, no change after fence-self)");
+}
+
+int main(void)
+{
+	int i;
+
+	verbose = getenv("HBM_VERBOSE") != NULL;
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	test_loop();
+
+	if (getenv("HBM_ETCD"))
+		etcd_bin = getenv("HBM_ETCD");
+	if (access(etcd_bin, X_OK)) {
+		printf("# SKIP the agents: %s not found (Debian package etcd-server; make deps)\n",
+		       etcd_bin);
+		tap_finish();
+		return nfail ? 1 : KSFT_SKIP;
+	}
+	if (etcd_start()) {
+		etcd_stop();
+		return tap_finish();
+	}
+	test_agents();
+	for (i = 0; i < NR; i++)
+		if (nodes[i].a)
+			node_free(&nodes[i]);
+	etcd_stop();
+	return tap_finish();
+}

@@ -1,0 +1,248 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Unit test of hbmpoold itself (daemon/main.c), built with the fake kernel
+ * (unit/hbmpoold_fake: -DHBMD_FAKE_KERNEL, a test build only):
+ *
+ *  - a bad option: exit 64; a config with several errors: exit 78, every
+ *    error printed, and the count;
+ *  - against a real etcd on 127.0.0.1 (etcd_rig.h): started with a
+ *    NOTIFY_SOCKET of the test's and WATCHDOG_USEC, it sends READY=1 with
+ *    a STATUS=, then WATCHDOG=1 at half the period; its node's key is in
+ *    etcd; its control socket answers; SIGHUP is logged and changes
+ *    nothing; SIGTERM: STOPPING=1, exit 0, the control socket removed, the
+ *    key left to its lease.
+ *
+ * Skipped (exit 4) without /usr/bin/etcd after the offline part.  TAP.
+ */
+#include <poll.h>
+#include <sys/un.h>
+
+#include "tap.h"
+#include "etcd_rig.h"
+
+#ifndef HBMPOOLD_FAKE
+#define HBMPOOLD_FAKE	"unit/hbmpoold_fake"
+#endif
+
+/* Run the daemon with args, stderr into *out (malloc'ed); its exit status. */
+static int run(char *const argv[], char **out)
+{
+	char buf[8192];
+	size_t len = 0;
+	ssize_t r;
+	int p[2], st;
+	pid_t pid;
+
+	if (pipe(p))
+		return -1;
+	pid = fork();
+	if (!pid) {
+		dup2(p[1], 2);
+		close(p[0]);
+		execv(HBMPOOLD_FAKE, argv);
+		_exit(127);
+	}
+	close(p[1]);
+	while (len < sizeof(buf) - 1 && (r = read(p[0], buf + len, sizeof(buf) - 1 - len)) > 0)
+		len += (size_t)r;
+	close(p[0]);
+	buf[len] = '\0';
+	*out = strdup(buf);
+	if (pid < 0 || waitpid(pid, &st, 0) != pid)
+		return -1;
+	return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+}
+
+static void test_offline(const char *tmp)
+{
+	char path[128], *out = NULL;
+	char *bad_opt[] = { "hbmpoold", "-x", NULL };
+	char *bad_conf[] = { "hbmpoold", "-f", "-c", path, NULL };
+	FILE *f;
+	int rc;
+
+	rc = run(bad_opt, &out);
+	ok(rc == 64 && out && strstr(out, "usage:"), "a bad option: exit 64 and the usage (%d)", rc);
+	free(out);
+	snprintf(path, sizeof(path), "%s/bad.conf", tmp);
+	f = fopen(path, "w");
+	if (!f) {
+		ok(0, "%s: %s", path, strerror(errno));
+		return;
+	}
+	fprintf(f, "[domain]\nname = x y\n[bogus]\n[etcd]\nlease_ttl = 90\n");
+	fclose(f);
+	rc = run(bad_conf, &out);
+	ok(rc == 78 && out && strstr(out, ":2: [domain] name:") && strstr(out, ":3: [bogus]") &&
+	   strstr(out, ":5: [etcd] lease_ttl:") && strstr(out, "[node] id: required key missing") &&
+	   strstr(out, "errors: not starting"),
+	   "a config with errors: exit 78, each error with its line, and the count (%d)", rc);
+	if (rc != 78 && out)
+		printf("# %s", out);
+	free(out);
+}
+
+/* The next datagram on the notify socket within ms; "" if none. */
+static const char *notify_recv(int fd, int ms, char *buf, size_t len)
+{
+	struct pollfd p = { .fd = fd, .events = POLLIN };
+	ssize_t r;
+
+	buf[0] = '\0';
+	if (poll(&p, 1, ms) == 1) {
+		r = recv(fd, buf, len - 1, 0);
+		buf[r > 0 ? r : 0] = '\0';
+	}
+	return buf;
+}
+
+/* Wait up to ms for a datagram holding s; true if one came. */
+static bool notify_wait(int fd, const char *s, int ms, char *buf, size_t len)
+{
+	double t0 = now();
+
+	while ((now() - t0) * 1000 < ms)
+		if (strstr(notify_recv(fd, 50, buf, len), s))
+			return true;
+	return false;
+}
+
+static void test_daemon(void)
+{
+	char conf[128], key[128], nsock[108], ctl[108], log[128], env[3][160], buf[1024];
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	const char *eps[1] = { url };
+	struct hbm_etcd_kvs kvs = { 0 };
+	struct hbm_etcd *e;
+	int nfd, fd, st, rc, wd;
+	double t0;
+	size_t len;
+	ssize_t r;
+	pid_t pid;
+	FILE *f;
+
+	snprintf(conf, sizeof(conf), "%s/d.conf", dir);
+	snprintf(key, sizeof(key), "%s/d.key", dir);
+	snprintf(nsock, sizeof(nsock), "%s/notify", dir);
+	snprintf(ctl, sizeof(ctl), "%s/ctl", dir);
+	snprintf(log, sizeof(log), "%s/hbmpoold.log", dir);
+	f = fopen(key, "w");
+	if (!f || fwrite("0123456789abcdef0123456789abcdef", 1, 32, f) != 32 || fclose(f)) {
+		ok(0, "the key file");
+		return;
+	}
+	f = fopen(conf, "w");
+	if (!f) {
+		ok(0, "the config");
+		return;
+	}
+	fprintf(f, "[domain]\nname = d\nkey_file = %s\netcd_prefix = /hbmdaemon\n"
+		"[node]\nid = 5\naddress = 127.0.0.1\nsegment_size = 1M\n"
+		"[etcd]\nendpoints = %s\nrequest_timeout_ms = 500\nlease_ttl = 3\n"
+		"[control]\nsocket = %s\n", key, url, ctl);
+	fclose(f);
+
+	nfd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", nsock);
+	if (nfd < 0 || bind(nfd, (struct sockaddr *)&sa, sizeof(sa))) {
+		ok(0, "the notify socket: %s", strerror(errno));
+		return;
+	}
+	pid = fork();
+	if (!pid) {
+		fd = open(log, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+		if (fd >= 0)
+			dup2(fd, 2);
+		snprintf(env[0], sizeof(env[0]), "NOTIFY_SOCKET=%s", nsock);
+		snprintf(env[1], sizeof(env[1]), "WATCHDOG_USEC=400000");
+		snprintf(env[2], sizeof(env[2]), "WATCHDOG_PID=%d", (int)getpid());
+		putenv(env[0]);
+		putenv(env[1]);
+		putenv(env[2]);
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		execl(HBMPOOLD_FAKE, "hbmpoold", "-f", "-c", conf, (char *)NULL);
+		_exit(127);
+	}
+	ok(notify_wait(nfd, "READY=1", 5000, buf, sizeof(buf)) && strstr(buf, "STATUS=member: node 5"),
+	   "READY=1 with its status: \"%s\"", buf);
+	t0 = now();
+	for (wd = 0; now() - t0 < 1;)
+		wd += !!strstr(notify_recv(nfd, 50, buf, sizeof(buf)), "WATCHDOG=1");
+	ok(wd >= 3 && wd <= 8, "WATCHDOG=1 every 200 ms for WatchdogSec 400 ms: %d in 1 s", wd);
+
+	e = client(eps, 1, 1000);
+	ok(e && !hbm_etcd_get(e, "/hbmdaemon/d/members/5", false, &kvs, NULL) && kvs.n == 1 &&
+	   kvs.kv[0].lease, "node 5's key is in etcd, under a lease");
+	hbm_etcd_kvs_free(&kvs);
+
+	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", ctl);
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	len = 0;
+	if (fd >= 0 && !connect(fd, (struct sockaddr *)&sa, sizeof(sa)))
+		while (len < sizeof(buf) - 1 && (r = read(fd, buf + len, sizeof(buf) - 1 - len)) > 0)
+			len += (size_t)r;
+	if (fd >= 0)
+		close(fd);
+	buf[len] = '\0';
+	ok(strstr(buf, "\"node\":5") && strstr(buf, "\"state\":\"member\"") &&
+	   strstr(buf, "\"kernel\":\"self\""), "the control socket answers: %.80s...", buf);
+
+	kill(pid, SIGHUP);
+	usleep(300000);
+	ok(waitpid(pid, &st, WNOHANG) == 0, "SIGHUP: still running");
+
+	kill(pid, SIGTERM);
+	ok(notify_wait(nfd, "STOPPING=1", 3000, buf, sizeof(buf)), "SIGTERM: STOPPING=1");
+	t0 = now();
+	while (waitpid(pid, &st, WNOHANG) == 0 && now() - t0 < 3)
+		usleep(20000);
+	rc = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+	ok(rc == 0 && access(ctl, F_OK), "... exit 0 (%d), the control socket removed", rc);
+	if (rc)
+		kill(pid, SIGKILL);
+	ok(e && !hbm_etcd_get(e, "/hbmdaemon/d/members/5", false, &kvs, NULL) && kvs.n == 1,
+	   "the key is left to its lease (a restart on the same segment takes it over)");
+	hbm_etcd_kvs_free(&kvs);
+	if (e)
+		hbm_etcd_close(e);
+	close(nfd);
+	snprintf(buf, sizeof(buf), "grep -q 'SIGHUP: reloading the config is not supported' '%s'", log);
+	ok(!system(buf), "SIGHUP is logged as not supported");
+	if (nfail) {
+		snprintf(buf, sizeof(buf), "sed 's/^/# /' '%s'", log);
+		if (system(buf))
+			printf("# no log\n");
+	}
+}
+
+int main(void)
+{
+	char tmp[] = "/tmp/hbmpoold_unit.XXXXXX";
+	char cmd[64];
+
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	if (!mkdtemp(tmp)) {
+		ok(0, "mkdtemp");
+		return tap_finish();
+	}
+	test_offline(tmp);
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tmp);
+	if (system(cmd))
+		printf("# could not remove %s\n", tmp);
+
+	if (getenv("HBM_ETCD"))
+		etcd_bin = getenv("HBM_ETCD");
+	if (access(etcd_bin, X_OK)) {
+		printf("# SKIP the daemon: %s not found (Debian package etcd-server; make deps)\n",
+		       etcd_bin);
+		tap_finish();
+		return nfail ? 1 : KSFT_SKIP;
+	}
+	if (etcd_start()) {
+		etcd_stop();
+		return tap_finish();
+	}
+	test_daemon();
+	etcd_stop();
+	return tap_finish();
+}
