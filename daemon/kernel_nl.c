@@ -4,16 +4,11 @@
  * (tools/lib/hbmnl, libnl), as hbmctl drives it (tools/hbmctl/node.c,
  * domain.c, segment.c).
  *
- * Issue 9's kernel side is not written yet.  Its planned interface:
+ * The control plane's operations:
  *   node-set   state = fenced      declares a peer dead
  *   domain-set epoch (u64)         the membership epoch, never decreasing
  *   domain-set fenced (flag)       this node fences itself
- * node-set's state attribute exists (HBMPOOL_A_NODE_STATE) but today's
- * kernel refuses it in node-set; epoch and fenced have no number yet in
- * uapi/linux/hbmpool_nl.h, so they take the next free ones of the domain
- * attribute set here (HBMD_A_DOMAIN_EPOCH, HBMD_A_DOMAIN_FENCED) until the
- * spec names them; the uapi's numbers win as soon as it defines them
- * (below).  A
+ * (the netlink spec, uapi/linux/hbmpool_nl.h).  An older
  * kernel that does not know one of these attributes refuses it with
  * EINVAL and an extack pointing at it: that is -EOPNOTSUPP here.
  */
@@ -25,28 +20,6 @@
 
 #include "hbmnl.h"
 #include "kernel.h"
-
-/*
- * The uapi's attributes are enum constants, invisible to #ifdef: the
- * Makefile greps the header and defines HBMD_UAPI_DOMAIN_EPOCH and
- * HBMD_UAPI_DOMAIN_FENCED when it names them.  While it does not, the
- * build fails if the domain set grows past the provisional numbers, so
- * that they are never sent with another meaning.
- */
-#ifdef HBMD_UAPI_DOMAIN_EPOCH
-#define HBMD_A_DOMAIN_EPOCH	HBMPOOL_A_DOMAIN_EPOCH
-#else
-#define HBMD_A_DOMAIN_EPOCH	10	/* planned, issue 9 */
-_Static_assert(HBMPOOL_A_DOMAIN_MAX < HBMD_A_DOMAIN_EPOCH,
-	       "uapi: new domain attributes; name epoch there (HBMPOOL_A_DOMAIN_EPOCH)");
-#endif
-#ifdef HBMD_UAPI_DOMAIN_FENCED
-#define HBMD_A_DOMAIN_FENCED	HBMPOOL_A_DOMAIN_FENCED
-#else
-#define HBMD_A_DOMAIN_FENCED	11	/* planned, issue 9 */
-_Static_assert(HBMPOOL_A_DOMAIN_MAX < HBMD_A_DOMAIN_FENCED,
-	       "uapi: new domain attributes; name fenced there (HBMPOOL_A_DOMAIN_FENCED)");
-#endif
 
 struct knl {
 	struct hbm_nl *nl;
@@ -245,13 +218,13 @@ static int knl_node_fence(void *ctx, uint32_t id, char *err, size_t errlen)
 
 static int epoch_cb(uint8_t cmd, struct nlattr *attrs, int len, void *arg)
 {
-	struct nlattr *tb[HBMD_A_DOMAIN_EPOCH + 1];
+	struct nlattr *tb[HBMPOOL_A_DOMAIN_EPOCH + 1];
 
 	(void)cmd;
-	if (nla_parse(tb, HBMD_A_DOMAIN_EPOCH, attrs, len, NULL))
+	if (nla_parse(tb, HBMPOOL_A_DOMAIN_EPOCH, attrs, len, NULL))
 		return -EPROTO;
-	if (tb[HBMD_A_DOMAIN_EPOCH])
-		*(uint64_t *)arg = nla_get_u64(tb[HBMD_A_DOMAIN_EPOCH]);
+	if (tb[HBMPOOL_A_DOMAIN_EPOCH])
+		*(uint64_t *)arg = nla_get_u64(tb[HBMPOOL_A_DOMAIN_EPOCH]);
 	return 0;
 }
 
@@ -273,9 +246,9 @@ static int knl_set_epoch(void *ctx, uint64_t epoch, char *err, size_t errlen)
 
 	if (!msg)
 		return -ENOMEM;
-	if (nla_put_u64(msg, HBMD_A_DOMAIN_EPOCH, epoch))
+	if (nla_put_u64(msg, HBMPOOL_A_DOMAIN_EPOCH, epoch))
 		return put_failed(msg, HBMPOOL_CMD_DOMAIN_SET, err, errlen);
-	return knl_request(k, msg, HBMPOOL_CMD_DOMAIN_SET, HBMD_A_DOMAIN_EPOCH, NULL, NULL,
+	return knl_request(k, msg, HBMPOOL_CMD_DOMAIN_SET, HBMPOOL_A_DOMAIN_EPOCH, NULL, NULL,
 			   err, errlen);
 }
 
@@ -286,9 +259,9 @@ static int knl_fence_self(void *ctx, char *err, size_t errlen)
 
 	if (!msg)
 		return -ENOMEM;
-	if (nla_put_flag(msg, HBMD_A_DOMAIN_FENCED))
+	if (nla_put_flag(msg, HBMPOOL_A_DOMAIN_FENCED))
 		return put_failed(msg, HBMPOOL_CMD_DOMAIN_SET, err, errlen);
-	return knl_request(k, msg, HBMPOOL_CMD_DOMAIN_SET, HBMD_A_DOMAIN_FENCED, NULL, NULL,
+	return knl_request(k, msg, HBMPOOL_CMD_DOMAIN_SET, HBMPOOL_A_DOMAIN_FENCED, NULL, NULL,
 			   err, errlen);
 }
 

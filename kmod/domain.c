@@ -23,6 +23,7 @@ static DEFINE_SPINLOCK(hbmpool_domain_lock);
 static char hbmpool_domain_name_buf[HBMPOOL_NAME_LEN];
 static u8 hbmpool_domain_key[HBMPOOL_KEY_MAX];
 static unsigned int hbmpool_domain_key_len;	/* 0: no key */
+static u64 hbmpool_domain_epoch;		/* the control plane's; never goes back */
 
 /* Whether a domain key is set (it is never read back). */
 bool hbmpool_domain_key_set(void)
@@ -52,6 +53,50 @@ void hbmpool_domain_exit(void)
 	memzero_explicit(hbmpool_domain_key, sizeof(hbmpool_domain_key));
 	WRITE_ONCE(hbmpool_domain_key_len, 0);
 	spin_unlock(&hbmpool_domain_lock);
+}
+
+/* The membership epoch the control plane last set (0: none). */
+u64 hbmpool_domain_epoch_get(void)
+{
+	u64 e;
+
+	spin_lock(&hbmpool_domain_lock);
+	e = hbmpool_domain_epoch;
+	spin_unlock(&hbmpool_domain_lock);
+	return e;
+}
+
+/**
+ * hbmpool_domain_epoch_set - the control plane's membership epoch
+ * @epoch: the new one, not below the current one
+ * @extack: the refusal's reason
+ *
+ * The epoch names the membership the node table reflects (hbmpoold: the
+ * etcd revision of the last membership change); it is announced.
+ * Return: 0, -EINVAL (it goes back), -ENODEV (the module is going).
+ */
+int hbmpool_domain_epoch_set(u64 epoch, struct netlink_ext_ack *extack)
+{
+	bool changed;
+	int err;
+
+	err = hbmpool_ctl_begin();
+	if (err)
+		return err;
+	spin_lock(&hbmpool_domain_lock);
+	if (epoch < hbmpool_domain_epoch) {
+		spin_unlock(&hbmpool_domain_lock);
+		hbmpool_ctl_end();
+		NL_SET_ERR_MSG(extack, "epoch: below the current one (an epoch never goes back)");
+		return -EINVAL;
+	}
+	changed = epoch != hbmpool_domain_epoch;
+	hbmpool_domain_epoch = epoch;
+	spin_unlock(&hbmpool_domain_lock);
+	if (changed)
+		hbmpool_event(HBMPOOL_EVENT_DOMAIN_CHANGE, NULL);
+	hbmpool_ctl_end();
+	return 0;
 }
 
 /* Copies the domain's name into @buf (HBMPOOL_NAME_LEN bytes). */

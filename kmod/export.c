@@ -32,6 +32,12 @@ static DECLARE_RWSEM(hbmpool_export_serve);
 static DEFINE_SPINLOCK(hbmpool_export_ptr_lock);
 static struct hbmpool_segment *hbmpool_export;
 static u64 hbmpool_export_incarnation;	/* written before the pointer is published */
+/*
+ * This node fenced itself (its lease on its membership ended): its segment
+ * serves nothing until a new one (a new incarnation) replaces it.  Written
+ * under hbmpool_export_lock and hbmpool_export_serve for writing.
+ */
+static bool hbmpool_export_fenced;
 
 static void hbmpool_export_set(struct hbmpool_segment *seg)
 {
@@ -87,6 +93,7 @@ int hbmpool_export_new(u64 size, const char *provider,
 	down_write(&hbmpool_export_serve);
 	hbmpool_export_incarnation = get_random_u64() ?: 1;	/* 0: none */
 	hbmpool_export_set(seg);
+	hbmpool_export_fenced = false;		/* new memory, new incarnation */
 	up_write(&hbmpool_export_serve);
 out_unlock:
 	mutex_unlock(&hbmpool_export_lock);
@@ -110,6 +117,9 @@ static void hbmpool_export_free(struct hbmpool_segment *seg)
  * hbmpool_export_del - stop exporting the segment, free its memory
  * @extack: the refusal's reason
  *
+ * A fenced node's segment goes even if clients hold chunks: the domain has
+ * fenced this node, and those chunks are lost to their clients already.
+ *
  * Return: 0, -ENOENT (no segment), -EBUSY (a client holds chunks of it),
  * -ENODEV (the module is going).
  */
@@ -127,7 +137,7 @@ int hbmpool_export_del(struct netlink_ext_ack *extack)
 	if (!seg) {
 		NL_SET_ERR_MSG(extack, "this node exports no segment");
 		err = -ENOENT;
-	} else if (hbmpool_segment_avail(seg) != seg->size) {
+	} else if (!hbmpool_export_fenced && hbmpool_segment_avail(seg) != seg->size) {
 		NL_SET_ERR_MSG(extack, "clients hold chunks of the segment");
 		err = -EBUSY;
 	} else {
@@ -176,8 +186,72 @@ void hbmpool_export_info(u64 *size, const char **provider, u64 *used,
 struct hbmpool_segment *hbmpool_export_serve_begin(u64 *incarnation)
 {
 	down_read(&hbmpool_export_serve);
+	if (hbmpool_export_fenced) {
+		*incarnation = 0;
+		return NULL;
+	}
 	*incarnation = hbmpool_export ? hbmpool_export_incarnation : 0;
 	return hbmpool_export;
+}
+
+/**
+ * hbmpool_export_fence - this node fences itself: it serves nothing more
+ *
+ * For the control plane, when this node's lease on its membership ended
+ * (the others may treat it as dead from then on): from the return on, no
+ * request is served from the segment (homes answer FENCED) and no
+ * handshake is accepted.  Only a new segment (a new incarnation) ends it.
+ * Return: 0, -ENODEV (the module is going).
+ */
+int hbmpool_export_fence(void)
+{
+	bool was;
+	int err;
+
+	err = hbmpool_ctl_begin();
+	if (err)
+		return err;
+	mutex_lock(&hbmpool_export_lock);
+	down_write(&hbmpool_export_serve);	/* waits for requests being served */
+	was = hbmpool_export_fenced;
+	hbmpool_export_fenced = true;
+	up_write(&hbmpool_export_serve);
+	mutex_unlock(&hbmpool_export_lock);
+	if (!was) {
+		hbmpool_event(HBMPOOL_EVENT_DOMAIN_CHANGE, NULL);
+		pr_warn("this node is fenced: its segment serves nothing until a new one is added\n");
+	}
+	hbmpool_ctl_end();
+	return 0;
+}
+
+/*
+ * Frees the chunks node @owner held in the segment: it was declared dead
+ * and none of its requests is being served.  Fenced or not.  Returns the
+ * bytes freed.  May sleep.
+ */
+u64 hbmpool_export_free_owner(u32 owner)
+{
+	u64 freed = 0;
+
+	down_read(&hbmpool_export_serve);
+	if (hbmpool_export)
+		freed = hbmpool_segment_free_owner(hbmpool_export, owner);
+	up_read(&hbmpool_export_serve);
+	if (freed)
+		hbmpool_event(HBMPOOL_EVENT_SEGMENT_CHANGE, NULL);
+	return freed;
+}
+
+/* Whether this node fenced itself. */
+bool hbmpool_export_is_fenced(void)
+{
+	bool fenced;
+
+	down_read(&hbmpool_export_serve);
+	fenced = hbmpool_export_fenced;
+	up_read(&hbmpool_export_serve);
+	return fenced;
 }
 
 void hbmpool_export_serve_end(void)

@@ -143,6 +143,9 @@ void hbmpool_export_info(u64 *size, const char **provider, u64 *used,
 void hbmpool_export_exit(void);
 struct hbmpool_segment *hbmpool_export_serve_begin(u64 *incarnation);
 void hbmpool_export_serve_end(void);
+int hbmpool_export_fence(void);
+u64 hbmpool_export_free_owner(u32 owner);
+bool hbmpool_export_is_fenced(void);
 int hbmpool_ram_segment_init(struct hbmpool_segment *seg, u64 size,
 			     struct netlink_ext_ack *extack);
 
@@ -159,6 +162,8 @@ void hbmpool_domain_name(char *buf);
 int hbmpool_domain_set(const char *name, const u32 *self_id, const u8 *key,
 		       unsigned int key_len, struct netlink_ext_ack *extack);
 bool hbmpool_domain_key_set(void);
+u64 hbmpool_domain_epoch_get(void);
+int hbmpool_domain_epoch_set(u64 epoch, struct netlink_ext_ack *extack);
 unsigned int hbmpool_domain_key_get(u8 *buf);
 void hbmpool_domain_exit(void);
 

@@ -103,11 +103,13 @@ static const struct nla_policy hbmpool_node_set_policy[HBMPOOL_A_NODE_PORT + 1] 
 	[HBMPOOL_A_NODE_PORT] = NLA_POLICY_FULL_RANGE(NLA_U16, &hbmpool_port_range),
 };
 
-static const struct nla_policy hbmpool_domain_set_policy[HBMPOOL_A_DOMAIN_KEY + 1] = {
+static const struct nla_policy hbmpool_domain_set_policy[HBMPOOL_A_DOMAIN_MAX + 1] = {
 	[HBMPOOL_A_DOMAIN_NAME] = { .type = NLA_NUL_STRING, .len = HBMPOOL_NL_NAME_MAX },
 	[HBMPOOL_A_DOMAIN_SELF_ID] = HBMPOOL_NL_ID,
 	[HBMPOOL_A_DOMAIN_KEY] = NLA_POLICY_RANGE(NLA_BINARY, HBMPOOL_KEY_MIN,
 						  HBMPOOL_KEY_MAX),
+	[HBMPOOL_A_DOMAIN_EPOCH] = { .type = NLA_U64 },
+	[HBMPOOL_A_DOMAIN_FENCED] = { .type = NLA_FLAG },
 };
 
 static const struct nla_policy hbmpool_link_get_policy[HBMPOOL_A_LINK_NODE_ID + 1] = {
@@ -318,7 +320,10 @@ static int hbmpool_nl_domain_fill(struct sk_buff *msg, void *unused,
 	    nla_put_u32(msg, HBMPOOL_A_DOMAIN_MAX_NODES, HBMPOOL_MAX_NODES) ||
 	    nla_put_u64_64bit(msg, HBMPOOL_A_DOMAIN_SEQ, m->evseq,
 			      HBMPOOL_A_DOMAIN_PAD) ||
-	    (hbmpool_domain_key_set() && nla_put_flag(msg, HBMPOOL_A_DOMAIN_KEY_SET))) {
+	    (hbmpool_domain_key_set() && nla_put_flag(msg, HBMPOOL_A_DOMAIN_KEY_SET)) ||
+	    nla_put_u64_64bit(msg, HBMPOOL_A_DOMAIN_EPOCH, hbmpool_domain_epoch_get(),
+			      HBMPOOL_A_DOMAIN_PAD) ||
+	    (hbmpool_export_is_fenced() && nla_put_flag(msg, HBMPOOL_A_DOMAIN_FENCED))) {
 		genlmsg_cancel(msg, hdr);
 		return -EMSGSIZE;
 	}
@@ -337,18 +342,27 @@ static int hbmpool_nl_domain_set(struct sk_buff *skb, struct genl_info *info)
 	u32 self;
 
 	struct nlattr *key = tb[HBMPOOL_A_DOMAIN_KEY];
+	bool named = tb[HBMPOOL_A_DOMAIN_NAME] || tb[HBMPOOL_A_DOMAIN_SELF_ID] || key;
+	int err = 0;
 
-	if (!tb[HBMPOOL_A_DOMAIN_NAME] && !tb[HBMPOOL_A_DOMAIN_SELF_ID] && !key) {
-		NL_SET_ERR_MSG(info->extack, "nothing to set: name, self-id or key");
+	if (!named && !tb[HBMPOOL_A_DOMAIN_EPOCH] && !tb[HBMPOOL_A_DOMAIN_FENCED]) {
+		NL_SET_ERR_MSG(info->extack, "nothing to set: name, self-id, key, epoch or fenced");
 		return -EINVAL;
 	}
 	if (tb[HBMPOOL_A_DOMAIN_SELF_ID])
 		self = nla_get_u32(tb[HBMPOOL_A_DOMAIN_SELF_ID]);
-	return hbmpool_domain_set(tb[HBMPOOL_A_DOMAIN_NAME] ?
-				  nla_data(tb[HBMPOOL_A_DOMAIN_NAME]) : NULL,
-				  tb[HBMPOOL_A_DOMAIN_SELF_ID] ? &self : NULL,
-				  key ? nla_data(key) : NULL, key ? nla_len(key) : 0,
-				  info->extack);
+	if (named)
+		err = hbmpool_domain_set(tb[HBMPOOL_A_DOMAIN_NAME] ?
+					 nla_data(tb[HBMPOOL_A_DOMAIN_NAME]) : NULL,
+					 tb[HBMPOOL_A_DOMAIN_SELF_ID] ? &self : NULL,
+					 key ? nla_data(key) : NULL, key ? nla_len(key) : 0,
+					 info->extack);
+	if (!err && tb[HBMPOOL_A_DOMAIN_EPOCH])
+		err = hbmpool_domain_epoch_set(nla_get_u64(tb[HBMPOOL_A_DOMAIN_EPOCH]),
+					       info->extack);
+	if (!err && tb[HBMPOOL_A_DOMAIN_FENCED])
+		err = hbmpool_export_fence();
+	return err;
 }
 
 /* ---- the segment this node exports ---- */

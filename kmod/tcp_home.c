@@ -159,14 +159,10 @@ static void hbmpool_home_close_sessions(struct hbmpool_home_session *self,
  */
 void hbmpool_tcp_home_forget(u32 client)
 {
-	struct hbmpool_segment *seg;
-	u64 inc, freed = 0;
+	u64 freed;
 
 	hbmpool_home_close_sessions(NULL, client);
-	seg = hbmpool_export_serve_begin(&inc);
-	if (seg)
-		freed = hbmpool_segment_free_owner(seg, client);
-	hbmpool_export_serve_end();
+	freed = hbmpool_export_free_owner(client);
 	if (freed)
 		pr_info("home: node %u was fenced: its %llu bytes of chunks are freed\n",
 			client, freed);
@@ -200,6 +196,8 @@ static int hbmpool_home_handshake(struct hbmpool_home_session *s)
 	s->client = le32_to_cpu(s->hello.client_id);
 	if (!hbmpool_node_is_member(s->client))
 		return hbmpool_home_refuse(s, "client is not a member of the domain");
+	if (hbmpool_export_is_fenced())
+		return hbmpool_home_refuse(s, "this node is fenced");
 
 	seg = hbmpool_export_serve_begin(&inc);
 	if (seg)

@@ -207,7 +207,7 @@ check "node del, absent node: ENODEV with the kernel's message" \
 
 # --- domain (new commands: skip where the kernel has none) ----------------
 if missing domain show; then
-	for _ in 1 2 3 4; do skip "domain-get: this hbmpool.ko answers EOPNOTSUPP"; done
+	for _ in 1 2 3 4 5 6 7; do skip "domain-get: this hbmpool.ko answers EOPNOTSUPP"; done
 else
 	ctl -j domain show
 	check "domain show -j: nodes as in sysfs, max-nodes, self-id, seq" \
@@ -219,6 +219,13 @@ else
 	"$hbmctl" domain set name "${name0:-hbmpool}" >/dev/null 2>&1
 	check "domain set self, out of range: ERANGE naming self-id" \
 		refused "Numerical result out of range" "self-id" domain set self 4096
+	ctl -j domain show
+	e0=$("$py" -c 'import json,sys; print(json.load(open(sys.argv[1])).get("epoch", 0))' "$out")
+	check "domain set epoch: exit 0, shown" \
+		sh -c "'$hbmctl' domain set epoch $((e0 + 5)) && '$hbmctl' -j domain show | grep -Eq '\"epoch\": ?$((e0 + 5))[,}]'"
+	check "domain set epoch lower: EINVAL, the epoch never goes back" \
+		refused "Invalid argument" "never goes back" domain set epoch $((e0 + 4))
+	check "domain set epoch, the same again: exit 0" rc 0 domain set epoch $((e0 + 5))
 fi
 
 # --- node name, address, port; node set -----------------------------------
@@ -261,13 +268,24 @@ fi
 
 # --- segment --------------------------------------------------------------
 if missing segment show; then
-	for _ in 1 2; do skip "segment-get: this hbmpool.ko answers EOPNOTSUPP"; done
+	for _ in 1 2 3 4 5 6; do skip "segment-get: this hbmpool.ko answers EOPNOTSUPP"; done
 else
 	ctl -j segment show
 	check "segment show -j: size, provider, used" \
 		json "isinstance(j['size'], int) and isinstance(j['provider'], str) and j['used'] <= j['size']"
 	ctl segment show
 	check "segment show: a table" grep -Eq '^provider +[a-z]' "$out"
+	if "$hbmctl" -j segment show | grep -Eq '"size": ?0,'; then
+		check "domain fence: exit 0, domain show says fenced" \
+			sh -c "'$hbmctl' segment add 4M && '$hbmctl' domain fence && '$hbmctl' -j domain show | grep -q '\"fenced\"'"
+		check "domain fence again: exit 0" rc 0 domain fence
+		check "a fenced node's segment can be deleted" rc 0 segment del
+		check "a new segment ends the fence" \
+			sh -c "'$hbmctl' segment add 4M && ! '$hbmctl' -j domain show | grep -q '\"fenced\"'"
+		"$hbmctl" segment del >/dev/null 2>&1
+	else
+		for _ in 1 2 3 4; do skip "domain fence: this node exports a segment already"; done
+	fi
 fi
 
 # --- regions --------------------------------------------------------------

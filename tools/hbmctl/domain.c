@@ -16,7 +16,8 @@ static void usage(FILE *f)
 {
 	fprintf(f,
 		"  domain show\n"
-		"  domain set [name NAME] [self ID] [key-file FILE]\n");
+		"  domain set [name NAME] [self ID] [key-file FILE] [epoch N]\n"
+		"  domain fence   (this node serves nothing until a new segment)\n");
 }
 
 static int cmd_show(int argc, char **argv)
@@ -29,12 +30,14 @@ static int cmd_show(int argc, char **argv)
 		{ "max-nodes", "max-nodes", F_STR, NULL },
 		{ "seq", "seq", F_STR, NULL },
 		{ "key-set", "key-set", F_STR, NULL },
+		{ "epoch", "epoch", F_STR, NULL },
+		{ "fenced", "fenced", F_STR, NULL },
 	};
 
 	(void)argv;
 	if (argc > 1)
 		return ctl_bad(&ctl_obj_domain, "domain show takes no argument");
-	return out_show_kv(HBMPOOL_CMD_DOMAIN_GET, cols, 7);
+	return out_show_kv(HBMPOOL_CMD_DOMAIN_GET, cols, 9);
 }
 
 struct domain_set {
@@ -43,6 +46,9 @@ struct domain_set {
 	bool has_self;
 	unsigned char key[64];
 	int key_len;		/* 0: no key given */
+	uint64_t epoch;
+	bool has_epoch;
+	bool fence;
 };
 
 /*
@@ -97,6 +103,10 @@ static int build_set(struct nl_msg *msg, void *arg)
 		return -EMSGSIZE;
 	if (d->key_len && nla_put(msg, HBMPOOL_A_DOMAIN_KEY, d->key_len, d->key))
 		return -EMSGSIZE;
+	if (d->has_epoch && nla_put_u64(msg, HBMPOOL_A_DOMAIN_EPOCH, d->epoch))
+		return -EMSGSIZE;
+	if (d->fence && nla_put_flag(msg, HBMPOOL_A_DOMAIN_FENCED))
+		return -EMSGSIZE;
 	return 0;
 }
 
@@ -116,11 +126,15 @@ static int cmd_set(int argc, char **argv)
 			d.has_self = true;
 		} else if (!strcmp(argv[i], "key-file")) {
 			ret = read_key(argv[i + 1], &d);
+		} else if (!strcmp(argv[i], "epoch")) {
+			if (ctl_parse_u64(argv[i + 1], &d.epoch))
+				ret = ctl_bad(&ctl_obj_domain, "bad epoch '%s'", argv[i + 1]);
+			d.has_epoch = true;
 		} else {
 			ret = ctl_bad(&ctl_obj_domain, "unknown argument '%s'", argv[i]);
 		}
 	}
-	if (!ret && !d.name && !d.has_self && !d.key_len)
+	if (!ret && !d.name && !d.has_self && !d.key_len && !d.has_epoch)
 		ret = ctl_bad(&ctl_obj_domain, "domain set: nothing to set");
 	if (!ret)
 		ret = ctl_request(HBMPOOL_CMD_DOMAIN_SET, false, build_set, &d, NULL, NULL);
@@ -128,9 +142,20 @@ static int cmd_set(int argc, char **argv)
 	return ret;
 }
 
+static int cmd_fence(int argc, char **argv)
+{
+	struct domain_set d = { .fence = true };
+
+	(void)argv;
+	if (argc > 1)
+		return ctl_bad(&ctl_obj_domain, "domain fence takes no argument");
+	return ctl_request(HBMPOOL_CMD_DOMAIN_SET, false, build_set, &d, NULL, NULL);
+}
+
 static const struct ctl_cmd cmds[] = {
 	{ "show", cmd_show },
 	{ "set", cmd_set },
+	{ "fence", cmd_fence },
 	{ NULL, NULL },
 };
 

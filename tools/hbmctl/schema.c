@@ -101,6 +101,8 @@ static const struct ctl_attr domain_attrs[HBMPOOL_A_DOMAIN_MAX + 1] = {
 	[HBMPOOL_A_DOMAIN_SEQ] = { .name = "seq", .kind = K_U64 },
 	[HBMPOOL_A_DOMAIN_KEY] = { .name = "key", .kind = K_NONE },	/* named, never shown */
 	[HBMPOOL_A_DOMAIN_KEY_SET] = { .name = "key-set", .kind = K_FLAG },
+	[HBMPOOL_A_DOMAIN_EPOCH] = { .name = "epoch", .kind = K_U64 },
+	[HBMPOOL_A_DOMAIN_FENCED] = { .name = "fenced", .kind = K_FLAG },
 };
 SET(ctl_set_domain, "domain", domain_attrs, HBMPOOL_A_DOMAIN_MAX);
 

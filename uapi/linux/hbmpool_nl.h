@@ -109,6 +109,8 @@ enum {
 	HBMPOOL_A_DOMAIN_SEQ = 7,			/* u64 */
 	HBMPOOL_A_DOMAIN_KEY = 8,			/* binary, set only */
 	HBMPOOL_A_DOMAIN_KEY_SET = 9,			/* flag */
+	HBMPOOL_A_DOMAIN_EPOCH = 10,			/* u64 */
+	HBMPOOL_A_DOMAIN_FENCED = 11,			/* flag */
 
 	__HBMPOOL_A_DOMAIN_MAX,
 	HBMPOOL_A_DOMAIN_MAX = (__HBMPOOL_A_DOMAIN_MAX - 1)
