@@ -93,7 +93,7 @@ int hbmpool_export_new(u64 size, const char *provider,
 	down_write(&hbmpool_export_serve);
 	hbmpool_export_incarnation = get_random_u64() ?: 1;	/* 0: none */
 	hbmpool_export_set(seg);
-	hbmpool_export_fenced = false;		/* new memory, new incarnation */
+	WRITE_ONCE(hbmpool_export_fenced, false);	/* new memory, new incarnation */
 	up_write(&hbmpool_export_serve);
 out_unlock:
 	mutex_unlock(&hbmpool_export_lock);
@@ -214,7 +214,7 @@ int hbmpool_export_fence(void)
 	mutex_lock(&hbmpool_export_lock);
 	down_write(&hbmpool_export_serve);	/* waits for requests being served */
 	was = hbmpool_export_fenced;
-	hbmpool_export_fenced = true;
+	WRITE_ONCE(hbmpool_export_fenced, true);
 	up_write(&hbmpool_export_serve);
 	mutex_unlock(&hbmpool_export_lock);
 	if (!was) {
@@ -243,15 +243,15 @@ u64 hbmpool_export_free_owner(u32 owner)
 	return freed;
 }
 
-/* Whether this node fenced itself. */
+/*
+ * Whether this node fenced itself, for a report or a handshake's early
+ * refusal: without the serve lock, which a home serving a request holds
+ * while it may announce an event (so replies and events must not wait for
+ * it).  Requests see the flag under the lock (hbmpool_export_serve_begin()).
+ */
 bool hbmpool_export_is_fenced(void)
 {
-	bool fenced;
-
-	down_read(&hbmpool_export_serve);
-	fenced = hbmpool_export_fenced;
-	up_read(&hbmpool_export_serve);
-	return fenced;
+	return READ_ONCE(hbmpool_export_fenced);
 }
 
 void hbmpool_export_serve_end(void)

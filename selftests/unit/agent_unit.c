@@ -742,24 +742,14 @@ static void test_agents(void)
 
 int main(void)
 {
-	int i;
+	int status, i;
 
 	verbose = getenv("HBM_VERBOSE") != NULL;
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	test_loop();
 
-	if (getenv("HBM_ETCD"))
-		etcd_bin = getenv("HBM_ETCD");
-	if (access(etcd_bin, X_OK)) {
-		printf("# SKIP the agents: %s not found (Debian package etcd-server; make deps)\n",
-		       etcd_bin);
-		tap_finish();
-		return nfail ? 1 : KSFT_SKIP;
-	}
-	if (etcd_start()) {
-		etcd_stop();
-		return tap_finish();
-	}
+	if (etcd_rig_begin("the agents", &status))
+		return status;
 	test_agents();
 	for (i = 0; i < NR; i++)
 		if (nodes[i].a)

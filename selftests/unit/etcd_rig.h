@@ -198,4 +198,29 @@ static __attribute__((unused)) int etcd_start(void)
 	return -1;
 }
 
+/*
+ * Starts the test's etcd ($HBM_ETCD, else /usr/bin/etcd) for @what.  0: it
+ * answers.  Otherwise the test ends with the status put in *@status: a skip
+ * (no etcd; the reason printed) or a failure (it did not start).
+ */
+static __attribute__((unused)) int etcd_rig_begin(const char *what, int *status)
+{
+	if (getenv("HBM_ETCD"))
+		etcd_bin = getenv("HBM_ETCD");
+	if (access(etcd_bin, X_OK)) {
+		printf("# SKIP %s: %s not found (Debian package etcd-server; make deps)\n",
+		       what, etcd_bin);
+		*status = tap_finish();
+		if (!*status)
+			*status = KSFT_SKIP;
+		return -1;
+	}
+	if (etcd_start()) {
+		etcd_stop();
+		*status = tap_finish();
+		return -1;
+	}
+	return 0;
+}
+
 #endif /* HBM_UNIT_ETCD_RIG_H */

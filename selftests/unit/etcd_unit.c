@@ -597,24 +597,15 @@ static void test_awatch(struct hbm_etcd *e)
 
 int main(void)
 {
+	int status;
 	const char *eps[1] = { url };
 	struct hbm_etcd *e;
 
 	test_base64();
 	test_watch_parser();
 
-	if (getenv("HBM_ETCD"))
-		etcd_bin = getenv("HBM_ETCD");
-	if (access(etcd_bin, X_OK)) {
-		printf("# SKIP the live tests: %s not found (Debian package etcd-server; make deps)\n",
-		       etcd_bin);
-		tap_finish();
-		return nfail ? 1 : KSFT_SKIP;
-	}
-	if (etcd_start()) {
-		etcd_stop();
-		return tap_finish();
-	}
+	if (etcd_rig_begin("the live tests", &status))
+		return status;
 	e = client(eps, 1, 2000);
 	if (!e) {
 		ok(0, "a client");

@@ -217,6 +217,7 @@ static void test_daemon(void)
 
 int main(void)
 {
+	int status;
 	char tmp[] = "/tmp/hbmpoold_unit.XXXXXX";
 	char cmd[64];
 
@@ -230,18 +231,8 @@ int main(void)
 	if (system(cmd))
 		printf("# could not remove %s\n", tmp);
 
-	if (getenv("HBM_ETCD"))
-		etcd_bin = getenv("HBM_ETCD");
-	if (access(etcd_bin, X_OK)) {
-		printf("# SKIP the daemon: %s not found (Debian package etcd-server; make deps)\n",
-		       etcd_bin);
-		tap_finish();
-		return nfail ? 1 : KSFT_SKIP;
-	}
-	if (etcd_start()) {
-		etcd_stop();
-		return tap_finish();
-	}
+	if (etcd_rig_begin("the daemon", &status))
+		return status;
 	test_daemon();
 	etcd_stop();
 	return tap_finish();
