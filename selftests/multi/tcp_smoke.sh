@@ -87,10 +87,18 @@ sys.exit(1 if bad or rd("incarnation") == 0 or rd("bytes") == 0 else 0)
 EOP
 EOF
 cat >"$RIG_SYNC/portbusy.sh" <<EOF
+rm -f /tmp/busy.ready
 python3 -c 'import socket, time
-s = socket.socket(); s.bind(("10.77.0.2", 7071)); s.listen(); time.sleep(30)' &
-sleep 2
-out=\$($H node set 2 port 7071 2>&1) && { kill %1; exit 1; }
+s = socket.socket(); s.bind(("10.77.0.2", 7071)); s.listen()
+open("/tmp/busy.ready", "w").close(); time.sleep(120)' &
+for i in \$(seq 600); do [ -e /tmp/busy.ready ] && break; sleep 0.1; done
+[ -e /tmp/busy.ready ] || { echo "the blocker did not bind 7071"; kill %1; exit 1; }
+if out=\$($H node set 2 port 7071 2>&1); then
+	echo "moved to a port in use: \$out"
+	$H node set 2 port 7070	# back, for the checks that follow
+	kill %1
+	exit 1
+fi
 kill %1
 echo "\$out"
 echo "\$out" | grep -q "Address already in use" && echo "\$out" | grep -q "cannot listen" &&
