@@ -145,7 +145,8 @@ EOF
 check "VM2 fences node 1: its chunks are freed, its handshakes refused" gx 2 "bash $RIG_SYNC/fence2.sh"
 check "VM1 fences node 2: every page of the region there gets SIGBUS at once" \
 	gx 1 "$H node set 2 state fenced && timeout 60 $RIO verify --name s1 --seed 5 --expect-sigbus-on 2 --max-cached 0"
-check "VM1 closes the region" gx 1 "kill \$(cat /tmp/s1.pid); sleep 1; ! kill -0 \$(cat /tmp/s1.pid) 2>/dev/null"
+check "VM1 closes the region" \
+	gx 1 "p=\$(cat /tmp/s1.pid) && kill \$p && for i in \$(seq 50); do kill -0 \$p 2>/dev/null || exit 0; sleep 0.2; done; exit 1"
 # The home frees a client's chunks when the client frees them: wait for the
 # FREEs to land before the nodes go.
 check "VM2's segment has no chunk in use" \
