@@ -54,6 +54,7 @@ struct hbmd_agent {
 	struct hbm_lease lease;
 	uint64_t incarnation;
 	char members_prefix[KEY_MAX], member_key[KEY_MAX], leader_key[KEY_MAX];
+	char incarnation_key[KEY_MAX];
 	char domain_prefix[KEY_MAX];
 
 	struct hbm_members members;	/* as applied to the kernel */
@@ -669,7 +670,9 @@ static int do_register(struct hbmd_agent *a, bool report)
 
 /*
  * A daemon restarted on the same segment: its key is there, with our
- * incarnation, under a lease that still lives: keep that lease.
+ * incarnation, under a lease that still lives: keep that lease.  0: taken
+ * over; -ENOENT: no key of this segment; -ESTALE: the key of this segment,
+ * its lease gone (or going); else etcd failed (the message in the client).
  */
 static int take_over(struct hbmd_agent *a, uint64_t margin, uint64_t retry)
 {
@@ -680,27 +683,75 @@ static int take_over(struct hbmd_agent *a, uint64_t margin, uint64_t retry)
 	char err[256];
 	int ret;
 
-	if (hbm_etcd_get(a->etcd, a->member_key, false, &kvs, NULL) || kvs.n != 1)
-		goto no;
-	if (hbm_member_parse(a->members_prefix, &kvs.kv[0], &old, err, sizeof(err)) ||
-	    old.incarnation != a->incarnation || !kvs.kv[0].lease)
-		goto no;
-	sent = now_ms();
-	if (hbm_etcd_lease_keepalive(a->etcd, kvs.kv[0].lease, &ttl, NULL) || ttl <= 0)
-		goto no;
-	ret = hbm_lease_granted(&a->lease, kvs.kv[0].lease, ttl, sent, margin, retry);
+	ret = hbm_etcd_get(a->etcd, a->member_key, false, &kvs, NULL);
 	if (ret)
-		goto no;
+		return ret;
+	ret = -ENOENT;
+	if (kvs.n != 1 ||
+	    hbm_member_parse(a->members_prefix, &kvs.kv[0], &old, err, sizeof(err)) ||
+	    old.incarnation != a->incarnation)
+		goto out;
+	ret = -ESTALE;
+	if (!kvs.kv[0].lease)
+		goto out;
+	sent = now_ms();
+	ret = hbm_etcd_lease_keepalive(a->etcd, kvs.kv[0].lease, &ttl, NULL);
+	if (ret == -ENOENT || (!ret && ttl <= 0)) {
+		ret = -ESTALE;
+		goto out;
+	}
+	if (ret)
+		goto out;
+	if (hbm_lease_granted(&a->lease, kvs.kv[0].lease, ttl, sent, margin, retry)) {
+		ret = -ESTALE;		/* too little of it left to renew in time */
+		goto out;
+	}
 	/* etcd may report less than the full TTL: renew at once then */
 	a->lease.ttl_ms = (uint64_t)a->conf->lease_ttl_s * 1000;
 	a->lease.renew_at = sent;
 	alog(a, LOG_NOTICE, "took over lease %llx of this node's registration (same segment)",
 	     (unsigned long long)kvs.kv[0].lease);
+out:
 	hbm_etcd_kvs_free(&kvs);
-	return 0;
-no:
+	return ret;
+}
+
+/*
+ * No live registration of this segment to take over.  If the segment was
+ * registered before (its incarnation recorded), its lease ran out while no
+ * daemon renewed it: the others have fenced it (its chunks on their
+ * segments freed), so it must not come back as if nothing happened.  Fence
+ * it here too: -ESTALE.  Else record the incarnation, before the member
+ * key exists, and go on.
+ */
+static int check_incarnation(struct hbmd_agent *a)
+{
+	struct hbm_etcd_kvs kvs = { 0 };
+	char val[24], err[256] = "";
+	bool lapsed;
+	int ret, n;
+
+	ret = hbm_etcd_get(a->etcd, a->incarnation_key, false, &kvs, NULL);
+	if (ret) {
+		alog(a, LOG_ERR, "reading %s: %s", a->incarnation_key, hbm_etcd_error(a->etcd));
+		return ret;
+	}
+	n = snprintf(val, sizeof(val), "%llu", (unsigned long long)a->incarnation);
+	lapsed = kvs.n == 1 && kvs.kv[0].value_len == (size_t)n &&
+		 !memcmp(kvs.kv[0].value, val, (size_t)n);
 	hbm_etcd_kvs_free(&kvs);
-	return -ENOENT;
+	if (lapsed) {
+		ret = a->k.ops->fence_self(a->k.ctx, err, sizeof(err));
+		alog(a, LOG_ERR,
+		     "this segment (incarnation %s) was a member, and its lease ran out while no daemon renewed it: the others have fenced it%s%s; it rejoins only with a new segment (hbmctl segment del, then start hbmpoold again)",
+		     val, ret ? "; fencing it in this kernel failed: " : ", and so does this kernel",
+		     ret ? err : "");
+		return -ESTALE;
+	}
+	ret = hbm_etcd_put(a->etcd, a->incarnation_key, val, (size_t)n, 0, NULL);
+	if (ret)
+		alog(a, LOG_ERR, "recording %s: %s", a->incarnation_key, hbm_etcd_error(a->etcd));
+	return ret;
 }
 
 int hbmd_agent_start(struct hbmd_agent *a)
@@ -714,6 +765,7 @@ int hbmd_agent_start(struct hbmd_agent *a)
 	};
 	struct hbmd_kernel_setup s = {
 		.domain = c->domain, .self_id = c->node_id, .segment_bytes = c->segment_bytes,
+		.addr = c->address, .port = c->port,
 	};
 	struct hbmd_kernel_node *kn = NULL;
 	unsigned char key[65];
@@ -736,6 +788,8 @@ int hbmd_agent_start(struct hbmd_agent *a)
 	if (hbm_members_prefix(a->members_prefix, KEY_MAX, c->etcd_prefix, c->domain) ||
 	    hbm_member_key(a->member_key, KEY_MAX, c->etcd_prefix, c->domain, c->node_id) ||
 	    hbm_leader_key(a->leader_key, KEY_MAX, c->etcd_prefix, c->domain) ||
+	    hbm_incarnation_key(a->incarnation_key, KEY_MAX, c->etcd_prefix, c->domain,
+				c->node_id) ||
 	    snprintf(a->domain_prefix, KEY_MAX, "%s/%s/", c->etcd_prefix, c->domain) >= KEY_MAX) {
 		alog(a, LOG_ERR, "etcd keys of domain %s too long", c->domain);
 		return -ENAMETOOLONG;
@@ -793,7 +847,16 @@ int hbmd_agent_start(struct hbmd_agent *a)
 	 * long as a lease of our TTL lasts; then it is another daemon.
 	 */
 	wait_until = now_ms() + ((uint64_t)c->lease_ttl_s + 2) * 1000;
-	for (tries = 0; take_over(a, margin, retry); tries++) {
+	ret = take_over(a, margin, retry);
+	if (ret == -ENOENT || ret == -ESTALE)
+		ret = check_incarnation(a);
+	else if (ret)
+		alog(a, LOG_ERR, "reading %s: %s", a->member_key, hbm_etcd_error(a->etcd));
+	else
+		goto registered;
+	if (ret)
+		return ret;
+	for (tries = 0;; tries++) {
 		sent = now_ms();
 		ret = hbm_etcd_lease_grant(a->etcd, c->lease_ttl_s, &id, &granted, NULL);
 		if (ret) {
@@ -819,6 +882,7 @@ int hbmd_agent_start(struct hbmd_agent *a)
 			     c->lease_ttl_s + 2);
 		usleep(500000);
 	}
+registered:
 	a->state = HBMD_AGENT_RUNNING;
 
 	/*

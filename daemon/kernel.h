@@ -35,6 +35,8 @@ struct hbmd_kernel_setup {
 	const unsigned char *key;	/* the domain key */
 	size_t key_len;
 	uint64_t segment_bytes;		/* the segment this node exports */
+	const char *addr;		/* where this node's home listens: IPv4 or IPv6 literal */
+	uint16_t port;
 };
 
 /* A member to reach through the TCP transport. */
@@ -66,8 +68,9 @@ struct hbmd_kernel_link {
 
 struct hbmd_kernel_ops {
 	/*
-	 * Domain name, self id, key; the segment (created if there is none,
-	 * else the existing one is kept); its incarnation.
+	 * Domain name, self id, key; this node's listening address (node-set
+	 * on the self node: the home listens there); the segment (created if
+	 * there is none, else the existing one is kept); its incarnation.
 	 */
 	int (*setup)(void *ctx, const struct hbmd_kernel_setup *s, uint64_t *incarnation,
 		     char *err, size_t errlen);

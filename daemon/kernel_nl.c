@@ -118,6 +118,37 @@ static int segment_get(struct knl *k, struct seg_info *s, char *err, size_t errl
 	return knl_request(k, msg, HBMPOOL_CMD_SEGMENT_GET, 0, seg_cb, s, err, errlen);
 }
 
+/* IPv4 or IPv6 literal into addr (4 or 16 bytes); 0 if neither. */
+static size_t parse_addr(const char *s, uint8_t addr[16])
+{
+	if (inet_pton(AF_INET, s, addr) == 1)
+		return 4;
+	if (inet_pton(AF_INET6, s, addr) == 1)
+		return 16;
+	return 0;
+}
+
+/* node-set on the self node: its home listens on addr:port. */
+static int self_listen(struct knl *k, const struct hbmd_kernel_setup *s, char *err, size_t errlen)
+{
+	struct nl_msg *msg;
+	uint8_t addr[16];
+	size_t alen = parse_addr(s->addr, addr);
+
+	if (!alen) {
+		snprintf(err, errlen, "node %u: bad address \"%s\"", s->self_id, s->addr);
+		return -EINVAL;
+	}
+	msg = knl_msg(k, HBMPOOL_CMD_NODE_SET, 0, err, errlen);
+	if (!msg)
+		return -ENOMEM;
+	if (nla_put_u32(msg, HBMPOOL_A_NODE_ID, s->self_id) ||
+	    nla_put(msg, HBMPOOL_A_NODE_ADDR, (int)alen, addr) ||
+	    nla_put_u16(msg, HBMPOOL_A_NODE_PORT, s->port))
+		return put_failed(msg, HBMPOOL_CMD_NODE_SET, err, errlen);
+	return knl_request(k, msg, HBMPOOL_CMD_NODE_SET, 0, NULL, NULL, err, errlen);
+}
+
 static int knl_setup(void *ctx, const struct hbmd_kernel_setup *s, uint64_t *incarnation,
 		     char *err, size_t errlen)
 {
@@ -134,6 +165,9 @@ static int knl_setup(void *ctx, const struct hbmd_kernel_setup *s, uint64_t *inc
 	    nla_put(msg, HBMPOOL_A_DOMAIN_KEY, (int)s->key_len, s->key))
 		return put_failed(msg, HBMPOOL_CMD_DOMAIN_SET, err, errlen);
 	ret = knl_request(k, msg, HBMPOOL_CMD_DOMAIN_SET, 0, NULL, NULL, err, errlen);
+	if (ret)
+		return ret;
+	ret = self_listen(k, s, err, errlen);
 	if (ret)
 		return ret;
 
@@ -176,11 +210,8 @@ static int knl_node_add(void *ctx, const struct hbmd_kernel_peer *p, char *err, 
 	struct knl *k = ctx;
 	int ret;
 
-	if (inet_pton(AF_INET, p->addr, n.addr) == 1) {
-		n.addr_len = 4;
-	} else if (inet_pton(AF_INET6, p->addr, n.addr) == 1) {
-		n.addr_len = 16;
-	} else {
+	n.addr_len = parse_addr(p->addr, n.addr);
+	if (!n.addr_len) {
 		snprintf(err, errlen, "node %u: bad address \"%s\"", p->id, p->addr);
 		return -EINVAL;
 	}

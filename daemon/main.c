@@ -148,7 +148,8 @@ int main(int argc, char **argv)
 		hbmd_log(LOG_ERR, "node %u could not join domain %s: %s", conf.node_id,
 			 conf.domain, strerror(-ret));
 		sd_notifyf(0, "STATUS=could not join domain %s: %s", conf.domain, strerror(-ret));
-		rc = EXIT_FAILURE;
+		/* fenced: nothing changes until an operator gives it a new segment */
+		rc = ret == -ESTALE ? HBMD_EXIT_FENCED : EXIT_FAILURE;
 		goto out;
 	}
 	ctl = hbmd_control_open(conf.control_socket, err, sizeof(err));

@@ -42,6 +42,14 @@ int hbm_member_key(char *buf, size_t len, const char *prefix, const char *domain
 	return keyf(buf, len, "%s/%s/members/%" PRIu32, prefix, domain, id);
 }
 
+int hbm_incarnation_key(char *buf, size_t len, const char *prefix, const char *domain,
+			uint32_t id)
+{
+	if (id > HBM_MEMBER_MAX_ID)
+		return -EINVAL;
+	return keyf(buf, len, "%s/%s/incarnations/%" PRIu32, prefix, domain, id);
+}
+
 int hbm_leader_key(char *buf, size_t len, const char *prefix, const char *domain)
 {
 	return keyf(buf, len, "%s/%s/leader", prefix, domain);

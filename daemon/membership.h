@@ -61,6 +61,14 @@ struct hbm_members {
 /* The keys: "PREFIX/DOMAIN/members/", ".../members/ID", "PREFIX/DOMAIN/leader". */
 int hbm_members_prefix(char *buf, size_t len, const char *prefix, const char *domain);
 int hbm_member_key(char *buf, size_t len, const char *prefix, const char *domain, uint32_t id);
+/*
+ * PREFIX/DOMAIN/incarnations/ID: the incarnation node ID last registered
+ * with, decimal, under no lease.  A daemon that finds its kernel's segment
+ * there but cannot take the registration's lease over knows that the lease
+ * ran out while it was away: the others have fenced that segment.
+ */
+int hbm_incarnation_key(char *buf, size_t len, const char *prefix, const char *domain,
+			uint32_t id);
 int hbm_leader_key(char *buf, size_t len, const char *prefix, const char *domain);
 
 /* A member's value (JSON, malloc'ed, NUL-terminated). */

@@ -35,6 +35,13 @@ if [ "${RIG_SHM_SIZE:-0}" -gt 0 ]; then
 	done
 fi
 
+# The control NIC of multi.sh --ctlnet (MAC 52:54:00:78:00:K), if any.
+for d in /sys/class/net/*; do
+	[ "$(cat "$d/address" 2>/dev/null)" = "$(printf '52:54:00:78:00:%02x' "$RIG_NODE")" ] || continue
+	ip addr add "10.78.0.$((10 + RIG_NODE))/24" dev "${d##*/}" && ip link set "${d##*/}" up ||
+		echo "multi-guest: cannot configure the control NIC ${d##*/}" >&2
+done
+
 # shellcheck source-path=SCRIPTDIR source=multi-lib.sh
 . "$(dirname "$0")/multi-lib.sh"
 rig_mark "up.$RIG_NODE.$RIG_BOOT" "$(cat /proc/sys/kernel/random/boot_id)"

@@ -19,6 +19,14 @@
 # all N of them as ivshmem-plain devices (PCI 1af4:1110, slot 0x10+K, memory
 # in BAR2): node K's segment is the same bytes in every VM and on the host.
 #
+# Control network: with --ctlnet PORT every VM gets a second NIC (QEMU id
+# nicctl, MAC 52:54:00:78:00:K, IPv4 10.78.0.(10+K)/24, set by multi-guest.sh)
+# on a restricted user-mode netdev: the guest reaches nothing but
+# 10.78.0.100:2379, which QEMU forwards to the host's 127.0.0.1:PORT (through
+# "busybox nc", one per connection: busybox-static is a rig package) (the
+# etcd a test starts there).  Cutting it (multi-ctl.sh qmp K set_link
+# name=nicctl up=false) cuts a node off from etcd and not from its peers.
+#
 # Coordination: $RIG_BUILD/multi-RUN/sync/ is shared writable with every VM
 # (9p, uncached) at the same path; see multi-lib.sh (markers, barriers) and
 # multi-agent.sh (a guest command that runs what the host sends it).
@@ -53,6 +61,8 @@ usage: $0 [options] [--] command [args...]
      --smp N           CPUs per VM (default 1)
      --shm MB          ivshmem segment per node, a power of two (default 16; 0: none)
      --port PORT       UDP port of the multicast segment (default: from the run dir)
+     --ctlnet PORT     a control NIC per VM: 10.78.0.100:2379 in the guest is
+                       the host's 127.0.0.1:PORT (nothing else is reachable)
  -e, --env VAR=VALUE   environment of the guest command (repeatable)
  -b, --bind PATH       as vm.sh -b (repeatable)
  -a, --append ARGS     extra kernel command line
@@ -68,6 +78,7 @@ mem=1024
 smp=1
 shm=16
 port=""
+ctlnet=""
 envs=()
 vmargs=()
 while [ $# -gt 0 ]; do
@@ -80,6 +91,7 @@ while [ $# -gt 0 ]; do
 	--smp) smp=$2; shift 2 ;;
 	--shm) shm=$2; shift 2 ;;
 	--port) port=$2; shift 2 ;;
+	--ctlnet) ctlnet=$2; shift 2 ;;
 	-e|--env) envs+=("$2"); shift 2 ;;
 	-b|--bind) vmargs+=(-b "$2"); shift 2 ;;
 	-a|--append) vmargs+=(-a "$2"); shift 2 ;;
@@ -126,6 +138,9 @@ if [ -z "$port" ]; then
 	port=$((20000 + $(printf '%s' "$dir" | cksum | cut -d' ' -f1) % 20000))
 fi
 [[ "$port" =~ ^[0-9]+$ ]] || rig_die "bad --port '$port'"
+if [ -n "$ctlnet" ] && { ! [[ "$ctlnet" =~ ^[0-9]+$ ]] || [ "$ctlnet" -lt 1 ] || [ "$ctlnet" -gt 65535 ]; }; then
+	rig_die "bad --ctlnet '$ctlnet' (a TCP port on 127.0.0.1)"
+fi
 group=230.77.0.1
 
 shm_files=()
@@ -168,12 +183,17 @@ supervise() {
 			echo "124 timed out before boot $boot" >"$ctl/$k.result"
 			break
 		fi
+		ctlargs=()
+		if [ -n "$ctlnet" ]; then
+			ctlargs=(-Q -netdev -Q "user,id=ctl0,restrict=on,net=10.78.0.0/24,host=10.78.0.2,guestfwd=tcp:10.78.0.100:2379-cmd:/bin/busybox nc 127.0.0.1 $ctlnet"
+				-Q -device -Q "virtio-net-pci,netdev=ctl0,id=nicctl,mac=52:54:00:78:00:$(printf %02x "$k")")
+		fi
 		rc=0
 		"$RIG_DIR/vm.sh" -q -i "$run-$k" -t "$left" -m "$mem" --smp "$smp" \
 			-n "mcast:$group:$port,mac=52:54:00:77:00:$(printf %02x "$k")" \
 			--ip "10.77.0.$k/24" \
 			-Q -virtfs -Q "local,path=$sync_dir,mount_tag=rigsync,security_model=none,multidevs=remap" \
-			"${qemu_shm[@]+"${qemu_shm[@]}"}" \
+			"${qemu_shm[@]+"${qemu_shm[@]}"}" "${ctlargs[@]+"${ctlargs[@]}"}" \
 			-e "RIG_SYNC=$sync_dir" -e "RIG_NODE=$k" -e "RIG_NODES=$nodes" \
 			-e "RIG_BOOT=$boot" -e "RIG_RUN=$run" -e "RIG_IP=10.77.0.$k" \
 			-e "RIG_SHM_SIZE=$((shm * 1024 * 1024))" \

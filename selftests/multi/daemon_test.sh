@@ -1,0 +1,314 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# hbmpoold in 3 VMs against one etcd on the host: the daemon on the real
+# module.  TAP on stdout, "N passed, N failed" last.
+#
+# The host starts etcd on 127.0.0.1 (its own data directory and port); every
+# VM reaches it as 10.78.0.100:2379 through its control NIC (multi.sh
+# --ctlnet), and its peers through the rig's data network (10.77.0.K).  Each
+# VM loads the module and starts hbmpoold with a config of its own (lease
+# TTL $TTL s); nothing is configured with hbmctl.
+#
+#   join: every kernel gets the two others as live TCP nodes, the same epoch
+#     (the etcd revision of the last join), and every daemon the same leader;
+#   kill -9 VM1's daemon while a region of VM1 on VM2 and VM3 is written and
+#     verified: no application error; restarted, it takes its lease over and
+#     the others see nothing (same epoch);
+#   kill VM3: VM1 and VM2 fence it within TTL + 1 s (watchers in the guests
+#     mark the moment in the shared directory, the host times it), monitor
+#     events seen, a new region on "every node" avoids it; VM3 rebooted with
+#     a new segment joins again (a new incarnation, a higher epoch);
+#   cut VM2 off from etcd (its control NIC) but not from its peers: it fences
+#     itself (domain show: fenced) and the others fence it; it rejoins only
+#     after its segment is new;
+#   etcd restarted: no daemon fences, and the domain goes on (a join after it
+#     is seen by all);
+#   teardown: daemons stopped (SIGTERM), module unloaded.
+#
+# Environment: MULTI_TIMEOUT (default 1500 s), RIG_BUILD, DAEMON_TEST_TTL.
+set -u
+here=$(cd "$(dirname "$0")" && pwd)
+repo=$(cd "$here/../.." && pwd)
+rig=$repo/tools/rig
+build=${RIG_BUILD:-$repo/build/rig}
+
+if [ "${1:-}" != --host ]; then
+	[ -r "$repo/kmod/hbmpool.ko" ] || { echo "daemon_test: no module (make module)" >&2; exit 1; }
+	[ -x "$repo/daemon/hbmpoold" ] || { echo "daemon_test: no daemon (make daemon)" >&2; exit 1; }
+	if [ ! -x /usr/bin/etcd ]; then
+		echo "1..0 # SKIP /usr/bin/etcd not found (Debian package etcd-server; make deps)"
+		exit 4
+	fi
+	"$here/build-regionio.sh" "$build/regionio" || { echo "daemon_test: cannot build regionio" >&2; exit 1; }
+	# etcd's client port, per checkout (the peer port is the next one)
+	DAEMON_ETCD_PORT=$((42000 + $(printf '%s' "$build" | cksum | cut -d' ' -f1) % 8000 * 2))
+	export DAEMON_ETCD_PORT
+	# shellcheck source=selftests/multi/outer.sh
+	. "$here/outer.sh"
+	multi_outer daemon 3 "$here/daemon_test.sh" --ctlnet "$DAEMON_ETCD_PORT"
+	exit
+fi
+
+# --- host side, run by multi.sh -c ---
+# shellcheck source=selftests/hbmpool/lib.sh
+. "$repo/selftests/hbmpool/lib.sh"
+TTL=${DAEMON_TEST_TTL:-8}
+EP=$DAEMON_ETCD_PORT
+RIO=$build/regionio
+H=tools/hbmctl/hbmctl
+KEY=$RIG_SYNC/domain.key
+ETCD_DIR=$build/daemon-etcd
+t0=$SECONDS
+
+ctl() { "$rig/multi-ctl.sh" "$@"; }
+gx() {
+	local t=120
+	if [ "$1" = -t ]; then t=$2; shift 2; fi
+	local out rc=0
+	out=$(ctl exec -t "$t" "$@" 2>&1) || rc=$?
+	[ -n "$out" ] && printf '%s\n' "$out" | sed 's/^/# /'
+	return $rc
+}
+q() { ctl exec -t 60 "$1" "$2 2>/dev/null" 2>/dev/null; }
+stamp() { echo "# [$((SECONDS - t0))s] $*"; }
+bail() { echo "Bail out! $*"; ctl stop; echo "1..$n"; exit 1; }
+
+etcd_pid=""
+etcd_start() {
+	mkdir -p "$ETCD_DIR"
+	/usr/bin/etcd --name daemon-test --data-dir "$ETCD_DIR/data" \
+		--listen-client-urls "http://127.0.0.1:$EP" --advertise-client-urls "http://127.0.0.1:$EP" \
+		--listen-peer-urls "http://127.0.0.1:$((EP + 1))" \
+		--initial-advertise-peer-urls "http://127.0.0.1:$((EP + 1))" \
+		--initial-cluster "daemon-test=http://127.0.0.1:$((EP + 1))" \
+		--heartbeat-interval 50 --election-timeout 500 >>"$ETCD_DIR/etcd.log" 2>&1 &
+	etcd_pid=$!
+	for _ in $(seq 100); do
+		curl -sf "http://127.0.0.1:$EP/health" 2>/dev/null | grep -q true && return 0
+		sleep 0.1
+	done
+	return 1
+}
+etcd_stop() {
+	[ -n "$etcd_pid" ] || return 0
+	kill "$etcd_pid" 2>/dev/null
+	wait "$etcd_pid" 2>/dev/null
+	etcd_pid=""
+}
+trap etcd_stop EXIT
+# etcd_members: the ids registered in etcd, sorted, one line.
+etcd_members() {
+	curl -sf "http://127.0.0.1:$EP/v3/kv/range" -d "{\"key\": \"$(printf /hbmpool/rig/members/ | base64 -w0)\", \"range_end\": \"$(printf /hbmpool/rig/members0 | base64 -w0)\", \"keys_only\": true}" |
+		/usr/bin/python3 -c '
+import base64, json, sys
+d = json.load(sys.stdin)
+print(" ".join(sorted(base64.b64decode(k["key"]).decode().rsplit("/", 1)[1] for k in d.get("kvs", []))))'
+}
+
+# Guest helpers, through the shared directory.  hd.sh start: this VM's
+# config and daemon (log in the shared directory, per boot); hd.sh q WHAT.
+cat >"$RIG_SYNC/hd.sh" <<EOF
+H=$H
+EOF
+cat >>"$RIG_SYNC/hd.sh" <<'EOF'
+k=$RIG_NODE
+log=$RIG_SYNC/hbmpoold.$k.$RIG_BOOT.log
+case "$1" in
+start)
+	install -m 600 "$RIG_SYNC/domain.key" /tmp/domain.key || exit 1
+	cat >/tmp/hbmpoold.conf <<CONF
+[domain]
+name = rig
+key_file = /tmp/domain.key
+[node]
+id = $k
+address = 10.77.0.$k
+port = 7070
+segment_size = 32M
+[etcd]
+endpoints = http://10.78.0.100:2379
+connect_timeout_ms = 500
+request_timeout_ms = 1000
+lease_ttl = $2
+[control]
+socket = /run/hbmpoold.sock
+CONF
+	# its lines with the guest's time of day
+	setsid daemon/hbmpoold -c /tmp/hbmpoold.conf -f -v \
+		> >(while IFS= read -r l; do echo "$(date +%T.%N) $l"; done >>"$log") 2>&1 </dev/null &
+	echo $! >/tmp/hbmpoold.pid
+	# up once it is a member: the control socket says so
+	for _ in $(seq 200); do
+		kill -0 "$(cat /tmp/hbmpoold.pid)" 2>/dev/null || { echo "hbmpoold exited"; tail -n 20 "$log"; exit 1; }
+		[ "$(bash "$0" q ctl state)" = member ] && exit 0
+		sleep 0.2
+	done
+	echo "hbmpoold not a member after 40 s"; tail -n 20 "$log"; exit 1 ;;
+q)
+	shift
+	python3 - "$@" <<'PY'
+import json, socket, subprocess, sys
+what = sys.argv[1]
+def hbm(*a):
+    return json.loads(subprocess.run(["tools/hbmctl/hbmctl", "-j"] + list(a),
+                                     capture_output=True, check=True).stdout)
+if what == "ctl":		# a member of the control socket's object
+    s = socket.socket(socket.AF_UNIX)
+    try:
+        s.connect("/run/hbmpoold.sock")
+        buf = b""
+        while True:
+            b = s.recv(65536)
+            if not b:
+                break
+            buf += b
+        v = json.loads(buf)[sys.argv[2]]
+    except (OSError, ValueError, KeyError):
+        v = "none"
+    print(v if not isinstance(v, list) else len(v))
+elif what == "epoch":
+    print(hbm("domain", "show").get("epoch", 0))
+elif what == "fenced":
+    print("yes" if hbm("domain", "show").get("fenced") else "no")
+elif what == "state":		# a node's state in the kernel, "absent" if none
+    ns = [n for n in hbm("node", "show") if n["id"] == int(sys.argv[2])]
+    print(ns[0]["state"] if ns else "absent")
+elif what == "events":		# monitor events of node ID changing or going
+    n = 0
+    for line in open("/tmp/monitor.log"):
+        try:
+            e = json.loads(line)
+        except ValueError:
+            continue
+        if e.get("event") in ("node-change-ntf", "node-del-ntf") and e.get("id") == int(sys.argv[2]):
+            n += 1
+    print(n)
+elif what == "health":
+    try:
+        print(hbm("link", "show", sys.argv[2])[0].get("health", "none"))
+    except Exception:
+        print("absent")
+PY
+	;;
+watch)	# watch ID MARK: mark once node ID is fenced or gone here (sysfs:
+	# no process started per look, which TCG makes slow)
+	f=/sys/kernel/hbmpool/nodes/node$2/state
+	while :; do
+		s=absent
+		[ -e "$f" ] && read -r s <"$f" 2>/dev/null
+		case "$s" in fenced|absent) : >"$RIG_SYNC/$3"; exit 0 ;; esac
+		sleep 0.05
+	done ;;
+esac
+EOF
+HD="bash $RIG_SYNC/hd.sh"
+
+# all_live K: VM K's links to the two others are live within 90 s
+all_live() {
+	local k=$1
+	gx -t 120 "$k" "for i in \$(seq 90); do ok=1; for j in 1 2 3; do [ \$j = $k ] && continue; [ \"\$($HD q health \$j)\" = live ] || ok=0; done; [ \$ok = 1 ] && exit 0; sleep 1; done; for j in 1 2 3; do echo \"node \$j: \$($HD q state \$j) \$($HD q health \$j)\"; done; exit 1"
+}
+epochs() { for k in "$@"; do q "$k" "$HD q epoch"; done | sort -u | tr '\n' ' '; }
+
+for k in 1 2 3; do check "VM$k boots" ctl agents -t 600 "$k"; done
+[ "$fails" = 0 ] || bail "a VM did not boot"
+check "etcd starts on 127.0.0.1:$EP" etcd_start
+[ "$fails" = 0 ] || bail "no etcd: $(tail -n 5 "$ETCD_DIR/etcd.log")"
+head -c 32 /dev/urandom >"$KEY"
+
+# --- join ---
+for k in 1 2 3; do
+	check "VM$k: module loaded, hbmpoold a member" gx -t 120 "$k" \
+		"insmod kmod/hbmpool.ko && $H params set cache-budget-pages 256 fetch-timeout-ms 5000 && $HD start $TTL"
+done
+[ "$fails" = 0 ] || bail "the daemons did not start"
+stamp "daemons up"
+check "etcd has the three members" [ "$(etcd_members)" = "1 2 3" ]
+for k in 1 2 3; do check "VM$k: both peers are live TCP nodes" all_live "$k"; done
+e1=$(epochs 1 2 3)
+check "one epoch in the three kernels, > 0 ($e1)" sh -c "[ \$(echo $e1 | wc -w) = 1 ] && [ ${e1% } -gt 0 ]"
+l1=$(for k in 1 2 3; do q "$k" "$HD q ctl leader"; done | sort -u | tr '\n' ' ')
+check "one leader for the three daemons ($l1)" sh -c "[ \$(echo $l1 | wc -w) = 1 ] && [ '$l1' != 'none ' ]"
+check "the control socket lists 3 members" sh -c "[ \"\$(q 2 '$HD q ctl members')\" = 3 ]"
+
+# --- kill -9 the daemon under load ---
+check "VM1: a region interleaved over VM2 and VM3" gx 1 \
+	"setsid $RIO create --name d1 --size 8M --chunk 1M --policy interleave --nodes 2,3 --hold --pidfile /tmp/d1.pid >/tmp/d1.log 2>&1 </dev/null & for i in \$(seq 100); do grep -q holding /tmp/d1.log && exit 0; sleep 0.1; done; cat /tmp/d1.log; exit 1"
+job=$(ctl spawn 1 "for s in 1 2 3; do timeout -k 5 200 $RIO write --name d1 --seed \$s --threads 2 && timeout -k 5 200 $RIO verify --name d1 --seed \$s --order rand || exit 1; done")
+sleep 5
+# as systemd would: restarted at once (RestartSec=2s), well within the TTL
+check "VM1: kill -9 hbmpoold under load, restarted: a member again" gx -t 120 1 \
+	"kill -9 \$(cat /tmp/hbmpoold.pid) && sleep 1 && $HD start $TTL"
+check "VM1: it took its lease over" gx 1 "grep -q 'took over lease' $RIG_SYNC/hbmpoold.1.1.log"
+out=$(ctl result -t 600 "$job" 2>&1)
+rc=$?
+printf '%s\n' "$out" | tail -n 4 | sed 's/^/# /'
+check "the load wrote and verified 3 passes without an error" [ $rc = 0 ]
+e2=$(epochs 1 2 3)
+check "the epoch did not move ($e1 -> $e2)" [ "$e1" = "$e2" ]
+
+# --- kill VM3 ---
+gx 1 "setsid $H -j monitor >/tmp/monitor.log 2>&1 </dev/null & echo \$! >/tmp/monitor.pid" >/dev/null
+rm -f "$RIG_SYNC/det.1" "$RIG_SYNC/det.2"
+for k in 1 2; do ctl spawn "$k" "timeout 120 $HD watch 3 det.$k" >/dev/null; done
+sleep 2
+tk=$(date +%s.%N)
+check "kill VM3" ctl kill 3
+for _ in $(seq 300); do [ -e "$RIG_SYNC/det.1" ] && [ -e "$RIG_SYNC/det.2" ] && break; sleep 0.05; done
+for k in 1 2; do
+	if [ -e "$RIG_SYNC/det.$k" ]; then
+		d=$(/usr/bin/python3 -c "import os; print('%.2f' % (os.stat('$RIG_SYNC/det.$k').st_mtime - $tk))")
+		check "VM$k fenced or removed node 3 within TTL + 1 s: ${d} s" \
+			/usr/bin/python3 -c "import sys; sys.exit(not $d <= $TTL + 1)"
+	else
+		nok "VM$k fenced or removed node 3 within TTL + 1 s: not in 15 s"
+	fi
+done
+check "VM1's monitor saw node 3 go" gx 1 "sleep 1; [ \"\$($HD q events 3)\" -gt 0 ]"
+check "VM1: a new region over every node the kernel lists avoids node 3" gx 1 \
+	"nodes=\$($H -j node show | python3 -c 'import json,sys; print(\",\".join(str(n[\"id\"]) for n in json.load(sys.stdin) if n[\"id\"] and not n.get(\"self\")))'); echo \"nodes \$nodes\"; setsid $RIO create --name d2 --size 8M --chunk 1M --policy interleave --nodes \$nodes --hold --pidfile /tmp/d2.pid >/tmp/d2.log 2>&1 </dev/null & for i in \$(seq 100); do grep -q holding /tmp/d2.log && break; sleep 0.1; done; cat /tmp/d2.log; $RIO info --name d2 >/tmp/d2.info || exit 1; cat /tmp/d2.info; grep -q '^node 2: ' /tmp/d2.info && ! grep -q '^node 3: ' /tmp/d2.info"
+check "etcd has members 1 2" [ "$(etcd_members)" = "1 2" ]
+
+check "VM3 boots again" ctl start -t 600 3
+check "VM3's agent runs again" ctl agents -t 300 3
+check "VM3: hbmpoold a member again (a new segment)" gx -t 120 3 \
+	"insmod kmod/hbmpool.ko && $H params set fetch-timeout-ms 5000 && $HD start $TTL"
+for k in 1 2; do check "VM$k: node 3 is live again" gx -t 120 "$k" \
+	"for i in \$(seq 90); do [ \"\$($HD q health 3)\" = live ] && exit 0; sleep 1; done; exit 1"; done
+e3=$(epochs 1 2 3)
+check "one epoch in the three kernels, higher than before ($e2 -> $e3)" \
+	sh -c "[ \$(echo $e3 | wc -w) = 1 ] && [ ${e3% } -gt ${e2% } ]"
+
+# --- VM2 cut off from etcd, not from its peers ---
+check "cut VM2's control NIC" ctl qmp 2 set_link name=nicctl up=false
+check "VM2 fences itself within TTL + 2 s" gx -t 60 2 \
+	"end=\$((SECONDS + $TTL + 2)); while [ \$SECONDS -lt \$end ]; do [ \"\$($HD q fenced)\" = yes ] && exit 0; done; tail -n 5 $RIG_SYNC/hbmpoold.2.1.log; exit 1"
+for k in 1 3; do check "VM$k: node 2 fenced or removed" gx -t 60 "$k" \
+	"for i in \$(seq 30); do case \"\$($HD q state 2)\" in fenced|absent) exit 0 ;; esac; sleep 1; done; exit 1"; done
+check "restore VM2's control NIC" ctl qmp 2 set_link name=nicctl up=true
+check "VM2 stays fenced" gx 2 "sleep 3; [ \"\$($HD q fenced)\" = yes ]"
+
+# --- etcd restarted ---
+etcd_stop
+check "etcd restarted" etcd_start
+sleep $((TTL + 1))
+for k in 1 3; do check "VM$k: not fenced, still a member" gx "$k" \
+	"[ \"\$($HD q fenced)\" = no ] && [ \"\$($HD q ctl state)\" = member ]"; done
+check "VM2 rejoins with a new segment" gx -t 120 2 \
+	"kill \$(cat /tmp/hbmpoold.pid); sleep 1; $H segment del && $HD start $TTL"
+for k in 1 3; do check "VM$k: node 2 is live again" gx -t 120 "$k" \
+	"for i in \$(seq 90); do [ \"\$($HD q health 2)\" = live ] && exit 0; sleep 1; done; exit 1"; done
+check "etcd has members 1 2 3" [ "$(etcd_members)" = "1 2 3" ]
+
+# --- teardown ---
+for k in 1 2 3; do
+	check "VM$k: hbmpoold stops on SIGTERM, the module unloads" gx -t 120 "$k" \
+		"p=\$(cat /tmp/hbmpoold.pid); kill \$p; for i in \$(seq 50); do kill -0 \$p 2>/dev/null || break; sleep 0.2; done; ! kill -0 \$p 2>/dev/null || exit 1
+for f in /tmp/d1.pid /tmp/d2.pid /tmp/monitor.pid; do [ -e \$f ] && kill \$(cat \$f) 2>/dev/null; done; sleep 1
+for n in \$($H -j node show | python3 -c 'import json,sys; print(\" \".join(str(n[\"id\"]) for n in json.load(sys.stdin) if not n.get(\"self\") and n[\"id\"]))'); do $H node del \$n || true; done
+for i in \$(seq 30); do rmmod hbmpool 2>/dev/null && exit 0; sleep 1; done; rmmod hbmpool"
+done
+ctl stop
+echo "1..$n"
+[ "$fails" -eq 0 ]
