@@ -72,7 +72,8 @@ static enum MHD_Result answer(void *cls, struct MHD_Connection *c, const char *u
 	(void)upload_data_size;
 	(void)req_cls;
 	if (strcmp(url, "/metrics"))
-		return reply(c, MHD_HTTP_NOT_FOUND, "not found: the metrics are at /metrics\n", false);
+		return reply(c, MHD_HTTP_NOT_FOUND, "not found: the metrics are at /metrics\n",
+			     false);
 	if (strcmp(method, MHD_HTTP_METHOD_GET) && strcmp(method, MHD_HTTP_METHOD_HEAD))
 		return reply(c, MHD_HTTP_METHOD_NOT_ALLOWED, "method not allowed: GET /metrics\n",
 			     true);
