@@ -1162,3 +1162,22 @@ int hbmd_agent_json(const struct hbmd_agent *a, char **json)
 	json_object_put(o);
 	return *json ? 0 : -ENOMEM;
 }
+
+int hbmd_agent_member(const struct hbmd_agent *a, size_t i, struct hbmd_agent_member *m)
+{
+	static const char *const kstates[] = { "absent", "live", "fenced" };
+	const struct hbm_member *mb;
+
+	if (i >= a->members.n)
+		return -ENOENT;
+	mb = &a->members.m[i];
+	m->id = mb->id;
+	m->kernel = mb->id == a->conf->node_id ? "self" : kstates[a->kstate[mb->id]];
+	m->capacity = mb->capacity;
+	return 0;
+}
+
+struct hbmd_kernel hbmd_agent_kernel(const struct hbmd_agent *a)
+{
+	return a->k;
+}

@@ -107,6 +107,16 @@ const struct hbm_lease *hbmd_agent_lease(const struct hbmd_agent *a);
  * fenced, absent).
  */
 int hbmd_agent_json(const struct hbmd_agent *a, char **json);
+/* A member as this agent has it, for the metrics. */
+struct hbmd_agent_member {
+	uint32_t id;
+	const char *kernel;	/* as in hbmd_agent_json(): self, live, fenced, absent */
+	uint64_t capacity;	/* bytes, from its registration */
+};
+/* The i-th member (sorted by id); -ENOENT past the last. */
+int hbmd_agent_member(const struct hbmd_agent *a, size_t i, struct hbmd_agent_member *m);
+/* The kernel the agent drives, for quick reads that change nothing (the metrics). */
+struct hbmd_kernel hbmd_agent_kernel(const struct hbmd_agent *a);
 /* One line for sd_notify STATUS=. */
 const char *hbmd_agent_status(const struct hbmd_agent *a);
 

@@ -38,6 +38,7 @@ enum key_type {
 	T_ENDPOINTS,	/* comma list of http(s)://host:port */
 	T_POLICY,	/* enum hbm_conf_policy */
 	T_BOOL,		/* yes/no, true/false, on/off, 1/0 */
+	T_LISTEN,	/* ADDR:PORT or [ADDR6]:PORT, strdup'ed; empty or "off": NULL */
 };
 
 struct key {
@@ -79,7 +80,7 @@ static const struct key keys[] = {
 	KEY("placement", "policy", T_POLICY, policy, false, 0, 0, NULL),
 	KEY("placement", "avoid_degraded", T_BOOL, avoid_degraded, false, 0, 0, NULL),
 	KEY("placement", "full_pct", T_UINT, full_pct, false, 1, 100, "%"),
-	KEY("metrics", "listen_port", T_PORT, metrics_port, false, 0, 65535, NULL),
+	KEY("metrics", "listen", T_LISTEN, metrics_listen, false, 0, 0, NULL),
 	KEY("control", "socket", T_PATH, control_socket, false, 0, 0, NULL),
 };
 
@@ -88,6 +89,7 @@ static const struct key keys[] = {
 #define SEG_MIN		4096ULL
 #define SEG_MAX		(1ULL << 40)	/* the kernel's segment-new limit */
 #define PAGE		4096ULL
+#define METRICS_LISTEN	"127.0.0.1:9477"	/* [metrics] listen's default */
 
 struct ctx {
 	const char *path;
@@ -202,6 +204,51 @@ int hbm_config_parse_size(const char *s, uint64_t *out)
 	if (shift && v > (~0ULL >> shift))
 		return -ERANGE;
 	*out = (uint64_t)v << shift;
+	return 0;
+}
+
+int hbm_config_parse_listen(const char *s, struct sockaddr_storage *ss, socklen_t *len)
+{
+	const char *colon, *h = s;
+	unsigned long port;
+	char host[INET6_ADDRSTRLEN];
+	size_t hl;
+
+	memset(ss, 0, sizeof(*ss));
+	if (*s == '[') {
+		colon = strchr(s, ']');
+		if (!colon || colon[1] != ':')
+			return -EINVAL;
+		h = s + 1;
+		hl = colon - h;
+		colon++;
+	} else {
+		colon = strrchr(s, ':');
+		if (!colon)
+			return -EINVAL;
+		hl = colon - s;
+	}
+	if (!hl || hl >= sizeof(host) || parse_ulong(colon + 1, &port) || port > 65535)
+		return -EINVAL;
+	memcpy(host, h, hl);
+	host[hl] = '\0';
+	if (*s != '[') {
+		struct sockaddr_in *a = (struct sockaddr_in *)ss;
+
+		if (inet_pton(AF_INET, host, &a->sin_addr) != 1)
+			return -EINVAL;
+		a->sin_family = AF_INET;
+		a->sin_port = htons((uint16_t)port);
+		*len = sizeof(*a);
+	} else {
+		struct sockaddr_in6 *a = (struct sockaddr_in6 *)ss;
+
+		if (inet_pton(AF_INET6, host, &a->sin6_addr) != 1)
+			return -EINVAL;
+		a->sin6_family = AF_INET6;
+		a->sin6_port = htons((uint16_t)port);
+		*len = sizeof(*a);
+	}
 	return 0;
 }
 
@@ -442,6 +489,25 @@ static void set_key(struct ctx *c, const struct key *k, const char *value)
 		else
 			key_err(c, k, c->line, "\"%s\": must be yes or no", value);
 		return;
+	case T_LISTEN: {
+		struct sockaddr_storage ss;
+		socklen_t len;
+
+		if (!*value || !strcmp(value, "off")) {
+			free(*(char **)field);
+			*(char **)field = NULL;
+			return;
+		}
+		if (hbm_config_parse_listen(value, &ss, &len) ||
+		    !((struct sockaddr_in *)&ss)->sin_port) {
+			key_err(c, k, c->line,
+				"\"%s\": must be ADDR:PORT (an IPv4 address, or an IPv6 one in brackets; port 1..65535), or off",
+				value);
+			return;
+		}
+		set_string(c, k, value);
+		return;
+	}
 	}
 }
 
@@ -462,7 +528,7 @@ static int handler(void *user, const char *section, const char *name, const char
 		return 1;
 	}
 	c->seen[k - keys] = c->line;
-	if (!*value) {
+	if (!*value && k->type != T_LISTEN) {
 		key_err(c, k, c->line, "empty value");
 		return 1;
 	}
@@ -611,15 +677,19 @@ static void defaults(struct hbm_config *conf)
 	conf->policy = HBM_POLICY_INTERLEAVE;
 	conf->avoid_degraded = true;
 	conf->full_pct = 95;
-	conf->metrics_port = 9477;
 }
 
-static int default_strings(struct hbm_config *conf)
+static int default_strings(struct ctx *c)
 {
+	struct hbm_config *conf = c->conf;
+	const struct key *k = key_find("metrics", "listen");
+
 	if (!conf->etcd_prefix)
 		conf->etcd_prefix = strdup("/hbmpool");
 	if (!conf->control_socket)
 		conf->control_socket = strdup("/run/hbmpool/hbmpoold.sock");
+	if (!c->seen[k - keys] && !(conf->metrics_listen = strdup(METRICS_LISTEN)))
+		return -ENOMEM;
 	return conf->etcd_prefix && conf->control_socket ? 0 : -ENOMEM;
 }
 
@@ -645,7 +715,7 @@ int hbm_config_load(const char *path, struct hbm_config *conf, char **errors)
 		c.nomem = true;
 	if (!c.nomem)
 		check_all(&c);
-	if (!c.nomem && default_strings(conf))
+	if (!c.nomem && default_strings(&c))
 		c.nomem = true;
 	if (c.nomem) {
 		free(c.err);
@@ -674,6 +744,7 @@ void hbm_config_free(struct hbm_config *conf)
 	free(conf->cert_file);
 	free(conf->key_file_tls);
 	free(conf->control_socket);
+	free(conf->metrics_listen);
 	memset(conf, 0, sizeof(*conf));
 }
 

@@ -22,6 +22,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/socket.h>
 
 #define HBM_CONF_PATH		"/etc/hbmpool/hbmpoold.conf"
 #define HBM_CONF_MAX_ENDPOINTS	16
@@ -66,7 +67,7 @@ struct hbm_config {
 	unsigned int full_pct;		/* a node this full takes no new chunk, default 95 */
 
 	/* [metrics] */
-	uint16_t metrics_port;		/* on 127.0.0.1; 0: off; default 9477 */
+	char *metrics_listen;		/* "ADDR:PORT", "[ADDR6]:PORT"; NULL: off */
 
 	/* [control] */
 	char *control_socket;		/* default /run/hbmpool/hbmpoold.sock */
@@ -97,5 +98,12 @@ const char *hbm_config_policy_name(enum hbm_conf_policy p);
  * a size, -ERANGE if over 2^64 - 1.
  */
 int hbm_config_parse_size(const char *s, uint64_t *out);
+
+/*
+ * A listen address: "A.B.C.D:PORT" or "[IPv6]:PORT", literals only (no
+ * host name), port 0..65535 (the [metrics] listen key wants 1..65535).
+ * -EINVAL if not one.
+ */
+int hbm_config_parse_listen(const char *s, struct sockaddr_storage *ss, socklen_t *len);
 
 #endif /* HBMPOOLD_CONFIG_H */

@@ -56,6 +56,7 @@ struct hbmd_kernel_node {
 	uint32_t id;
 	int state;			/* enum hbmpool_nl_node_state */
 	bool self;
+	uint64_t capacity, free;	/* bytes (0 if the kernel gave none) */
 };
 
 /* A link as the kernel has it. */
@@ -64,6 +65,15 @@ struct hbmd_kernel_link {
 	int oper_state;			/* enum hbmpool_nl_link_state */
 	int health;			/* enum hbmpool_nl_link_health, -1: none */
 	uint64_t rtt_ns;
+};
+
+/* The kernel's counters (stats-get) and its regions (region-get dump). */
+struct hbmd_kernel_stats {
+	uint64_t faults, fetches, bytes_fetched, writebacks, bytes_written_back;
+	uint64_t evictions, errors, timeouts, over_budget, shrinker_freed;
+	uint64_t cached_pages, dirty_pages;	/* now, not counters */
+	uint64_t regions;			/* how many there are */
+	uint64_t lost_chunks;			/* over every region */
 };
 
 struct hbmd_kernel_ops {
@@ -93,6 +103,11 @@ struct hbmd_kernel_ops {
 	int (*links_read)(void *ctx, struct hbmd_kernel_link **links, size_t *n,
 			  char *err, size_t errlen);
 	void (*close)(void *ctx);
+	/*
+	 * The counters and the regions, for the metrics (quick reads, no
+	 * change).  May be NULL in an ops table that has no counters.
+	 */
+	int (*stats_read)(void *ctx, struct hbmd_kernel_stats *s, char *err, size_t errlen);
 };
 
 struct hbmd_kernel {

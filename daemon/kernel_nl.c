@@ -14,6 +14,7 @@
  */
 #include <arpa/inet.h>
 #include <errno.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -46,6 +47,10 @@ static const char *cmd_name(uint8_t cmd)
 		return "segment-get";
 	case HBMPOOL_CMD_LINK_GET:
 		return "link-get";
+	case HBMPOOL_CMD_STATS_GET:
+		return "stats-get";
+	case HBMPOOL_CMD_REGION_GET:
+		return "region-get";
 	default:
 		return "request";
 	}
@@ -333,6 +338,8 @@ static int node_cb(uint8_t cmd, struct nlattr *attrs, int len, void *arg)
 	n->id = nla_get_u32(tb[HBMPOOL_A_NODE_ID]);
 	n->state = tb[HBMPOOL_A_NODE_STATE] ? (int)nla_get_u32(tb[HBMPOOL_A_NODE_STATE]) : 0;
 	n->self = !!tb[HBMPOOL_A_NODE_SELF];
+	n->capacity = tb[HBMPOOL_A_NODE_CAPACITY] ? nla_get_u64(tb[HBMPOOL_A_NODE_CAPACITY]) : 0;
+	n->free = tb[HBMPOOL_A_NODE_FREE] ? nla_get_u64(tb[HBMPOOL_A_NODE_FREE]) : 0;
 	return 0;
 }
 
@@ -399,6 +406,71 @@ static int knl_links_read(void *ctx, struct hbmd_kernel_link **links, size_t *n,
 	return ret;
 }
 
+static int stats_cb(uint8_t cmd, struct nlattr *attrs, int len, void *arg)
+{
+	struct nlattr *tb[HBMPOOL_A_STATS_MAX + 1];
+	struct hbmd_kernel_stats *s = arg;
+	static const struct {
+		int attr;
+		size_t off;
+	} map[] = {
+#define M(a, f) { HBMPOOL_A_STATS_##a, offsetof(struct hbmd_kernel_stats, f) }
+		M(FAULTS, faults), M(FETCHES, fetches), M(BYTES_FETCHED, bytes_fetched),
+		M(WRITEBACKS, writebacks), M(BYTES_WRITTEN_BACK, bytes_written_back),
+		M(EVICTIONS, evictions), M(ERRORS, errors), M(TIMEOUTS, timeouts),
+		M(OVER_BUDGET, over_budget), M(SHRINKER_FREED, shrinker_freed),
+		M(CACHED_PAGES, cached_pages), M(DIRTY_PAGES, dirty_pages),
+#undef M
+	};
+	size_t i;
+
+	(void)cmd;
+	if (nla_parse(tb, HBMPOOL_A_STATS_MAX, attrs, len, NULL))
+		return -EPROTO;
+	for (i = 0; i < sizeof(map) / sizeof(map[0]); i++)
+		if (tb[map[i].attr])
+			*(uint64_t *)((char *)s + map[i].off) = nla_get_u64(tb[map[i].attr]);
+	return 0;
+}
+
+static int region_cb(uint8_t cmd, struct nlattr *attrs, int len, void *arg)
+{
+	struct nlattr *tb[HBMPOOL_A_REGION_MAX + 1];
+	struct hbmd_kernel_stats *s = arg;
+
+	(void)cmd;
+	if (nla_parse(tb, HBMPOOL_A_REGION_MAX, attrs, len, NULL))
+		return -EPROTO;
+	s->regions++;
+	if (tb[HBMPOOL_A_REGION_LOST_CHUNKS])
+		s->lost_chunks += nla_get_u32(tb[HBMPOOL_A_REGION_LOST_CHUNKS]);
+	return 0;
+}
+
+static int knl_stats_read(void *ctx, struct hbmd_kernel_stats *s, char *err, size_t errlen)
+{
+	struct knl *k = ctx;
+	struct nl_msg *msg;
+	int ret = -EINTR, i;
+
+	memset(s, 0, sizeof(*s));
+	msg = knl_msg(k, HBMPOOL_CMD_STATS_GET, 0, err, errlen);
+	if (!msg)
+		return -ENOMEM;
+	ret = knl_request(k, msg, HBMPOOL_CMD_STATS_GET, 0, stats_cb, s, err, errlen);
+	if (ret)
+		return ret;
+	/* the regions, without their chunks; again while a change races the dump */
+	for (i = 0, ret = -EINTR; i < 5 && ret == -EINTR; i++) {
+		s->regions = s->lost_chunks = 0;
+		msg = knl_msg(k, HBMPOOL_CMD_REGION_GET, 1, err, errlen);
+		if (!msg)
+			return -ENOMEM;
+		ret = knl_request(k, msg, HBMPOOL_CMD_REGION_GET, 0, region_cb, s, err, errlen);
+	}
+	return ret;
+}
+
 static void knl_close(void *ctx)
 {
 	struct knl *k = ctx;
@@ -418,6 +490,7 @@ static const struct hbmd_kernel_ops knl_ops = {
 	.nodes_read = knl_nodes_read,
 	.links_read = knl_links_read,
 	.close = knl_close,
+	.stats_read = knl_stats_read,
 };
 
 int hbmd_kernel_nl_open(struct hbmd_kernel *kern, char *err, size_t errlen)

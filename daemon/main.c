@@ -10,7 +10,8 @@
  * loop (loop.c) until SIGTERM or SIGINT.  Under systemd (Type=notify) it
  * sends READY=1 once it is a member, STATUS= on every change and
  * WATCHDOG=1 at half of WatchdogSec=.  The control socket ([control]
- * socket) gives the domain's view as JSON (control.h).
+ * socket) gives the domain's view as JSON (control.h); [metrics] listen,
+ * Prometheus metrics (metrics.h), served from the same loop.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -29,6 +30,7 @@
 #include "kernel.h"
 #include "log.h"
 #include "loop.h"
+#include "metrics.h"
 
 #ifdef HBMD_FAKE_KERNEL
 /* Test builds only (selftests/unit/hbmpoold_unit): the fake kernel. */
@@ -76,6 +78,9 @@ int main(int argc, char **argv)
 	uint64_t wd_usec = 0, wd_ms = 0, wd_next = UINT64_MAX;
 	char err[256] = "", status[256] = "";
 	struct hbmd_agent *agent = NULL;
+	struct hbmd_metrics *metrics = NULL;
+	struct hbmd_metrics_source msrc;
+	uint64_t deadline;
 	struct hbm_config conf;
 	struct hbmd_kernel k;
 	struct hbmd_loop loop;
@@ -142,8 +147,22 @@ int main(int argc, char **argv)
 		goto out_loop;
 	}
 	ret = hbmd_agent_new(&conf, k, hbmd_log_cb, NULL, &agent);
-	if (!ret)
-		ret = hbmd_agent_start(agent);
+	if (ret)
+		goto out_join;
+	/* before joining: a port in use stops the daemon before the others see it */
+	msrc = (struct hbmd_metrics_source){ agent, conf.domain, conf.node_id };
+	if (conf.metrics_listen &&
+	    hbmd_metrics_open(conf.metrics_listen, hbmd_metrics_scrape, &msrc, &metrics,
+			      err, sizeof(err))) {
+		hbmd_log(LOG_ERR, "[metrics] listen: %s", err);
+		sd_notifyf(0, "STATUS=[metrics] listen: %s", err);
+		rc = EXIT_FAILURE;
+		goto out;
+	}
+	if (metrics)
+		hbmd_log(LOG_INFO, "metrics on http://%s/metrics", conf.metrics_listen);
+	ret = hbmd_agent_start(agent);
+out_join:
 	if (ret) {
 		hbmd_log(LOG_ERR, "node %u could not join domain %s: %s", conf.node_id,
 			 conf.domain, strerror(-ret));
@@ -174,10 +193,15 @@ int main(int argc, char **argv)
 	hbmd_log(LOG_INFO, "%s", status);
 
 	for (;;) {
-		n = hbmd_agent_fds(agent, fds, HBMD_LOOP_MAX_FDS - 1);
+		n = hbmd_agent_fds(agent, fds, HBMD_LOOP_MAX_FDS - 2);
 		fds[n] = (struct pollfd){ .fd = ctl, .events = POLLIN };
-		ret = hbmd_loop_wait(&loop, fds, n + 1, min64(hbmd_agent_deadline(agent), wd_next),
-				     &sig);
+		deadline = min64(hbmd_agent_deadline(agent), wd_next);
+		if (metrics) {
+			fds[n + 1] = (struct pollfd){ .fd = hbmd_metrics_fd(metrics),
+						      .events = POLLIN };
+			deadline = min64(deadline, hbmd_metrics_deadline(metrics));
+		}
+		ret = hbmd_loop_wait(&loop, fds, n + 1 + !!metrics, deadline, &sig);
 		if (ret < 0) {
 			hbmd_log(LOG_CRIT, "event loop: %s", strerror(-ret));
 			rc = EXIT_FAILURE;
@@ -189,6 +213,9 @@ int main(int argc, char **argv)
 		hbmd_agent_tick(agent);
 		if (fds[n].revents && hbmd_control_serve(ctl, agent, err, sizeof(err)) < 0)
 			hbmd_log(LOG_WARNING, "%s", err);
+		if (metrics && (fds[n + 1].revents ||
+				hbmd_now_ms() >= hbmd_metrics_deadline(metrics)))
+			hbmd_metrics_run(metrics);
 		if (strcmp(status, hbmd_agent_status(agent))) {
 			snprintf(status, sizeof(status), "%s", hbmd_agent_status(agent));
 			sd_notifyf(0, "STATUS=%s", status);
@@ -209,6 +236,7 @@ int main(int argc, char **argv)
 		}
 	}
 out:
+	hbmd_metrics_close(metrics);
 	hbmd_control_close(ctl, conf.control_socket);
 	hbmd_agent_free(agent);	/* closes the kernel */
 out_loop:

@@ -7,6 +7,7 @@
  * must name every key the parser knows.  Files live in a temporary
  * directory, removed at the end.  TAP output.
  */
+#include <arpa/inet.h>
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -107,7 +108,8 @@ static void test_good(void)
 	   conf.request_timeout_ms == 2000 && conf.degraded_rtt_ms == 200 &&
 	   conf.down_after_ms == 4000 && conf.recover_pct == 75 && conf.hold_ms == 5000 &&
 	   conf.policy == HBM_POLICY_INTERLEAVE && conf.avoid_degraded && conf.full_pct == 95 &&
-	   conf.metrics_port == 9477, "defaults applied");
+	   conf.metrics_listen && !strcmp(conf.metrics_listen, "127.0.0.1:9477"),
+	   "defaults applied");
 	ok(!strcmp(conf.etcd_prefix, "/hbmpool") &&
 	   !strcmp(conf.control_socket, "/run/hbmpool/hbmpoold.sock") && !conf.ca_file,
 	   "default prefix and control socket, no TLS");
@@ -124,7 +126,7 @@ static void test_good(void)
 		 "hold_ms = 0\n"
 		 "[placement]\npolicy = preferred\navoid_degraded = no ; inline comment\n"
 		 "full_pct = 100\n"
-		 "[metrics]\nlisten_port = 0\n[control]\nsocket = /tmp/x.sock\n",
+		 "[metrics]\nlisten = [::1]:65535\n[control]\nsocket = /tmp/x.sock\n",
 		 keypath, keypath, keypath, keypath);
 	err = load(false, text, &conf, &ret);
 	ok(ret == 0, "every key, at its bounds, loads%s%s", err ? ": " : "", err ? err : "");
@@ -139,7 +141,7 @@ static void test_good(void)
 	ok(conf.node_id == 1023 && conf.port == 7071 && conf.segment_bytes == 4096 &&
 	   conf.lease_ttl_s == 2 && conf.request_timeout_ms == 500 &&
 	   conf.policy == HBM_POLICY_PREFERRED && !conf.avoid_degraded && conf.full_pct == 100 &&
-	   conf.metrics_port == 0 && conf.hold_ms == 0 && conf.recover_pct == 50,
+	   conf.metrics_listen && !strcmp(conf.metrics_listen, "[::1]:65535") && conf.hold_ms == 0 && conf.recover_pct == 50,
 	   "every value read");
 	ok(conf.ca_file && conf.cert_file && conf.key_file_tls && !strcmp(conf.etcd_prefix, "/x/y") &&
 	   !strcmp(conf.control_socket, "/tmp/x.sock"), "paths read");
@@ -167,8 +169,18 @@ static void test_sizes(void)
 
 static void test_errors(void)
 {
-	char text[600], longline[400];
+	static const char *const bad_listen[] = {
+		"9477", "127.0.0.1", "127.0.0.1:0", "127.0.0.1:65536", "localhost:9477",
+		"::1:9477", "[::1]", "[::1]9477", "[127.0.0.1]:9477", "1.2.3.4:-1",
+		"1.2.3.4: 80", "on",
+	};
+	static const char *const off_listen[] = { "", " off" };
+	static const char *const good_listen[] = { "0.0.0.0:1", "[::]:9477", "10.0.0.1:9100" };
+	char text[600], longline[400], want[160];
+	struct sockaddr_storage ss;
 	struct hbm_config conf;
+	socklen_t sl;
+	size_t i;
 	char *err;
 	int ret;
 
@@ -232,8 +244,36 @@ static void test_errors(void)
 	expect(true, "[health]\ndown_after_ms = 150\ndegraded_rtt_ms = 200\n",
 	       ":11: [health] down_after_ms: down_after_ms (150) must be over degraded_rtt_ms (200)",
 	       "down before degraded");
-	expect(true, "[metrics]\nlisten_port = 70000\n", ":11: [metrics] listen_port: must be 0..65535",
-	       "metrics port");
+	for (i = 0; i < sizeof(bad_listen) / sizeof(bad_listen[0]); i++) {
+		snprintf(text, sizeof(text), "[metrics]\nlisten = %s\n", bad_listen[i]);
+		snprintf(want, sizeof(want), ":11: [metrics] listen: \"%s\": must be ADDR:PORT",
+			 bad_listen[i]);
+		expect(true, text, want, "a bad metrics listen address");
+	}
+	for (i = 0; i < sizeof(off_listen) / sizeof(off_listen[0]); i++) {
+		snprintf(text, sizeof(text), "[metrics]\nlisten =%s\n", off_listen[i]);
+		err = load(true, text, &conf, &ret);
+		ok(ret == 0 && !conf.metrics_listen, "metrics listen \"%s\": off (%d)",
+		   off_listen[i], ret);
+		free(err);
+		if (!ret)
+			hbm_config_free(&conf);
+	}
+	for (i = 0; i < sizeof(good_listen) / sizeof(good_listen[0]); i++) {
+		snprintf(text, sizeof(text), "[metrics]\nlisten = %s\n", good_listen[i]);
+		err = load(true, text, &conf, &ret);
+		ok(ret == 0 && conf.metrics_listen && !strcmp(conf.metrics_listen, good_listen[i]),
+		   "metrics listen \"%s\" loads (%d)", good_listen[i], ret);
+		free(err);
+		if (!ret)
+			hbm_config_free(&conf);
+	}
+	ok(!hbm_config_parse_listen("[fe80::1]:0", &ss, &sl) && ss.ss_family == AF_INET6 &&
+	   sl == sizeof(struct sockaddr_in6) &&
+	   !hbm_config_parse_listen("10.1.2.3:80", &ss, &sl) && ss.ss_family == AF_INET &&
+	   ntohs(((struct sockaddr_in *)&ss)->sin_port) == 80 &&
+	   hbm_config_parse_listen("localhost:80", &ss, &sl) == -EINVAL,
+	   "hbm_config_parse_listen: IPv6, IPv4 and its port; no host names");
 	expect_ok(true, "[etcd]\nlease_ttl = 60\n", "a section may appear twice");
 
 	/* The base lines changed, one at a time. */

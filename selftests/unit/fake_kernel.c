@@ -57,6 +57,8 @@ static int fk_setup(void *ctx, const struct hbmd_kernel_setup *s, uint64_t *inca
 	       (unsigned long long)s->segment_bytes);
 	if (s->self_id != fk->self_id)
 		violate(fk, "setup with another self id", s->self_id);
+	else if (s->self_id < 1024)
+		fk->capacity[s->self_id] = s->segment_bytes;
 	*incarnation = fk->next_incarnation;
 	pthread_mutex_unlock(&fk->lock);
 	err[0] = '\0';
@@ -80,6 +82,7 @@ static int fk_node_add(void *ctx, const struct hbmd_kernel_peer *p, char *err, s
 		ret = -EEXIST;
 	} else {
 		fk->node[p->id] = FK_LIVE;
+		fk->capacity[p->id] = p->capacity;
 	}
 	pthread_mutex_unlock(&fk->lock);
 	snprintf(err, errlen, "%s", ret ? strerror(-ret) : "");
@@ -191,11 +194,13 @@ static int fk_nodes_read(void *ctx, struct hbmd_kernel_node **nodes, size_t *n, 
 	fk_log(fk, false, "nodes-read");
 	*n = 0;
 	a[(*n)++] = (struct hbmd_kernel_node){ .id = fk->self_id, .self = true,
-		.state = fk->self_fenced ? HBMD_NODE_FENCED : 0 };
+		.state = fk->self_fenced ? HBMD_NODE_FENCED : 0,
+		.capacity = fk->self_id < 1024 ? fk->capacity[fk->self_id] : 0 };
 	for (i = 0; i < 1024; i++)
 		if (fk->node[i] != FK_ABSENT)
 			a[(*n)++] = (struct hbmd_kernel_node){
-				.id = (uint32_t)i, .state = fk->node[i] == FK_FENCED ? 2 : 0 };
+				.id = (uint32_t)i, .state = fk->node[i] == FK_FENCED ? 2 : 0,
+				.capacity = fk->capacity[i], .free = fk->capacity[i] };
 	pthread_mutex_unlock(&fk->lock);
 	*nodes = a;
 	snprintf(err, errlen, "%s", "");
@@ -205,9 +210,31 @@ static int fk_nodes_read(void *ctx, struct hbmd_kernel_node **nodes, size_t *n, 
 static int fk_links_read(void *ctx, struct hbmd_kernel_link **links, size_t *n, char *err,
 			 size_t errlen)
 {
-	(void)ctx;
-	*links = NULL;
+	struct fake_kernel *fk = ctx;
+	struct hbmd_kernel_link *a = calloc(1024, sizeof(*a));
+	size_t i;
+
+	if (!a)
+		return -ENOMEM;
+	pthread_mutex_lock(&fk->lock);
 	*n = 0;
+	for (i = 0; i < 1024; i++)
+		if (fk->node[i] == FK_LIVE)
+			a[(*n)++] = (struct hbmd_kernel_link){ .node_id = (uint32_t)i,
+				.oper_state = 1, .health = 2, .rtt_ns = 250000 };
+	pthread_mutex_unlock(&fk->lock);
+	*links = a;
+	snprintf(err, errlen, "%s", "");
+	return 0;
+}
+
+static int fk_stats_read(void *ctx, struct hbmd_kernel_stats *s, char *err, size_t errlen)
+{
+	struct fake_kernel *fk = ctx;
+
+	pthread_mutex_lock(&fk->lock);
+	*s = fk->stats;
+	pthread_mutex_unlock(&fk->lock);
 	snprintf(err, errlen, "%s", "");
 	return 0;
 }
@@ -228,6 +255,7 @@ static const struct hbmd_kernel_ops fk_ops = {
 	.nodes_read = fk_nodes_read,
 	.links_read = fk_links_read,
 	.close = fk_close,
+	.stats_read = fk_stats_read,
 };
 
 void fk_init(struct fake_kernel *fk, uint32_t self_id, uint64_t incarnation, bool unsupported)

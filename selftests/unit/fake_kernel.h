@@ -6,7 +6,11 @@
  * no unknown node fenced or removed, the epoch never decreasing, no change
  * once this node fenced itself (reads are fine).  unsupported: node_fence,
  * set_epoch and fence_self answer -EOPNOTSUPP, as a kernel without issue
- * 9's kernel side does (the calls are still logged).  Thread-safe (lock).
+ * 9's kernel side does (the calls are still logged).  For the metrics,
+ * nodes carry their capacity (the segment's for this node, the add's for
+ * a peer), each live peer has a link (up, live, rtt 250 us) and stats_read
+ * gives the counters in stats (set them at will; reads are not logged).
+ * Thread-safe (lock).
  */
 #ifndef HBM_UNIT_FAKE_KERNEL_H
 #define HBM_UNIT_FAKE_KERNEL_H
@@ -31,6 +35,8 @@ struct fake_kernel {
 	unsigned int violations;
 	char violation[256];		/* the first one */
 	enum fk_state node[1024];
+	uint64_t capacity[1024];
+	struct hbmd_kernel_stats stats;
 	uint64_t epoch;
 	bool self_fenced;
 	uint64_t self_fenced_ms;	/* CLOCK_MONOTONIC */

@@ -8,14 +8,19 @@
  *  - against a real etcd on 127.0.0.1 (etcd_rig.h): started with a
  *    NOTIFY_SOCKET of the test's and WATCHDOG_USEC, it sends READY=1 with
  *    a STATUS=, then WATCHDOG=1 at half the period; its node's key is in
- *    etcd; its control socket answers; SIGHUP is logged and changes
- *    nothing; SIGTERM: STOPPING=1, exit 0, the control socket removed, the
+ *    etcd; its control socket answers; its metrics endpoint answers GET
+ *    /metrics with the epoch of the control socket, one member (itself,
+ *    up), itself as leader, its capacity from the fake kernel; a daemon
+ *    whose metrics port is taken exits before it joins; SIGHUP is logged
+ *    and changes nothing; SIGTERM: STOPPING=1, exit 0, the control socket removed, the
  *    key left to its lease.
  *
  * Skipped (exit 4) without /usr/bin/etcd after the offline part.  TAP.
  */
 #include <poll.h>
 #include <sys/un.h>
+
+#include <curl/curl.h>
 
 #include "tap.h"
 #include "etcd_rig.h"
@@ -70,11 +75,13 @@ static void test_offline(const char *tmp)
 		ok(0, "%s: %s", path, strerror(errno));
 		return;
 	}
-	fprintf(f, "[domain]\nname = x y\n[bogus]\n[etcd]\nlease_ttl = 90\n");
+	fprintf(f, "[domain]\nname = x y\n[bogus]\n[etcd]\nlease_ttl = 90\n[metrics]\n"
+		"listen = localhost:9477\n");
 	fclose(f);
 	rc = run(bad_conf, &out);
 	ok(rc == 78 && out && strstr(out, ":2: [domain] name:") && strstr(out, ":3: [bogus]") &&
-	   strstr(out, ":5: [etcd] lease_ttl:") && strstr(out, "[node] id: required key missing") &&
+	   strstr(out, ":5: [etcd] lease_ttl:") && strstr(out, ":7: [metrics] listen:") &&
+	   strstr(out, "[node] id: required key missing") &&
 	   strstr(out, "errors: not starting"),
 	   "a config with errors: exit 78, each error with its line, and the count (%d)", rc);
 	if (rc != 78 && out)
@@ -107,9 +114,105 @@ static bool notify_wait(int fd, const char *s, int ms, char *buf, size_t len)
 	return false;
 }
 
+static size_t on_body(char *p, size_t sz, size_t n, void *arg)
+{
+	char *buf = arg;
+	size_t len = strlen(buf), room = 16383 - len;
+
+	memcpy(buf + len, p, sz * n < room ? sz * n : room);
+	buf[len + (sz * n < room ? sz * n : room)] = '\0';
+	return sz * n;
+}
+
+/* GET url into buf (16 KiB); the HTTP status, or -1. */
+static long scrape(const char *url, char *buf, char *ctype, size_t ctlen)
+{
+	CURL *c = curl_easy_init();
+	long status = -1;
+	char *ct = NULL;
+
+	buf[0] = ctype[0] = '\0';
+	if (!c)
+		return -1;
+	curl_easy_setopt(c, CURLOPT_URL, url);
+	curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, on_body);
+	curl_easy_setopt(c, CURLOPT_WRITEDATA, buf);
+	curl_easy_setopt(c, CURLOPT_TIMEOUT_MS, 3000L);
+	if (curl_easy_perform(c) == CURLE_OK) {
+		curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &status);
+		if (!curl_easy_getinfo(c, CURLINFO_CONTENT_TYPE, &ct) && ct)
+			snprintf(ctype, ctlen, "%s", ct);
+	}
+	curl_easy_cleanup(c);
+	return status;
+}
+
+/* The value of the sample line that starts with "name " in text; -1 if none. */
+static long long metric(const char *text, const char *name)
+{
+	size_t n = strlen(name);
+	const char *p = text;
+
+	for (; (p = strstr(p, name)); p++)
+		if ((p == text || p[-1] == '\n') && p[n] == ' ')
+			return atoll(p + n + 1);
+	return -1;
+}
+
+/*
+ * A daemon whose metrics port is taken says so and exits 1 before it
+ * joins: its key never reaches etcd.
+ */
+static void test_port_taken(const char *key)
+{
+	char conf[128], *out = NULL, *argv[] = { "hbmpoold", "-f", "-c", conf, NULL };
+	struct hbm_etcd_kvs kvs = { 0 };
+	const char *eps[1] = { url };
+	struct hbm_etcd *e;
+	int hold, port, rc;
+	FILE *f;
+
+	port = free_port(&hold);
+	if (port < 0 || listen(hold, 1)) {
+		ok(0, "a port to hold");
+		return;
+	}
+	snprintf(conf, sizeof(conf), "%s/taken.conf", dir);
+	f = fopen(conf, "w");
+	if (!f) {
+		ok(0, "the config");
+		close(hold);
+		return;
+	}
+	fprintf(f, "[domain]\nname = d\nkey_file = %s\netcd_prefix = /hbmdaemon\n"
+		"[node]\nid = 6\naddress = 127.0.0.1\nsegment_size = 1M\n"
+		"[etcd]\nendpoints = %s\nrequest_timeout_ms = 500\nlease_ttl = 3\n"
+		"[metrics]\nlisten = 127.0.0.1:%d\n[control]\nsocket = %s/ctl6\n", key, url, port,
+		dir);
+	fclose(f);
+	rc = run(argv, &out);
+	close(hold);
+	ok(rc == 1 && out && strstr(out, "[metrics] listen: 127.0.0.1:") &&
+	   strstr(out, "Address already in use"),
+	   "the metrics port taken: exit 1 with the reason (%d)", rc);
+	if (rc != 1 && out)
+		printf("# %s", out);
+	free(out);
+	e = client(eps, 1, 1000);
+	ok(e && !hbm_etcd_get(e, "/hbmdaemon/d/members/6", false, &kvs, NULL) && kvs.n == 0,
+	   "... before it joined: no key of node 6 in etcd");
+	hbm_etcd_kvs_free(&kvs);
+	if (e)
+		hbm_etcd_close(e);
+}
+
 static void test_daemon(void)
 {
 	char conf[128], key[128], nsock[108], ctl[108], log[128], env[3][160], buf[1024];
+	char murl[96], mbody[16384], ctype[128], want[96];
+	long long epoch = -1;
+	int mport, mfd;
+	long status;
 	struct sockaddr_un sa = { .sun_family = AF_UNIX };
 	const char *eps[1] = { url };
 	struct hbm_etcd_kvs kvs = { 0 };
@@ -136,11 +239,15 @@ static void test_daemon(void)
 		ok(0, "the config");
 		return;
 	}
+	mport = free_port(&mfd);
+	if (mfd >= 0)
+		close(mfd);
 	fprintf(f, "[domain]\nname = d\nkey_file = %s\netcd_prefix = /hbmdaemon\n"
 		"[node]\nid = 5\naddress = 127.0.0.1\nsegment_size = 1M\n"
 		"[etcd]\nendpoints = %s\nrequest_timeout_ms = 500\nlease_ttl = 3\n"
-		"[control]\nsocket = %s\n", key, url, ctl);
+		"[metrics]\nlisten = 127.0.0.1:%d\n[control]\nsocket = %s\n", key, url, mport, ctl);
 	fclose(f);
+	test_port_taken(key);
 
 	nfd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
 	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", nsock);
@@ -186,6 +293,31 @@ static void test_daemon(void)
 	buf[len] = '\0';
 	ok(strstr(buf, "\"node\":5") && strstr(buf, "\"state\":\"member\"") &&
 	   strstr(buf, "\"kernel\":\"self\""), "the control socket answers: %.80s...", buf);
+	if (strstr(buf, "\"epoch\":"))
+		epoch = atoll(strstr(buf, "\"epoch\":") + 8);
+
+	snprintf(murl, sizeof(murl), "http://127.0.0.1:%d/metrics", mport);
+	status = scrape(murl, mbody, ctype, sizeof(ctype));
+	ok(status == 200 && !strncmp(ctype, "text/plain; version=0.0.4", 25),
+	   "GET /metrics on port %d: %ld, %s", mport, status, ctype);
+	ok(epoch > 0 && metric(mbody, "hbmpool_domain_epoch") == epoch,
+	   "the metrics' epoch is the control socket's: %lld, %lld",
+	   metric(mbody, "hbmpool_domain_epoch"), epoch);
+	ok(metric(mbody, "hbmpool_domain_members") == 1 &&
+	   metric(mbody, "hbmpool_member_up{node=\"5\"}") == 1 &&
+	   metric(mbody, "hbmpool_member_state{node=\"5\",state=\"self\"}") == 1 &&
+	   metric(mbody, "hbmpoold_agent_state{state=\"member\"}") == 1 &&
+	   metric(mbody, "hbmpool_domain_leader") == 5 && metric(mbody, "hbmpoold_is_leader") == 1,
+	   "members: 1, node 5 up and self, a member, the leader");
+	ok(metric(mbody, "hbmpool_node_capacity_bytes{node=\"5\"}") == 1 << 20 &&
+	   metric(mbody, "hbmpoold_kernel_read_ok{read=\"stats\"}") == 1 &&
+	   metric(mbody, "hbmpool_faults_total") == 0,
+	   "from the (fake) kernel: its capacity, its counters");
+	snprintf(want, sizeof(want), "http://127.0.0.1:%d/other", mport);
+	status = scrape(want, buf, ctype, sizeof(ctype));
+	ok(status == 404, "GET /other: %ld", status);
+	if (nfail)
+		printf("# %.2000s\n", mbody);
 
 	kill(pid, SIGHUP);
 	usleep(300000);
@@ -222,6 +354,7 @@ int main(void)
 	char cmd[64];
 
 	setvbuf(stdout, NULL, _IOLBF, 0);
+	curl_global_init(CURL_GLOBAL_DEFAULT);
 	if (!mkdtemp(tmp)) {
 		ok(0, "mkdtemp");
 		return tap_finish();

@@ -31,7 +31,7 @@ PKGS=(
 	qemu-system-x86 busybox-static cpio gzip coreutils util-linux iperf3
 	# hbmpoold (daemon/): etcd (its client's unit test starts one on
 	# 127.0.0.1), libcurl for etcd's JSON gateway, inih for the config;
-	# libsystemd (sd_notify) and libmicrohttpd (metrics) for what comes next
+	# libsystemd (sd_notify) and libmicrohttpd (the metrics endpoint)
 	etcd-server libcurl4-openssl-dev libinih-dev libsystemd-dev libmicrohttpd-dev
 )
 # shellcheck disable=SC2206 # a list of words by design
