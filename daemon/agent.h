@@ -94,12 +94,18 @@ const struct hbm_lease *hbmd_agent_lease(const struct hbmd_agent *a);
  *    "lease": {"id": "299ca209d88a920d", "ttl_ms": 2000, "proven_for_ms": 1650},
  *    "members": [{"id": 1, "addr": "10.0.0.1", "port": 7070,
  *                 "segment_bytes": ..., "capacity": ..., "incarnation": ...,
- *                 "kernel": "live"}, ...]}
+ *                 "kernel": "live"}, ...],
+ *    "links": [{"from": 1, "to": 2, "state": "degraded", "rtt_us": 250000,
+ *               "error_pct": 0, "changes": 3, "since": 1764100000123}, ...]}
  * state: new, member, fenced, stopped; leader null when none is known;
  * kernel: how this agent left the member in the kernel (self, live,
- * fenced, absent).
+ * fenced, absent); links: every node's published links (links.h), this
+ * node's included as etcd has them.
  */
 int hbmd_agent_json(const struct hbmd_agent *a, char **json);
+/* The domain's link matrix as this agent last read it from etcd (links.h). */
+struct hbm_links;
+const struct hbm_links *hbmd_agent_links(const struct hbmd_agent *a);
 /* One line for sd_notify STATUS=. */
 const char *hbmd_agent_status(const struct hbmd_agent *a);
 

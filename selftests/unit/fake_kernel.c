@@ -205,11 +205,35 @@ static int fk_nodes_read(void *ctx, struct hbmd_kernel_node **nodes, size_t *n, 
 static int fk_links_read(void *ctx, struct hbmd_kernel_link **links, size_t *n, char *err,
 			 size_t errlen)
 {
-	(void)ctx;
-	*links = NULL;
-	*n = 0;
+	struct fake_kernel *fk = ctx;
+	struct hbmd_kernel_link *a = calloc(1 + sizeof(fk->links) / sizeof(fk->links[0]),
+					    sizeof(*a));
+
+	if (!a)
+		return -ENOMEM;
+	pthread_mutex_lock(&fk->lock);
+	fk->link_reads++;
+	memcpy(a, fk->links, fk->nr_links * sizeof(*a));
+	*n = fk->nr_links;
+	pthread_mutex_unlock(&fk->lock);
+	*links = a;
 	snprintf(err, errlen, "%s", "");
 	return 0;
+}
+
+void fk_set_link(struct fake_kernel *fk, const struct hbmd_kernel_link *l)
+{
+	unsigned int i;
+
+	pthread_mutex_lock(&fk->lock);
+	for (i = 0; i < fk->nr_links && fk->links[i].node_id != l->node_id; i++)
+		;
+	if (i < sizeof(fk->links) / sizeof(fk->links[0])) {
+		fk->links[i] = *l;
+		if (i == fk->nr_links)
+			fk->nr_links++;
+	}
+	pthread_mutex_unlock(&fk->lock);
 }
 
 static void fk_close(void *ctx)
