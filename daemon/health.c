@@ -87,7 +87,8 @@ static enum hbm_health classify(struct hbm_link_health *h, const struct hbm_heal
 			dfail = s->errors + s->retries + s->digest_errors;
 			dflaps = s->flaps;
 		}
-		went_down = p->oper_up ? dflaps >= 1 : dflaps >= 2;
+		/* after a reset the link is new: down at its start, its first flap its coming up */
+		went_down = p->oper_up && !reset ? dflaps >= 1 : dflaps >= 2;
 	}
 	pct = window_add(h, c, dreq, dfail);
 	h->error_pct = pct < 0 ? 0 : (unsigned int)pct;

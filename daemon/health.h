@@ -21,7 +21,8 @@
  * last error_window_ms of samples, judged only once the window holds
  * HBM_HEALTH_MIN_REQUESTS requests (an idle link is not sick).  A counter
  * that goes back (the node removed and added again) is a reset: the
- * deltas are the new values.
+ * deltas are the new values, and the link is taken as new (down at its
+ * start: one flap is its coming up, two are a flap).
  *
  * Hysteresis, so that a flapping link does not cause a storm of changes:
  *  - worse: a hard down is down at once (the kernel already fails requests
