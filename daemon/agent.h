@@ -17,7 +17,13 @@
  *    HBMD_REMOVE_DELAY_MS later, a new incarnation or address is a leave
  *    and a join; push the epoch after each change;
  *  - leader election: the leader key, created under the lease; tried again
- *    whenever the key is deleted.
+ *    whenever the key is deleted;
+ *  - link health: every [health] interval_ms, the kernel's links to members
+ *    judged (health.h); a change logged; a link published under the lease
+ *    (PREFIX/DOMAIN/links/FROM/TO, links.h) on its first sample, on a
+ *    change and every HBM_HEALTH_REFRESH_MS, deleted when it leaves the
+ *    kernel; every node's links kept from the same range and watch as the
+ *    members (hbmd_agent_links(), the control socket's "links").
  *
  * The agent is driven by its caller's loop (loop.c in hbmpoold, threads in
  * the unit test): wait for the descriptors of hbmd_agent_fds() or until
