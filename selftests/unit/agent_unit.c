@@ -18,9 +18,16 @@
  *     agree; exactly one leader, and all agree on it; node 2's control
  *     socket shows it all; a quiet domain: every watch is read again after
  *     2 TTLs, and nothing changes;
+ *  1c. link health ([health] every 100 ms, hold 1 s): the leader's fake
+ *     kernel gets links to the two others: published, every agent sees
+ *     them up; one slowed (RTT 500 ms) is degraded in every view, in etcd
+ *     and in node 2's control socket; the other flaps at 5 Hz for 3 s: one
+ *     change (within hbm_health_max_changes()), one new value seen by
+ *     another agent; both recover;
  *  2. the leader is frozen (as kill -9: no renewal, no revoke): within the
  *     TTL + 1.5 s the others fence it in their kernels, then remove it;
- *     the epoch rises; exactly one new leader, never two at once;
+ *     the epoch rises; exactly one new leader, never two at once; its
+ *     links vanish from every view with its lease;
  *  3. the frozen node comes back with a new incarnation (a new segment):
  *     the others add it again; then it stops and revokes its lease: the
  *     others fence and remove it at once; it comes back, leaves and comes
