@@ -16,6 +16,8 @@
 
 #include "agent.h"
 #include "etcd.h"
+#include "health.h"
+#include "links.h"
 #include "membership.h"
 
 #define KEY_MAX		256
@@ -77,6 +79,14 @@ struct hbmd_agent {
 	struct hbm_leader cur;		/* the leader as last seen */
 	bool cur_known;
 	uint64_t elect_at;		/* an election due, UINT64_MAX: none */
+
+	/* link health (health.h) and the domain's link matrix (links.h) */
+	struct hbm_health_conf hconf;
+	struct hbm_link_health *lh[NR_IDS];	/* this node's link to each peer */
+	uint64_t health_at;		/* the next sample, UINT64_MAX: none */
+	bool links_failed;		/* reading the kernel's links failed (said) */
+	char links_prefix[KEY_MAX];
+	struct hbm_links links;		/* every node's published links */
 
 	char status[256];
 };
@@ -342,6 +352,169 @@ static int take_table(struct hbmd_agent *a, struct hbm_members *next)
 	return 0;
 }
 
+/* ---- link health ---- */
+
+static uint64_t wall_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+static bool can_block(struct hbmd_agent *a);
+
+/* This node's link to peer to, into etcd under the lease. */
+static void link_publish(struct hbmd_agent *a, uint32_t to, struct hbm_link_health *h)
+{
+	uint64_t now = now_ms(), wall = wall_ms(), age = now - h->changed_ms;
+	struct hbm_link l = {
+		.from = a->conf->node_id, .to = to, .state = h->state,
+		.rtt_us = h->last.rtt_ns / 1000, .error_pct = h->error_pct,
+		.changes = h->changes, .since_ms = wall > age ? wall - age : 0,
+	};
+	char key[KEY_MAX], *val = NULL;
+	int ret;
+
+	if (!can_block(a))
+		return;		/* at the next sample */
+	ret = hbm_link_key(key, sizeof(key), a->conf->etcd_prefix, a->conf->domain, l.from, to);
+	ret = ret ? ret : hbm_link_encode(&l, &val);
+	ret = ret ? ret : hbm_etcd_put(a->etcd, key, val, strlen(val), a->lease.id, NULL);
+	free(val);
+	if (ret) {
+		alog(a, LOG_WARNING, "publishing link %u -> %u: %s", l.from, to,
+		     ret == -ENOMEM ? "out of memory" : hbm_etcd_error(a->etcd));
+		return;
+	}
+	hbm_health_published(h, now);
+}
+
+/* The link to peer to left the kernel: its key goes (kept for another try if not). */
+static void link_forget(struct hbmd_agent *a, uint32_t to)
+{
+	struct hbm_link_health *h = a->lh[to];
+	char key[KEY_MAX];
+	int ret = 0;
+
+	if (h->published) {
+		if (!can_block(a))
+			return;
+		ret = hbm_link_key(key, sizeof(key), a->conf->etcd_prefix, a->conf->domain,
+				   a->conf->node_id, to);
+		ret = ret ? ret : hbm_etcd_delete(a->etcd, key, false, NULL, NULL);
+		if (ret) {
+			alog(a, LOG_WARNING, "deleting link %u -> %u: %s", a->conf->node_id, to,
+			     hbm_etcd_error(a->etcd));
+			return;
+		}
+	}
+	alog(a, LOG_INFO, "link %u -> %u: gone from the kernel", a->conf->node_id, to);
+	free(h);
+	a->lh[to] = NULL;
+}
+
+/* One link's sample: judged, logged when its state changes, published when due. */
+static void link_sample(struct hbmd_agent *a, const struct hbmd_kernel_link *kl, uint64_t now)
+{
+	struct hbm_health_sample s = {
+		.t_ms = now, .oper_up = kl->oper_state == 1 /* HBMPOOL_LINK_STATE_UP */,
+		.khealth = kl->health, .rtt_ns = kl->rtt_ns, .requests = kl->requests,
+		.errors = kl->errors, .retries = kl->retries, .digest_errors = kl->digest_errors,
+		.flaps = kl->flaps,
+	};
+	struct hbm_link_health *h = a->lh[kl->node_id];
+	enum hbm_health from;
+	bool first;
+
+	if (!h) {
+		h = malloc(sizeof(*h));
+		if (!h)
+			return;
+		hbm_health_init(h);
+		a->lh[kl->node_id] = h;
+	}
+	first = !h->primed;
+	from = h->state;
+	if (hbm_health_sample(h, &a->hconf, &s))
+		alog(a, h->state == HBM_HEALTH_UP ? LOG_NOTICE : LOG_WARNING,
+		     "link %u -> %u: %s -> %s (kernel: %s%s, rtt %llu us, errors %u%%; change %llu, %llu flaps held back)",
+		     a->conf->node_id, kl->node_id, hbm_health_name(from),
+		     hbm_health_name(h->state), s.oper_up ? "up" : "down",
+		     h->hard && s.oper_up ? ", went down since the last sample" : "",
+		     (unsigned long long)(s.rtt_ns / 1000), h->error_pct,
+		     (unsigned long long)h->changes, (unsigned long long)h->suppressed);
+	else if (first)
+		alog(a, LOG_INFO, "link %u -> %u: %s", a->conf->node_id, kl->node_id,
+		     hbm_health_name(h->state));
+	if (hbm_health_publish_due(h, &a->hconf, now))
+		link_publish(a, kl->node_id, h);
+}
+
+/*
+ * Every [health] interval_ms: the kernel's links to members, judged;
+ * links that left the kernel, forgotten.
+ */
+static void sample_links(struct hbmd_agent *a)
+{
+	struct hbmd_kernel_link *kl = NULL;
+	uint64_t now = now_ms();
+	bool seen[NR_IDS] = { false };
+	char err[256] = "";
+	size_t n = 0, i;
+	int ret;
+
+	a->health_at = now + a->hconf.interval_ms;
+	ret = a->k.ops->links_read(a->k.ctx, &kl, &n, err, sizeof(err));
+	if (ret) {
+		if (!a->links_failed)
+			alog(a, LOG_WARNING, "reading the kernel's links: %s; trying again", err);
+		a->links_failed = true;
+		return;
+	}
+	a->links_failed = false;
+	for (i = 0; i < n && a->state == HBMD_AGENT_RUNNING; i++) {
+		uint32_t id = kl[i].node_id;
+
+		if (id >= NR_IDS || id == a->conf->node_id || !hbm_members_find(&a->members, id))
+			continue;	/* not a peer, or one on its way out of the kernel */
+		seen[id] = true;
+		link_sample(a, &kl[i], now);
+	}
+	free(kl);
+	for (i = 0; i < NR_IDS; i++)
+		if (a->lh[i] && !seen[i])
+			link_forget(a, (uint32_t)i);
+}
+
+/* A watch event under the links prefix. */
+static int links_event(struct hbmd_agent *a, const struct hbm_etcd_event *ev)
+{
+	char err[256];
+	int ret = hbm_links_apply(&a->links, a->links_prefix, ev, err, sizeof(err));
+
+	if (ret == -EPROTO) {
+		alog(a, LOG_WARNING, "links: %s", err);
+		return 0;
+	}
+	return ret;
+}
+
+/* The matrix from a range. */
+static int links_take(struct hbmd_agent *a, const struct hbm_etcd_kv *kvs, size_t n)
+{
+	struct hbm_links next;
+	int ret = hbm_links_build(a->links_prefix, kvs, n, &next);
+
+	if (ret)
+		return ret;
+	if (next.bad)
+		alog(a, LOG_WARNING, "links: %u bad entries left out", next.bad);
+	hbm_links_free(&a->links);
+	a->links = next;
+	return 0;
+}
+
 /* ---- leader election ---- */
 
 static bool can_block(struct hbmd_agent *a)
@@ -445,8 +618,16 @@ static int on_watch(const struct hbm_etcd_watch_msg *m, void *arg)
 			}
 			continue;
 		}
+		if (!strncmp(ev->kv.key, a->links_prefix, strlen(a->links_prefix))) {
+			ret = links_event(a, ev);
+			if (ret) {
+				hbm_members_free(&next);
+				return ret;
+			}
+			continue;
+		}
 		if (strncmp(ev->kv.key, a->members_prefix, strlen(a->members_prefix)))
-			continue;	/* not ours (later: health...) */
+			continue;	/* not ours */
 		members = true;
 		ret = hbm_members_apply(&next, a->members_prefix, ev, err, sizeof(err));
 		if (ret == -EPROTO) {
@@ -471,10 +652,10 @@ static int on_watch(const struct hbm_etcd_watch_msg *m, void *arg)
 static int resync(struct hbmd_agent *a)
 {
 	struct hbm_etcd_kvs kvs = { 0 };
-	struct hbm_etcd_kv *mkv;
+	struct hbm_etcd_kv *mkv, *lkv;
 	struct hbm_members next;
 	const struct hbm_etcd_kv *leader = NULL;
-	size_t i, n = 0;
+	size_t i, n = 0, nl = 0;
 	int64_t rev;
 	int ret;
 
@@ -490,7 +671,10 @@ static int resync(struct hbmd_agent *a)
 		return ret;
 	}
 	mkv = calloc(kvs.n + 1, sizeof(*mkv));
-	if (!mkv) {
+	lkv = calloc(kvs.n + 1, sizeof(*lkv));
+	if (!mkv || !lkv) {
+		free(mkv);
+		free(lkv);
 		hbm_etcd_kvs_free(&kvs);
 		return -ENOMEM;
 	}
@@ -499,8 +683,12 @@ static int resync(struct hbmd_agent *a)
 			leader = &kvs.kv[i];
 		else if (!strncmp(kvs.kv[i].key, a->members_prefix, strlen(a->members_prefix)))
 			mkv[n++] = kvs.kv[i];	/* shallow: kvs owns the strings */
+		else if (!strncmp(kvs.kv[i].key, a->links_prefix, strlen(a->links_prefix)))
+			lkv[nl++] = kvs.kv[i];
 	}
-	ret = hbm_members_build(a->members_prefix, mkv, n, &next);
+	ret = links_take(a, lkv, nl);
+	free(lkv);
+	ret = ret ? ret : hbm_members_build(a->members_prefix, mkv, n, &next);
 	free(mkv);
 	if (ret) {
 		hbm_etcd_kvs_free(&kvs);
@@ -617,6 +805,8 @@ int hbmd_agent_new(const struct hbm_config *conf, struct hbmd_kernel kernel, hbm
 	a->watch_deadline = UINT64_MAX;
 	a->resync_at = UINT64_MAX;
 	a->elect_at = UINT64_MAX;
+	a->health_at = UINT64_MAX;
+	hbm_health_conf_from(&a->hconf, conf);
 	snprintf(a->status, sizeof(a->status), "starting");
 	*out = a;
 	return 0;
@@ -790,6 +980,7 @@ int hbmd_agent_start(struct hbmd_agent *a)
 	    hbm_leader_key(a->leader_key, KEY_MAX, c->etcd_prefix, c->domain) ||
 	    hbm_incarnation_key(a->incarnation_key, KEY_MAX, c->etcd_prefix, c->domain,
 				c->node_id) ||
+	    hbm_links_prefix(a->links_prefix, KEY_MAX, c->etcd_prefix, c->domain) ||
 	    snprintf(a->domain_prefix, KEY_MAX, "%s/%s/", c->etcd_prefix, c->domain) >= KEY_MAX) {
 		alog(a, LOG_ERR, "etcd keys of domain %s too long", c->domain);
 		return -ENAMETOOLONG;
@@ -908,6 +1099,7 @@ registered:
 	retry_adds(a);
 	if (a->elect_at != UINT64_MAX)
 		elect(a);
+	a->health_at = now_ms();
 	set_status(a);
 	return 0;
 }
@@ -943,6 +1135,7 @@ uint64_t hbmd_agent_deadline(const struct hbmd_agent *a)
 		d = min64(d, a->add_retry_at);
 	if (a->epoch_failed)
 		d = min64(d, now_ms() + HBMD_RETRY_MS);
+	d = min64(d, a->health_at);
 	for (i = 0; i < NR_IDS; i++)
 		if (a->kstate[i] == K_FENCED)
 			d = min64(d, a->remove_due[i]);
@@ -1030,6 +1223,8 @@ void hbmd_agent_tick(struct hbmd_agent *a)
 		push_epoch(a);
 	if (now_ms() >= a->elect_at)
 		elect(a);
+	if (a->state == HBMD_AGENT_RUNNING && now_ms() >= a->health_at)
+		sample_links(a);
 }
 
 void hbmd_agent_stop(struct hbmd_agent *a, bool revoke)
@@ -1053,12 +1248,17 @@ void hbmd_agent_stop(struct hbmd_agent *a, bool revoke)
 
 void hbmd_agent_free(struct hbmd_agent *a)
 {
+	size_t i;
+
 	if (!a)
 		return;
 	watch_stop(a);
 	if (a->etcd)
 		hbm_etcd_close(a->etcd);
 	hbm_members_free(&a->members);
+	for (i = 0; i < NR_IDS; i++)
+		free(a->lh[i]);
+	hbm_links_free(&a->links);
 	a->k.ops->close(a->k.ctx);
 	free(a);
 }
@@ -1096,6 +1296,11 @@ uint64_t hbmd_agent_incarnation(const struct hbmd_agent *a)
 const struct hbm_lease *hbmd_agent_lease(const struct hbmd_agent *a)
 {
 	return &a->lease;
+}
+
+const struct hbm_links *hbmd_agent_links(const struct hbmd_agent *a)
+{
+	return &a->links;
 }
 
 const char *hbmd_agent_status(const struct hbmd_agent *a)
@@ -1157,6 +1362,27 @@ int hbmd_agent_json(const struct hbmd_agent *a, char **json)
 	}
 	if (ms)
 		ADD(o, "members", ms);
+	ms = json_object_new_array();
+	bad |= !ms;
+	for (i = 0; ms && i < a->links.n; i++) {
+		const struct hbm_link *lk = &a->links.l[i];
+
+		m = json_object_new_object();
+		if (!m) {
+			bad = 1;
+			break;
+		}
+		ADD(m, "from", json_object_new_int64(lk->from));
+		ADD(m, "to", json_object_new_int64(lk->to));
+		ADD(m, "state", json_object_new_string(hbm_health_name(lk->state)));
+		ADD(m, "rtt_us", json_object_new_uint64(lk->rtt_us));
+		ADD(m, "error_pct", json_object_new_int64(lk->error_pct));
+		ADD(m, "changes", json_object_new_uint64(lk->changes));
+		ADD(m, "since", json_object_new_uint64(lk->since_ms));
+		bad |= json_object_array_add(ms, m);
+	}
+	if (ms)
+		ADD(o, "links", ms);
 #undef ADD
 	*json = bad ? NULL : strdup(json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN));
 	json_object_put(o);

@@ -17,7 +17,13 @@
  *    HBMD_REMOVE_DELAY_MS later, a new incarnation or address is a leave
  *    and a join; push the epoch after each change;
  *  - leader election: the leader key, created under the lease; tried again
- *    whenever the key is deleted.
+ *    whenever the key is deleted;
+ *  - link health: every [health] interval_ms, the kernel's links to members
+ *    judged (health.h); a change logged; a link published under the lease
+ *    (PREFIX/DOMAIN/links/FROM/TO, links.h) on its first sample, on a
+ *    change and every HBM_HEALTH_REFRESH_MS, deleted when it leaves the
+ *    kernel; every node's links kept from the same range and watch as the
+ *    members (hbmd_agent_links(), the control socket's "links").
  *
  * The agent is driven by its caller's loop (loop.c in hbmpoold, threads in
  * the unit test): wait for the descriptors of hbmd_agent_fds() or until
@@ -101,10 +107,13 @@ const struct hbm_lease *hbmd_agent_lease(const struct hbmd_agent *a);
  *    "lease": {"id": "299ca209d88a920d", "ttl_ms": 2000, "proven_for_ms": 1650},
  *    "members": [{"id": 1, "addr": "10.0.0.1", "port": 7070,
  *                 "segment_bytes": ..., "capacity": ..., "incarnation": ...,
- *                 "kernel": "live"}, ...]}
+ *                 "kernel": "live"}, ...],
+ *    "links": [{"from": 1, "to": 2, "state": "degraded", "rtt_us": 250000,
+ *               "error_pct": 0, "changes": 3, "since": 1764100000123}, ...]}
  * state: new, member, fenced, stopped; leader null when none is known;
  * kernel: how this agent left the member in the kernel (self, live,
- * fenced, absent).
+ * fenced, absent); links: every node's published links (links.h), this
+ * node's included as etcd has them.
  */
 int hbmd_agent_json(const struct hbmd_agent *a, char **json);
 /* A member as this agent has it, for the metrics. */
@@ -117,6 +126,9 @@ struct hbmd_agent_member {
 int hbmd_agent_member(const struct hbmd_agent *a, size_t i, struct hbmd_agent_member *m);
 /* The kernel the agent drives, for quick reads that change nothing (the metrics). */
 struct hbmd_kernel hbmd_agent_kernel(const struct hbmd_agent *a);
+/* The domain's link matrix as this agent last read it from etcd (links.h). */
+struct hbm_links;
+const struct hbm_links *hbmd_agent_links(const struct hbmd_agent *a);
 /* One line for sd_notify STATUS=. */
 const char *hbmd_agent_status(const struct hbmd_agent *a);
 

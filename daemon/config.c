@@ -73,10 +73,15 @@ static const struct key keys[] = {
 	KEY("etcd", "connect_timeout_ms", T_UINT, connect_timeout_ms, false, 100, 60000, "ms"),
 	KEY("etcd", "request_timeout_ms", T_UINT, request_timeout_ms, false, 100, 60000, "ms"),
 	KEY("etcd", "lease_ttl", T_UINT, lease_ttl_s, false, 2, 60, "seconds"),
-	KEY("health", "degraded_rtt_ms", T_UINT, degraded_rtt_ms, false, 1, 60000, "ms"),
-	KEY("health", "down_after_ms", T_UINT, down_after_ms, false, 100, 600000, "ms"),
-	KEY("health", "recover_pct", T_UINT, recover_pct, false, 10, 100, "%"),
-	KEY("health", "hold_ms", T_UINT, hold_ms, false, 0, 600000, "ms"),
+	KEY("health", "interval_ms", T_UINT, health_interval_ms, false, 100, 60000, "ms"),
+	KEY("health", "degraded_rtt_us", T_UINT, degraded_rtt_us, false, 1, 60000000, "us"),
+	KEY("health", "degraded_error_pct", T_UINT, degraded_error_pct, false, 1, 100, "%"),
+	KEY("health", "down_error_pct", T_UINT, down_error_pct, false, 1, 100, "%"),
+	KEY("health", "error_window_ms", T_UINT, error_window_ms, false, 100, 600000, "ms"),
+	KEY("health", "degrade_after", T_UINT, degrade_after, false, 1, 100, "samples"),
+	KEY("health", "down_after", T_UINT, down_after, false, 1, 100, "samples"),
+	KEY("health", "recover_after", T_UINT, recover_after, false, 1, 1000, "samples"),
+	KEY("health", "hold_ms", T_UINT, hold_ms, false, 0, 3600000, "ms"),
 	KEY("placement", "policy", T_POLICY, policy, false, 0, 0, NULL),
 	KEY("placement", "avoid_degraded", T_BOOL, avoid_degraded, false, 0, 0, NULL),
 	KEY("placement", "full_pct", T_UINT, full_pct, false, 1, 100, "%"),
@@ -591,12 +596,29 @@ static void check_file(struct ctx *c, const struct key *k, const char *path)
 		key_err(c, k, c->seen[k - keys], "%s: %s", path, strerror(errno));
 }
 
+/*
+ * Two [health] keys against each other: the message names the first key
+ * if it was set, else the second (with its line, 0 if not set either).
+ */
+static void health_check(struct ctx *c, const char *first, const char *second, bool good,
+			 const char *msg)
+{
+	const struct key *k = key_find("health", first);
+
+	if (good)
+		return;
+	if (!c->seen[k - keys])
+		k = key_find("health", second);
+	err_add(c, "%s:%u: [health] %s: %s", c->path, c->seen[k - keys], k->name, msg);
+}
+
 /* The checks that need the whole file: required keys, keys together. */
 static void check_all(struct ctx *c)
 {
 	struct hbm_config *conf = c->conf;
 	const struct key *k;
 	struct stat st;
+	char msg[128];
 	bool https;
 	size_t i;
 
@@ -650,17 +672,14 @@ static void check_all(struct ctx *c)
 			c->path, c->seen[i], k->name, conf->lease_ttl_s,
 			conf->request_timeout_ms);
 	}
-	if (conf->down_after_ms <= conf->degraded_rtt_ms) {
-		k = key_find("health", "down_after_ms");
-		i = k - keys;
-		if (!c->seen[i]) {
-			k = key_find("health", "degraded_rtt_ms");
-			i = k - keys;
-		}
-		err_add(c, "%s:%u: [health] %s: down_after_ms (%u) must be over degraded_rtt_ms (%u)",
-			c->path, c->seen[i], k->name,
-			conf->down_after_ms, conf->degraded_rtt_ms);
-	}
+	snprintf(msg, sizeof(msg), "down_error_pct (%u) must be over degraded_error_pct (%u)",
+		 conf->down_error_pct, conf->degraded_error_pct);
+	health_check(c, "down_error_pct", "degraded_error_pct",
+		     conf->down_error_pct > conf->degraded_error_pct, msg);
+	snprintf(msg, sizeof(msg), "error_window_ms (%u) must be at least interval_ms (%u)",
+		 conf->error_window_ms, conf->health_interval_ms);
+	health_check(c, "error_window_ms", "interval_ms",
+		     conf->error_window_ms >= conf->health_interval_ms, msg);
 }
 
 static void defaults(struct hbm_config *conf)
@@ -670,10 +689,15 @@ static void defaults(struct hbm_config *conf)
 	conf->connect_timeout_ms = 1000;
 	conf->request_timeout_ms = 2000;
 	conf->lease_ttl_s = 10;
-	conf->degraded_rtt_ms = 200;
-	conf->down_after_ms = 4000;
-	conf->recover_pct = 75;
-	conf->hold_ms = 5000;
+	conf->health_interval_ms = 1000;
+	conf->degraded_rtt_us = 200000;
+	conf->degraded_error_pct = 5;
+	conf->down_error_pct = 50;
+	conf->error_window_ms = 10000;
+	conf->degrade_after = 3;
+	conf->down_after = 3;
+	conf->recover_after = 5;
+	conf->hold_ms = 10000;
 	conf->policy = HBM_POLICY_INTERLEAVE;
 	conf->avoid_degraded = true;
 	conf->full_pct = 95;

@@ -55,11 +55,16 @@ struct hbm_config {
 	unsigned int request_timeout_ms;	/* default 2000 */
 	unsigned int lease_ttl_s;		/* default 10, 2..60 */
 
-	/* [health] */
-	unsigned int degraded_rtt_ms;	/* default 200 */
-	unsigned int down_after_ms;	/* default 4000 */
-	unsigned int recover_pct;	/* back to up below this % of a threshold, default 75 */
-	unsigned int hold_ms;		/* least time between two changes of a link, default 5000 */
+	/* [health] (health.h: how a link's state is judged from them) */
+	unsigned int health_interval_ms;	/* a sample of every link this often, default 1000 */
+	unsigned int degraded_rtt_us;	/* RTT EWMA above: degraded, default 200000 */
+	unsigned int degraded_error_pct;	/* failed requests in the window: degraded, default 5 */
+	unsigned int down_error_pct;	/* ... down, default 50 */
+	unsigned int error_window_ms;	/* the error rate's window, default 10000 */
+	unsigned int degrade_after;	/* samples in a row before degraded, default 3 */
+	unsigned int down_after;	/* samples in a row before down, default 3 */
+	unsigned int recover_after;	/* good samples in a row before better, default 5 */
+	unsigned int hold_ms;		/* least time in a state before a better one, default 10000 */
 
 	/* [placement] */
 	enum hbm_conf_policy policy;	/* default interleave */

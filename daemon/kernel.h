@@ -64,7 +64,14 @@ struct hbmd_kernel_link {
 	uint32_t node_id;
 	int oper_state;			/* enum hbmpool_nl_link_state */
 	int health;			/* enum hbmpool_nl_link_health, -1: none */
-	uint64_t rtt_ns;
+	uint64_t rtt_ns;		/* the transport's EWMA, 0: none */
+	/* cumulative, since the node was added (0 if the kernel lacks one) */
+	uint64_t requests;		/* failed ones included */
+	uint64_t errors;		/* timeouts included */
+	uint64_t timeouts;
+	uint64_t retries;
+	uint64_t digest_errors;
+	uint64_t flaps;			/* oper-state changes */
 };
 
 /* The kernel's counters (stats-get) and its regions (region-get dump). */
@@ -99,7 +106,7 @@ struct hbmd_kernel_ops {
 	/* Every node (malloc'ed array, *n entries; free() it). */
 	int (*nodes_read)(void *ctx, struct hbmd_kernel_node **nodes, size_t *n,
 			  char *err, size_t errlen);
-	/* Every link (malloc'ed array). */
+	/* Every link (malloc'ed array): the health sampler's input (health.h). */
 	int (*links_read)(void *ctx, struct hbmd_kernel_link **links, size_t *n,
 			  char *err, size_t errlen);
 	void (*close)(void *ctx);

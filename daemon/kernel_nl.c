@@ -359,6 +359,13 @@ static int link_cb(uint8_t cmd, struct nlattr *attrs, int len, void *arg)
 			(int)nla_get_u32(tb[HBMPOOL_A_LINK_OPER_STATE]) : 0;
 	l->health = tb[HBMPOOL_A_LINK_HEALTH] ? (int)nla_get_u32(tb[HBMPOOL_A_LINK_HEALTH]) : -1;
 	l->rtt_ns = tb[HBMPOOL_A_LINK_RTT] ? nla_get_u64(tb[HBMPOOL_A_LINK_RTT]) : 0;
+	l->requests = tb[HBMPOOL_A_LINK_REQUESTS] ? nla_get_u64(tb[HBMPOOL_A_LINK_REQUESTS]) : 0;
+	l->errors = tb[HBMPOOL_A_LINK_ERRORS] ? nla_get_u64(tb[HBMPOOL_A_LINK_ERRORS]) : 0;
+	l->timeouts = tb[HBMPOOL_A_LINK_TIMEOUTS] ? nla_get_u64(tb[HBMPOOL_A_LINK_TIMEOUTS]) : 0;
+	l->retries = tb[HBMPOOL_A_LINK_RETRIES] ? nla_get_u64(tb[HBMPOOL_A_LINK_RETRIES]) : 0;
+	l->digest_errors = tb[HBMPOOL_A_LINK_DIGEST_ERRORS] ?
+			   nla_get_u64(tb[HBMPOOL_A_LINK_DIGEST_ERRORS]) : 0;
+	l->flaps = tb[HBMPOOL_A_LINK_FLAPS] ? nla_get_u64(tb[HBMPOOL_A_LINK_FLAPS]) : 0;
 	return 0;
 }
 

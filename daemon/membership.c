@@ -586,3 +586,14 @@ int hbm_members_diff(const struct hbm_members *a, const struct hbm_members *b,
 	*n = k;
 	return 0;
 }
+
+json_object *hbm_json_object(const char *v, size_t len, char *err, size_t errlen)
+{
+	return parse_object(v, len, err, errlen);
+}
+
+int hbm_json_u64(json_object *o, const char *name, uint64_t min, uint64_t max, uint64_t *out,
+		 char *err, size_t errlen)
+{
+	return get_u64(o, name, min, max, out, err, errlen);
+}

@@ -143,6 +143,16 @@ struct hbm_leader {
 	int64_t term;			/* the key's create_revision: grows with every election */
 };
 
+/*
+ * For the other values of the domain (links.c): the value as one JSON
+ * object (NULL, reason in err), and a required unsigned field in
+ * [min, max] (-EPROTO, reason in err).
+ */
+struct json_object;
+struct json_object *hbm_json_object(const char *v, size_t len, char *err, size_t errlen);
+int hbm_json_u64(struct json_object *o, const char *name, uint64_t min, uint64_t max,
+		 uint64_t *out, char *err, size_t errlen);
+
 int hbm_leader_encode(uint32_t id, uint64_t incarnation, char **json);
 int hbm_leader_parse(const struct hbm_etcd_kv *kv, struct hbm_leader *l, char *err,
 		     size_t errlen);

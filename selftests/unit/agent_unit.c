@@ -18,9 +18,16 @@
  *     agree; exactly one leader, and all agree on it; node 2's control
  *     socket shows it all; a quiet domain: every watch is read again after
  *     2 TTLs, and nothing changes;
+ *  1c. link health ([health] every 100 ms, hold 1 s): the leader's fake
+ *     kernel gets links to the two others: published, every agent sees
+ *     them up; one slowed (RTT 500 ms) is degraded in every view, in etcd
+ *     and in node 2's control socket; the other flaps at 5 Hz for 3 s: one
+ *     change (within hbm_health_max_changes()), one new value seen by
+ *     another agent; both recover;
  *  2. the leader is frozen (as kill -9: no renewal, no revoke): within the
  *     TTL + 1.5 s the others fence it in their kernels, then remove it;
- *     the epoch rises; exactly one new leader, never two at once;
+ *     the epoch rises; exactly one new leader, never two at once; its
+ *     links vanish from every view with its lease;
  *  3. the frozen node comes back with a new incarnation (a new segment):
  *     the others add it again; then it stops and revokes its lease: the
  *     others fence and remove it at once; it comes back, leaves and comes
@@ -53,10 +60,14 @@
 #include "config.h"
 #include "control.h"
 #include "fake_kernel.h"
+#include "health.h"
+#include "links.h"
 #include "loop.h"
 
 #define NR	3
 #define TTL_S	2
+#define HEALTH_MS	100	/* [health] interval_ms */
+#define HOLD_MS		1000	/* [health] hold_ms */
 
 /* ---- the loop alone ---- */
 
@@ -136,6 +147,12 @@ struct node {
 	uint64_t valid_until;	/* the lease's, last seen */
 	int ctl;		/* its control socket, -1: none */
 	char ctl_path[96];
+	/* link health: its own changes logged, the matrix it sees (ids 0..NR) */
+	unsigned int link_changes;
+	bool lknown[NR + 1][NR + 1];
+	enum hbm_health lstate[NR + 1][NR + 1];
+	int64_t lrev[NR + 1][NR + 1];
+	unsigned int lputs[NR + 1][NR + 1];	/* new values seen */
 };
 
 static struct node nodes[NR];
@@ -152,6 +169,8 @@ static void log_cb(void *arg, int level, const char *msg)
 		n->idle_resyncs++;
 	if (strstr(msg, "waiting up to"))
 		n->waits++;
+	if (!strncmp(msg, "link ", 5) && strstr(msg, " (kernel: "))
+		n->link_changes++;
 	if (strstr(msg, "does not support")) {
 		if (strstr(msg, "node-set state fenced"))
 			n->unsupported_msgs[0]++;
@@ -165,6 +184,26 @@ static void log_cb(void *arg, int level, const char *msg)
 		printf("# %.3f node %u <%d> %s\n", now(), n->id, level, msg);
 }
 
+/* Under the lock: the matrix the agent sees, and new values of each link. */
+static void links_snapshot(struct node *n)
+{
+	const struct hbm_links *ls = hbmd_agent_links(n->a);
+	size_t i;
+
+	memset(n->lknown, 0, sizeof(n->lknown));
+	for (i = 0; i < ls->n; i++) {
+		const struct hbm_link *l = &ls->l[i];
+
+		if (l->from > NR || l->to > NR)
+			continue;
+		n->lknown[l->from][l->to] = true;
+		n->lstate[l->from][l->to] = l->state;
+		if (l->mod_revision != n->lrev[l->from][l->to])
+			n->lputs[l->from][l->to]++;
+		n->lrev[l->from][l->to] = l->mod_revision;
+	}
+}
+
 static void snapshot(struct node *n)
 {
 	pthread_mutex_lock(&n->fk.lock);
@@ -173,6 +212,7 @@ static void snapshot(struct node *n)
 	n->fenced = hbmd_agent_state(n->a) == HBMD_AGENT_FENCED;
 	n->epoch = hbmd_agent_epoch(n->a);
 	n->valid_until = hbmd_agent_lease(n->a)->valid_until;
+	links_snapshot(n);
 	pthread_mutex_unlock(&n->fk.lock);
 }
 
@@ -223,8 +263,10 @@ static int write_conf(struct node *n, const char *key)
 		"[domain]\nname = unit\nkey_file = %s\netcd_prefix = /hbmunit\n"
 		"[node]\nid = %u\naddress = 127.0.0.1\nport = %u\nsegment_size = 1M\n"
 		"[etcd]\nendpoints = %s\nconnect_timeout_ms = 200\nrequest_timeout_ms = 300\n"
-		"lease_ttl = %d\n",
-		key, n->id, 7070 + n->id, url, TTL_S);
+		"lease_ttl = %d\n"
+		"[health]\ninterval_ms = %d\nerror_window_ms = 1000\ndegrade_after = 2\n"
+		"down_after = 2\nrecover_after = 3\nhold_ms = %d\n",
+		key, n->id, 7070 + n->id, url, TTL_S, HEALTH_MS, HOLD_MS);
 	return fclose(f) ? -errno : 0;
 }
 
@@ -429,6 +471,173 @@ static void test_control(struct node *n, int64_t epoch, int leader)
 	json_object_put(o);
 }
 
+/* Node n's link to node to in the fake kernel. */
+static void set_link(struct node *n, uint32_t to, bool up, uint64_t rtt_ns, uint64_t flaps)
+{
+	struct hbmd_kernel_link l = {
+		.node_id = to, .oper_state = up, .health = up ? HBM_KHEALTH_LIVE : HBM_KHEALTH_DOWN,
+		.rtt_ns = rtt_ns, .flaps = flaps,
+	};
+
+	fk_set_link(&n->fk, &l);
+}
+
+/* Does n see link from -> to (in state st, if st >= 0)? */
+static bool link_seen_as(struct node *n, uint32_t from, uint32_t to, int st)
+{
+	bool seen;
+
+	pthread_mutex_lock(&n->fk.lock);
+	seen = n->lknown[from][to] && (st < 0 || n->lstate[from][to] == (enum hbm_health)st);
+	pthread_mutex_unlock(&n->fk.lock);
+	return seen;
+}
+
+static bool link_seen(struct node *n, uint32_t from, uint32_t to)
+{
+	return link_seen_as(n, from, to, -1);
+}
+
+/* Every running agent sees from -> to in state st. */
+static bool all_see_link(uint32_t from, uint32_t to, enum hbm_health st)
+{
+	int i;
+
+	for (i = 0; i < NR; i++)
+		if (nodes[i].running && !link_seen_as(&nodes[i], from, to, (int)st))
+			return false;
+	return true;
+}
+
+static unsigned int puts_seen(struct node *n, uint32_t from, uint32_t to)
+{
+	unsigned int k;
+
+	pthread_mutex_lock(&n->fk.lock);
+	k = n->lputs[from][to];
+	pthread_mutex_unlock(&n->fk.lock);
+	return k;
+}
+
+/* The state of from -> to in etcd, as a client reads it (-1: none or bad). */
+static int link_in_etcd(uint32_t from, uint32_t to)
+{
+	const char *eps[1] = { url };
+	struct hbm_etcd *e = client(eps, 1, 1000);
+	struct hbm_etcd_kvs kvs = { 0 };
+	struct hbm_link l;
+	char key[128], err[256];
+	int st = -1;
+
+	if (!e)
+		return -1;
+	if (!hbm_link_key(key, sizeof(key), "/hbmunit", "unit", from, to) &&
+	    !hbm_etcd_get(e, key, false, &kvs, NULL) && kvs.n == 1 &&
+	    !hbm_link_parse("/hbmunit/unit/links/", &kvs.kv[0], &l, err, sizeof(err)) &&
+	    kvs.kv[0].lease > 0)
+		st = (int)l.state;
+	hbm_etcd_kvs_free(&kvs);
+	hbm_etcd_close(e);
+	return st;
+}
+
+/* Node 2's control socket: the state of link from -> to in "links" (NULL: none). */
+static const char *control_link(uint32_t from, uint32_t to, char *buf, size_t len)
+{
+	json_object *o = control_read(&nodes[1]), *ls = NULL, *l;
+	const char *st = NULL;
+	size_t i;
+
+	if (o)
+		json_object_object_get_ex(o, "links", &ls);
+	for (i = 0; ls && i < json_object_array_length(ls); i++) {
+		l = json_object_array_get_idx(ls, i);
+		if (jint(l, "from") == from && jint(l, "to") == to) {
+			snprintf(buf, len, "%s", jstr(l, "state"));
+			st = buf;
+		}
+	}
+	json_object_put(o);
+	return st;
+}
+
+/*
+ * Node p's kernel gets links to the two others: published, seen by every
+ * agent; one degrades (RTT): in etcd, in the others' views and node 2's
+ * control socket; the other flaps at 5 Hz for 3 s: few changes, few
+ * publications; both recover.
+ */
+static void test_links(struct node *p)
+{
+	uint32_t a = p->id % NR + 1, b = a % NR + 1;	/* the two others */
+	unsigned int changes0, puts0, k, bound;
+	struct hbm_health_conf hc;
+	char buf[32];
+	const char *st;
+	uint64_t flaps = 1;
+	double t0;
+	bool up = true;
+	int i;
+
+	set_link(p, a, true, 100000, 1);
+	set_link(p, b, true, 100000, 1);
+	t0 = now();
+	while (!(all_see_link(p->id, a, HBM_HEALTH_UP) && all_see_link(p->id, b, HBM_HEALTH_UP)) &&
+	       now() - t0 < 3)
+		usleep(20000);
+	ok(all_see_link(p->id, a, HBM_HEALTH_UP) && all_see_link(p->id, b, HBM_HEALTH_UP),
+	   "links: node %u's links to %u and %u published, every agent sees them up (%.2f s)",
+	   p->id, a, b, now() - t0);
+
+	/* a degrades: RTT 500 ms over the default 200 ms */
+	set_link(p, a, true, 500000000, 1);
+	t0 = now();
+	while (!all_see_link(p->id, a, HBM_HEALTH_DEGRADED) && now() - t0 < 3)
+		usleep(20000);
+	ok(all_see_link(p->id, a, HBM_HEALTH_DEGRADED) && now() - t0 >= 0.9 * HEALTH_MS / 1000,
+	   "links: %u -> %u slow: degraded after 2 samples, in every agent's view (%.2f s)",
+	   p->id, a, now() - t0);
+	ok(link_in_etcd(p->id, a) == HBM_HEALTH_DEGRADED && link_in_etcd(p->id, b) == HBM_HEALTH_UP,
+	   "links: etcd has %u -> %u degraded, %u -> %u up, under a lease", p->id, a, p->id, b);
+	st = control_link(p->id, a, buf, sizeof(buf));
+	ok(st && !strcmp(st, "degraded"),
+	   "links: node 2's control socket shows %u -> %u %s%s", p->id, a, st ? st : "(none)",
+	   p->id == 2 ? " (its own link)" : "");
+
+	/* b flaps at 5 Hz for 3 s */
+	pthread_mutex_lock(&p->fk.lock);
+	changes0 = p->link_changes;
+	pthread_mutex_unlock(&p->fk.lock);
+	puts0 = puts_seen(&nodes[(p->i + 1) % NR], p->id, b);
+	for (t0 = now(); now() - t0 < 3; usleep(100000)) {
+		up = !up;
+		set_link(p, b, up, 100000, ++flaps);
+	}
+	usleep(50000);
+	pthread_mutex_lock(&p->fk.lock);
+	k = p->link_changes - changes0;
+	pthread_mutex_unlock(&p->fk.lock);
+	hbm_health_conf_from(&hc, &p->conf);
+	bound = (unsigned int)hbm_health_max_changes(&hc, 3050);
+	ok(k >= 1 && k <= 2 && k <= bound && all_see_link(p->id, b, HBM_HEALTH_DOWN),
+	   "links: %u -> %u flapped 30 times in 3 s: %u change (bound %u), down in every view",
+	   p->id, b, k, bound);
+	i = (int)(puts_seen(&nodes[(p->i + 1) % NR], p->id, b) - puts0);
+	ok(i >= 1 && i <= (int)k + 1,
+	   "links: node %u saw %d new values of it: no storm of publications",
+	   nodes[(p->i + 1) % NR].id, i);
+
+	/* both recover: recover_after samples and hold_ms */
+	set_link(p, b, true, 100000, up ? flaps : ++flaps);
+	set_link(p, a, true, 100000, 1);
+	t0 = now();
+	while (!(all_see_link(p->id, a, HBM_HEALTH_UP) && all_see_link(p->id, b, HBM_HEALTH_UP)) &&
+	       now() - t0 < 4)
+		usleep(20000);
+	ok(all_see_link(p->id, a, HBM_HEALTH_UP) && all_see_link(p->id, b, HBM_HEALTH_UP),
+	   "links: both up again in every view (%.2f s; hold %d ms)", now() - t0, HOLD_MS);
+}
+
 static void test_agents(void)
 {
 	char key[96], line[64], what[256];
@@ -517,6 +726,9 @@ static void test_agents(void)
 	   "a quiet domain for %d s: each agent reads it again (%u, %u, %u times), nothing changes",
 	   2 * TTL_S, nodes[0].idle_resyncs, nodes[1].idle_resyncs, nodes[2].idle_resyncs);
 
+	/* 1c. link health: the leader's links published, seen by all */
+	test_links(&nodes[lid - 1]);
+
 	/* 2. the leader is frozen, as by kill -9 */
 	node_halt(&nodes[lid - 1], FREEZE);
 	t0 = now();
@@ -561,6 +773,10 @@ static void test_agents(void)
 	ok(good && e1 > e0, "the epoch rose: %lld -> %lld", (long long)e0, (long long)e1);
 	ok(leaders(&new_lid) == 1 && new_lid != lid && max_leaders <= 1,
 	   "a new leader: node %d, never two at once", new_lid);
+	for (i = 0, good = true; i < NR; i++)
+		if (nodes[i].running)
+			good = good && !link_seen(&nodes[i], (uint32_t)lid, nodes[i].id);
+	ok(good, "node %d's links vanished with its lease from every view", lid);
 	if (lid == NR)
 		printf("# node %d was the leader: its kernel's missing fence is not exercised\n", NR);
 	else

@@ -105,8 +105,11 @@ static void test_good(void)
 	ok(conf.nr_endpoints == 1 && !strcmp(conf.endpoints[0], "http://127.0.0.1:2379"),
 	   "one endpoint");
 	ok(conf.port == 7070 && conf.lease_ttl_s == 10 && conf.connect_timeout_ms == 1000 &&
-	   conf.request_timeout_ms == 2000 && conf.degraded_rtt_ms == 200 &&
-	   conf.down_after_ms == 4000 && conf.recover_pct == 75 && conf.hold_ms == 5000 &&
+	   conf.request_timeout_ms == 2000 && conf.health_interval_ms == 1000 &&
+	   conf.degraded_rtt_us == 200000 && conf.degraded_error_pct == 5 &&
+	   conf.down_error_pct == 50 && conf.error_window_ms == 10000 &&
+	   conf.degrade_after == 3 && conf.down_after == 3 && conf.recover_after == 5 &&
+	   conf.hold_ms == 10000 &&
 	   conf.policy == HBM_POLICY_INTERLEAVE && conf.avoid_degraded && conf.full_pct == 95 &&
 	   conf.metrics_listen && !strcmp(conf.metrics_listen, "127.0.0.1:9477"),
 	   "defaults applied");
@@ -122,8 +125,9 @@ static void test_good(void)
 		 "[etcd]\nendpoints = https://e1:2379 , https://[::1]:2380/,https://10.1.1.1:1\n"
 		 "ca_file = %s\ncert_file = %s\nkey_file = %s\n"
 		 "connect_timeout_ms = 100\nrequest_timeout_ms = 500\nlease_ttl = 2\n"
-		 "[health]\ndegraded_rtt_ms = 5\ndown_after_ms = 100\nrecover_pct = 50\n"
-		 "hold_ms = 0\n"
+		 "[health]\ninterval_ms = 100\ndegraded_rtt_us = 1\ndegraded_error_pct = 1\n"
+		 "down_error_pct = 100\nerror_window_ms = 100\ndegrade_after = 100\n"
+		 "down_after = 1\nrecover_after = 1000\nhold_ms = 0\n"
 		 "[placement]\npolicy = preferred\navoid_degraded = no ; inline comment\n"
 		 "full_pct = 100\n"
 		 "[metrics]\nlisten = [::1]:65535\n[control]\nsocket = /tmp/x.sock\n",
@@ -141,7 +145,11 @@ static void test_good(void)
 	ok(conf.node_id == 1023 && conf.port == 7071 && conf.segment_bytes == 4096 &&
 	   conf.lease_ttl_s == 2 && conf.request_timeout_ms == 500 &&
 	   conf.policy == HBM_POLICY_PREFERRED && !conf.avoid_degraded && conf.full_pct == 100 &&
-	   conf.metrics_listen && !strcmp(conf.metrics_listen, "[::1]:65535") && conf.hold_ms == 0 && conf.recover_pct == 50,
+	   conf.metrics_listen && !strcmp(conf.metrics_listen, "[::1]:65535") &&
+	   conf.hold_ms == 0 && conf.health_interval_ms == 100 &&
+	   conf.degraded_rtt_us == 1 && conf.degraded_error_pct == 1 &&
+	   conf.down_error_pct == 100 && conf.error_window_ms == 100 &&
+	   conf.degrade_after == 100 && conf.down_after == 1 && conf.recover_after == 1000,
 	   "every value read");
 	ok(conf.ca_file && conf.cert_file && conf.key_file_tls && !strcmp(conf.etcd_prefix, "/x/y") &&
 	   !strcmp(conf.control_socket, "/tmp/x.sock"), "paths read");
@@ -241,9 +249,19 @@ static void test_errors(void)
 	       ":11: [placement] avoid_degraded: \"maybe\": must be yes or no", "bad boolean");
 	expect(true, "[placement]\nfull_pct = 0\n", ":11: [placement] full_pct: must be 1..100 %",
 	       "full_pct 0");
-	expect(true, "[health]\ndown_after_ms = 150\ndegraded_rtt_ms = 200\n",
-	       ":11: [health] down_after_ms: down_after_ms (150) must be over degraded_rtt_ms (200)",
-	       "down before degraded");
+	expect(true, "[health]\ndown_error_pct = 20\ndegraded_error_pct = 20\n",
+	       ":11: [health] down_error_pct: down_error_pct (20) must be over degraded_error_pct (20)",
+	       "down error rate not over degraded");
+	expect(true, "[health]\ndegraded_error_pct = 60\n",
+	       ":11: [health] degraded_error_pct: down_error_pct (50) must be over degraded_error_pct (60)",
+	       "degraded error rate over the default down");
+	expect(true, "[health]\nerror_window_ms = 500\n",
+	       ":11: [health] error_window_ms: error_window_ms (500) must be at least interval_ms (1000)",
+	       "error window under the interval");
+	expect(true, "[health]\ndegrade_after = 0\n",
+	       ":11: [health] degrade_after: must be 1..100 samples, not \"0\"", "degrade_after 0");
+	expect(true, "[health]\ndegraded_rtt_us = 60000001\n",
+	       ":11: [health] degraded_rtt_us: must be 1..60000000 us", "degraded_rtt_us too large");
 	for (i = 0; i < sizeof(bad_listen) / sizeof(bad_listen[0]); i++) {
 		snprintf(text, sizeof(text), "[metrics]\nlisten = %s\n", bad_listen[i]);
 		snprintf(want, sizeof(want), ":11: [metrics] listen: \"%s\": must be ADDR:PORT",

@@ -211,17 +211,15 @@ static int fk_links_read(void *ctx, struct hbmd_kernel_link **links, size_t *n, 
 			 size_t errlen)
 {
 	struct fake_kernel *fk = ctx;
-	struct hbmd_kernel_link *a = calloc(1024, sizeof(*a));
-	size_t i;
+	struct hbmd_kernel_link *a = calloc(1 + sizeof(fk->links) / sizeof(fk->links[0]),
+					    sizeof(*a));
 
 	if (!a)
 		return -ENOMEM;
 	pthread_mutex_lock(&fk->lock);
-	*n = 0;
-	for (i = 0; i < 1024; i++)
-		if (fk->node[i] == FK_LIVE)
-			a[(*n)++] = (struct hbmd_kernel_link){ .node_id = (uint32_t)i,
-				.oper_state = 1, .health = 2, .rtt_ns = 250000 };
+	fk->link_reads++;
+	memcpy(a, fk->links, fk->nr_links * sizeof(*a));
+	*n = fk->nr_links;
 	pthread_mutex_unlock(&fk->lock);
 	*links = a;
 	snprintf(err, errlen, "%s", "");
@@ -237,6 +235,21 @@ static int fk_stats_read(void *ctx, struct hbmd_kernel_stats *s, char *err, size
 	pthread_mutex_unlock(&fk->lock);
 	snprintf(err, errlen, "%s", "");
 	return 0;
+}
+
+void fk_set_link(struct fake_kernel *fk, const struct hbmd_kernel_link *l)
+{
+	unsigned int i;
+
+	pthread_mutex_lock(&fk->lock);
+	for (i = 0; i < fk->nr_links && fk->links[i].node_id != l->node_id; i++)
+		;
+	if (i < sizeof(fk->links) / sizeof(fk->links[0])) {
+		fk->links[i] = *l;
+		if (i == fk->nr_links)
+			fk->nr_links++;
+	}
+	pthread_mutex_unlock(&fk->lock);
 }
 
 static void fk_close(void *ctx)

@@ -40,11 +40,21 @@ struct fake_kernel {
 	uint64_t epoch;
 	bool self_fenced;
 	uint64_t self_fenced_ms;	/* CLOCK_MONOTONIC */
+	/*
+	 * The links links_read returns, as the test scripts them (under the
+	 * lock); reads of them are counted in link_reads, not logged and not
+	 * in calls (the health sampler reads them every interval).
+	 */
+	struct hbmd_kernel_link links[8];
+	unsigned int nr_links;
+	unsigned int link_reads;
 };
 
 void fk_init(struct fake_kernel *fk, uint32_t self_id, uint64_t incarnation, bool unsupported);
 struct hbmd_kernel fk_kernel(struct fake_kernel *fk);
 /* The number of the first log line that is s, or starts with s and a space; -1: none. */
 int fk_find(struct fake_kernel *fk, const char *s);
+/* Set (add if new) the link to node id as the next links_read returns it. */
+void fk_set_link(struct fake_kernel *fk, const struct hbmd_kernel_link *l);
 
 #endif /* HBM_UNIT_FAKE_KERNEL_H */
