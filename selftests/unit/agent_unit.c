@@ -36,7 +36,9 @@
  *     restarted on the same segment (same incarnation) takes its lease
  *     over: the others see nothing, its kernel keeps its nodes; a crash
  *     and a restart at once on a new segment: the new daemon waits for
- *     the old key to expire;
+ *     the old key to expire; a daemon away for longer than its lease,
+ *     restarted on the same segment, fences itself (the others fenced
+ *     that segment), and joins again on a new one;
  *  4. etcd is stopped (SIGSTOP): every agent fences itself, each before
  *     its lease could have expired on etcd (before the last renewal
  *     proven + TTL), and after SIGCONT does nothing more; a daemon started
@@ -891,6 +893,34 @@ static void test_agents(void)
 		if (nodes[i].running && i != rid)
 			good = good && fk_find(&nodes[i].fk, line) >= 0;
 	ok(good, "the others removed the old node %u and added the new", nodes[rid].id);
+
+	/*
+	 * 3d. away for longer than its lease: the others fence it; back on
+	 * the same segment, it must not rejoin (its chunks on the others are
+	 * gone): it fences itself.  Then on a new segment it joins.
+	 */
+	node_halt(&nodes[rid], FREEZE);
+	node_free(&nodes[rid]);
+	t0 = now();
+	do {
+		usleep(20000);
+		for (i = 0, good = true; i < NR; i++)
+			if (nodes[i].running)
+				good = good && kstate(&nodes[i], nodes[rid].id) != FK_LIVE;
+	} while (!good && now() - t0 < TTL_S + 3);
+	ok(good, "node %u away for longer than its lease: the others fenced it in %.2f s",
+	   nodes[rid].id, now() - t0);
+	i = node_start(&nodes[rid], 0, false);
+	ok(i == -ESTALE && !nodes[rid].running && nodes[rid].fk.self_fenced,
+	   "node %u back on the segment the others fenced: refused (%d), fenced in its kernel",
+	   nodes[rid].id, i);
+	node_free(&nodes[rid]);
+	i = node_start(&nodes[rid], 6000, true);
+	t0 = now();
+	while (!i && !all_see_each_other() && now() - t0 < 3)
+		usleep(20000);
+	ok(!i && all_see_each_other(), "node %u back on a new segment: a member again (%d)",
+	   nodes[rid].id, i);
 
 	/* 4. etcd stops: every running agent fences itself in time */
 	if (etcd_sigstop()) {
