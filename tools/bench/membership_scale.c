@@ -217,11 +217,11 @@ int main(int argc, char **argv)
 		       b->steady.up / a->steady.up);
 	}
 	for (i = 0; i < nr; i++) {
-		printf("# %u nodes: %u survivors, epoch %lld -> %lld, new epoch reached %.3f..%.3f s after the kill, %u watch streams, lag %.2f..%.2f s, event window %.1f s, down max/node st %.0f ev %.0f B/s\n",
+		printf("# %u nodes: %u survivors, epoch %lld -> %lld, new epoch reached %.3f..%.3f s after the kill, %u watch streams, lag %.2f..%.2f s, event window %.1f s, down max/node st %.0f ev %.0f B/s, %u grants or creates retried\n",
 		       res[i].nodes, res[i].survivors, (long long)res[i].epoch_before,
 		       (long long)res[i].epoch_after, res[i].first_at_s, res[i].last_at_s,
 		       res[i].watch_streams, res[i].lag_min, res[i].lag_max, res[i].event.s,
-		       res[i].steady.down_max, res[i].event.down_max);
+		       res[i].steady.down_max, res[i].event.down_max, res[i].retries);
 		free((char *)ro[i].domain);
 	}
 	printf("# goal (detection <= TTL + 1 s, agreement <= 2 s): %s\n",

@@ -31,6 +31,9 @@ struct node {
 	enum nstate st;
 	struct hbm_lease lease;
 	bool leased;
+	int step;			/* joining: 0 grant, 1 create, 2 range and watch */
+	uint64_t retry_at;		/* of a failed grant or create */
+	uint64_t incarnation;
 	uint64_t sent;			/* the grant's */
 	uint64_t last_ka_sent;		/* the last keepalive sent (or the grant) */
 	struct hbm_emulti_xfer *ka, *req, *watch;
@@ -288,6 +291,7 @@ static void create_done(void *arg, int err, long status, const char *reply, uint
 			uint64_t down)
 {
 	struct node *n = arg;
+	struct hbm_etcd_kvs ex;
 	char why[256];
 	bool created;
 	int ret;
@@ -296,16 +300,48 @@ static void create_done(void *arg, int err, long status, const char *reply, uint
 	n->up += up;
 	n->down += down;
 	if (err || status != 200) {
-		snprintf(why, sizeof(why), "%d, HTTP %ld", err, status);
-		fail(n, "create", why);
+		/* as a daemon restarted by systemd would, a second later */
+		say(n->s, "node %u: create: %d, HTTP %ld: again in 1 s", n->id, err, status);
+		n->s->r->retries++;
+		n->retry_at = now_ms() + 1000;
 		return;
 	}
-	ret = hbm_etcd_reply_create(reply, &created, NULL, NULL, why, sizeof(why));
+	ret = hbm_etcd_reply_create(reply, &created, &ex, NULL, why, sizeof(why));
+	/* a retried create that had been applied finds the key under its own lease */
+	if (!ret && !created && ex.n == 1 && ex.kv[0].lease == n->lease.id)
+		created = true;
+	hbm_etcd_kvs_free(&ex);
 	if (ret || !created) {
 		fail(n, "create", ret ? why : "the key exists");
 		return;
 	}
+	n->step = 2;
 	resync(n);
+}
+
+static void do_create(struct node *n)
+{
+	struct sim *s = n->s;
+	struct hbm_member mb = {
+		.id = n->id, .port = 7070, .incarnation = n->incarnation,
+		.segment_bytes = 16ull << 30, .capacity = 16ull << 30,
+	};
+	char key[160], *val, *body;
+	int ret;
+
+	snprintf(mb.addr, sizeof(mb.addr), "10.%u.%u.%u", n->id >> 8, n->id & 255, 1);
+	ret = hbm_member_key(key, sizeof(key), PREFIX, s->o->domain, n->id);
+	if (!ret)
+		ret = hbm_member_encode(&mb, &val);
+	if (!ret) {
+		ret = hbm_etcd_body_create(key, val, strlen(val), n->lease.id, &body);
+		free(val);
+	}
+	if (!ret)
+		ret = hbm_emulti_post(s->m, "/v3/kv/txn", body, s->o->request_ms, create_done, n,
+				      &n->req);
+	if (ret)
+		fail(n, "create", strerror(-ret));
 }
 
 static void grant_done(void *arg, int err, long status, const char *reply, uint64_t up,
@@ -313,20 +349,17 @@ static void grant_done(void *arg, int err, long status, const char *reply, uint6
 {
 	struct node *n = arg;
 	struct sim *s = n->s;
-	struct hbm_member mb = {
-		.id = n->id, .port = 7070,
-		.segment_bytes = 16ull << 30, .capacity = 16ull << 30,
-	};
 	int64_t id, ttl;
-	char why[256], key[160], *val, *body;
+	char why[256];
 	int ret;
 
 	n->req = NULL;
 	n->up += up;
 	n->down += down;
 	if (err || status != 200) {
-		snprintf(why, sizeof(why), "%d, HTTP %ld", err, status);
-		fail(n, "grant", why);
+		say(s, "node %u: grant: %d, HTTP %ld: again in 1 s", n->id, err, status);
+		s->r->retries++;
+		n->retry_at = now_ms() + 1000;
 		return;
 	}
 	ret = hbm_etcd_reply_grant(reply, &id, &ttl, NULL, why, sizeof(why));
@@ -338,30 +371,17 @@ static void grant_done(void *arg, int err, long status, const char *reply, uint6
 	}
 	n->leased = true;
 	n->last_ka_sent = n->sent;
-	snprintf(mb.addr, sizeof(mb.addr), "10.%u.%u.%u", n->id >> 8, n->id & 255, 1);
-	mb.incarnation = ((uint64_t)rand() << 32 | (uint64_t)rand()) | 1;
-	ret = hbm_member_key(key, sizeof(key), PREFIX, s->o->domain, n->id);
-	if (!ret)
-		ret = hbm_member_encode(&mb, &val);
-	if (!ret) {
-		ret = hbm_etcd_body_create(key, val, strlen(val), id, &body);
-		free(val);
-	}
-	if (!ret)
-		ret = hbm_emulti_post(s->m, "/v3/kv/txn", body, s->o->request_ms, create_done, n,
-				      &n->req);
-	if (ret)
-		fail(n, "create", strerror(-ret));
+	n->incarnation = ((uint64_t)rand() << 32 | (uint64_t)rand()) | 1;
+	n->step = 1;
+	do_create(n);
 }
 
-static void start_node(struct node *n)
+static void do_grant(struct node *n)
 {
 	struct sim *s = n->s;
 	char *body;
 	int ret;
 
-	n->st = N_JOINING;
-	s->joining++;
 	n->sent = now_ms();
 	ret = hbm_etcd_body_grant(s->o->ttl_s, &body);
 	if (!ret)
@@ -369,6 +389,13 @@ static void start_node(struct node *n)
 				      n, &n->req);
 	if (ret)
 		fail(n, "grant", strerror(-ret));
+}
+
+static void start_node(struct node *n)
+{
+	n->st = N_JOINING;
+	n->s->joining++;
+	do_grant(n);
 }
 
 static void ka_done(void *arg, int err, long status, const char *reply, uint64_t up,
@@ -436,8 +463,13 @@ static void scan(struct sim *s)
 			continue;
 		if (n->leased)
 			lease_tick(n, now);
-		if (!live(n) || n->st != N_RUN)
+		if (!live(n))
 			continue;
+		if (n->step < 2) {
+			if (!n->req && now >= n->retry_at)
+				n->step ? do_create(n) : do_grant(n);
+			continue;
+		}
 		if (s->o->idle_resync && n->watch && now >= n->watch_heard + idle) {
 			hbm_emulti_cancel(s->m, n->watch);
 			n->watch = NULL;

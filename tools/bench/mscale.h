@@ -57,6 +57,7 @@ struct mscale_result {
 	unsigned int fenced;		/* survivors that lost their lease (must be 0) */
 	unsigned int other_leaves;	/* deletions of live nodes seen (must be 0) */
 	unsigned int failed;		/* nodes that could not join */
+	unsigned int retries;		/* grants and creates tried again */
 	unsigned int resyncs;		/* ranges after the join (idle or broken watches) */
 	struct mscale_counts steady, event;
 };
