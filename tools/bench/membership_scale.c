@@ -185,6 +185,7 @@ int main(int argc, char **argv)
 		etcd_url = url;
 	}
 	o.endpoint = etcd_url;
+	o.etcd_pid = etcd_pid;
 	list = strdup(nodes);
 	for (tok = strtok_r(list, ",", &save); tok && nr < 16; tok = strtok_r(NULL, ",", &save)) {
 		ro[nr] = o;
@@ -222,6 +223,9 @@ int main(int argc, char **argv)
 		       (long long)res[i].epoch_after, res[i].first_at_s, res[i].last_at_s,
 		       res[i].watch_streams, res[i].lag_min, res[i].lag_max, res[i].event.s,
 		       res[i].steady.down_max, res[i].event.down_max, res[i].retries);
+		printf("# %u nodes: CPU s/s (of 2 cores here) simulator/etcd: steady %.2f/%.2f, event %.2f/%.2f; the join took %.1f/%.1f CPU s\n",
+		       res[i].nodes, res[i].steady.cpu, res[i].steady.etcd_cpu, res[i].event.cpu,
+		       res[i].event.etcd_cpu, res[i].join_cpu, res[i].join_etcd_cpu);
 		free((char *)ro[i].domain);
 	}
 	printf("# goal (detection <= TTL + 1 s, agreement <= 2 s): %s\n",

@@ -11,7 +11,9 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "etcd.h"
 #include "etcd_multi.h"
@@ -41,6 +43,7 @@ struct node {
 	uint64_t watch_heard, resync_at;
 	uint64_t up, down, up0, down0;
 	bool full;
+	bool first_range;		/* registered, waiting for its first range */
 	double *seen;			/* per dead node: s after the kill, < 0: not yet */
 	struct { int64_t rev; double t; } el[ELOG];	/* epochs after the kill */
 	unsigned int nel;
@@ -53,7 +56,7 @@ struct sim {
 	struct node *nodes;
 	char mprefix[128], dprefix[128];
 	uint64_t margin, retry, t0;
-	unsigned int joining, next, full;
+	unsigned int joining, next, full, registered, ranging;
 	bool joined, killed;
 	double kill_t;
 	int dead_of[HBM_MEMBER_MAX_ID + 1];	/* id -> index among the dead, -1 */
@@ -96,8 +99,11 @@ static void node_stop(struct node *n, enum nstate st)
 {
 	struct sim *s = n->s;
 
-	if (n->st == N_JOINING)
+	if (n->st == N_JOINING && n->step < 2)
 		s->joining--;
+	if (n->first_range && n->req)
+		s->ranging--;
+	n->first_range = false;
 	n->st = st;
 	hbm_emulti_cancel(s->m, n->ka);
 	hbm_emulti_cancel(s->m, n->req);
@@ -215,6 +221,10 @@ static void range_done(void *arg, int err, long status, const char *reply, uint6
 	n->req = NULL;
 	n->up += up;
 	n->down += down;
+	if (n->first_range) {
+		n->first_range = false;
+		s->ranging--;
+	}
 	if (err || status != 200) {
 		say(s, "node %u: range: %d, HTTP %ld", n->id, err, status);
 		n->resync_at = now_ms() + 1000;
@@ -264,10 +274,8 @@ static void range_done(void *arg, int err, long status, const char *reply, uint6
 		return;
 	}
 	n->watch_heard = now_ms();
-	if (n->st == N_JOINING) {
+	if (n->st == N_JOINING)
 		n->st = N_RUN;
-		s->joining--;
-	}
 }
 
 static void resync(struct node *n)
@@ -316,7 +324,9 @@ static void create_done(void *arg, int err, long status, const char *reply, uint
 		return;
 	}
 	n->step = 2;
-	resync(n);
+	n->first_range = true;
+	n->s->registered++;
+	n->s->joining--;
 }
 
 static void do_create(struct node *n)
@@ -475,6 +485,19 @@ static void scan(struct sim *s)
 			n->watch = NULL;
 			n->resync_at = now;
 		}
+		if (n->first_range) {
+			/*
+			 * Every node registers before any reads the domain, as a
+			 * domain booting at once would: the table comes from one
+			 * range each, not from N watch events each.
+			 */
+			if (!n->req && s->registered + s->r->failed >= s->o->nodes &&
+			    s->ranging < s->o->starting) {
+				s->ranging++;
+				resync(n);
+			}
+			continue;
+		}
 		if (!n->watch && !n->req && now >= n->resync_at)
 			resync(n);
 	}
@@ -518,14 +541,48 @@ static bool all_seen(struct sim *s)
 
 struct snap {
 	double t;
+	double cpu, etcd_cpu;
 	struct hbm_emulti_counts c;
 };
+
+static double self_cpu(void)
+{
+	struct rusage ru;
+
+	getrusage(RUSAGE_SELF, &ru);
+	return ru.ru_utime.tv_sec + ru.ru_utime.tv_usec / 1e6 + ru.ru_stime.tv_sec +
+	       ru.ru_stime.tv_usec / 1e6;
+}
+
+/* etcd's user + system time from /proc, 0 if unknown. */
+static double etcd_cpu(const struct sim *s)
+{
+	unsigned long ut = 0, st = 0;
+	char path[64], buf[1024], *p;
+	FILE *f;
+
+	if (s->o->etcd_pid <= 0)
+		return 0;
+	snprintf(path, sizeof(path), "/proc/%d/stat", s->o->etcd_pid);
+	f = fopen(path, "r");
+	if (!f)
+		return 0;
+	p = fgets(buf, sizeof(buf), f) ? strrchr(buf, ')') : NULL;
+	fclose(f);
+	/* after the comm: state, then fields 4..13, then utime (14) and stime (15) */
+	if (!p || sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %lu %lu", &ut,
+			 &st) != 2)
+		return 0;
+	return (double)(ut + st) / sysconf(_SC_CLK_TCK);
+}
 
 static void snap(struct sim *s, struct snap *sn)
 {
 	unsigned int i;
 
 	sn->t = now_s();
+	sn->cpu = self_cpu();
+	sn->etcd_cpu = etcd_cpu(s);
 	hbm_emulti_counts(s->m, &sn->c);
 	for (i = 0; i < s->o->nodes; i++) {
 		s->nodes[i].up0 = s->nodes[i].up;
@@ -540,6 +597,8 @@ static void rates(struct sim *s, const struct snap *a, struct mscale_counts *c)
 	unsigned int i, k = 0;
 
 	c->s = now_s() - a->t;
+	c->cpu = (self_cpu() - a->cpu) / c->s;
+	c->etcd_cpu = (etcd_cpu(s) - a->etcd_cpu) / c->s;
 	hbm_emulti_counts(s->m, &b);
 	c->rps = (b.requests - a->c.requests) / c->s;
 	c->msgs = (b.watch_msgs - a->c.watch_msgs) / c->s;
@@ -658,7 +717,7 @@ static void revoke_done(void *arg, int err, long status, const char *reply, uint
 int mscale_run(const struct mscale_opts *o, struct mscale_result *r)
 {
 	struct sim sim = { .o = o, .r = r }, *s = &sim;
-	struct snap steady, event;
+	struct snap steady, event, join;
 	unsigned int i, d;
 	int ret;
 
@@ -706,6 +765,9 @@ int mscale_run(const struct mscale_opts *o, struct mscale_result *r)
 	}
 
 	/* the join */
+	join.t = now_s();
+	join.cpu = self_cpu();
+	join.etcd_cpu = etcd_cpu(s);
 	say(s, "%u nodes join, %u at a time, lease TTL %u s", o->nodes, o->starting, o->ttl_s);
 	loop_for(s, JOIN_TIMEOUT_S, all_full);
 	if (s->full != o->nodes) {
@@ -715,6 +777,8 @@ int mscale_run(const struct mscale_opts *o, struct mscale_result *r)
 		goto out;
 	}
 	r->join_s = (now_ms() - s->t0) / 1000.0;
+	r->join_cpu = self_cpu() - join.cpu;
+	r->join_etcd_cpu = etcd_cpu(s) - join.etcd_cpu;
 	s->joined = true;
 	say(s, "every node sees every node after %.2f s", r->join_s);
 

@@ -27,6 +27,7 @@ struct mscale_opts {
 	unsigned int steady_s;		/* the steady-state window before the kill */
 	unsigned int starting;		/* nodes joining at once (the rest wait) */
 	bool idle_resync;		/* read the domain again after 2 TTLs of quiet watch */
+	int etcd_pid;			/* for its CPU time, 0: unknown */
 	FILE *log;			/* progress lines, or NULL */
 };
 
@@ -36,6 +37,7 @@ struct mscale_counts {
 	double msgs;			/* watch messages delivered /s */
 	double up, down;		/* bytes/s per live node, mean */
 	double up_max, down_max;	/* of the busiest node */
+	double cpu, etcd_cpu;		/* CPU s/s of the simulator, of etcd */
 };
 
 struct mscale_result {
@@ -43,6 +45,7 @@ struct mscale_result {
 	char err[256];			/* else why not */
 	unsigned int nodes, killed, survivors;
 	double join_s;			/* start to every table holding every node */
+	double join_cpu, join_etcd_cpu;	/* CPU s spent in it */
 	unsigned int watch_streams;	/* open at the kill */
 	/* detection: kill to a survivor's watch deleting a dead node, all pairs */
 	unsigned int pairs, pairs_missed;
