@@ -15,7 +15,7 @@
  * a run failed.
  *
  *   membership_scale [--nodes 64,256,1024] [--kill 10] [--ttl 10]
- *                    [--steady S] [--starting 32] [--no-idle-resync]
+ *                    [--steady S] [--starting 32] [--ranging 4] [--no-idle-resync]
  *                    [--etcd URL] [-q]
  */
 #include <arpa/inet.h>
@@ -136,12 +136,14 @@ int main(int argc, char **argv)
 		{ "ttl", required_argument, NULL, 't' },
 		{ "steady", required_argument, NULL, 's' },
 		{ "starting", required_argument, NULL, 'j' },
+		{ "ranging", required_argument, NULL, 'r' },
 		{ "no-idle-resync", no_argument, NULL, 'R' },
 		{ "etcd", required_argument, NULL, 'e' },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ 0 }
 	};
 	struct mscale_opts o = { .kill = 10, .ttl_s = 10, .request_ms = 2000, .starting = 32,
+				 .ranging = 4,
 				 .idle_resync = true, .log = stderr };
 	const char *nodes = "64,256,1024", *etcd_url = NULL, *bin = getenv("HBM_ETCD");
 	struct mscale_result res[16];
@@ -151,18 +153,19 @@ int main(int argc, char **argv)
 	struct rlimit rl;
 	int c, rc = 0;
 
-	while ((c = getopt_long(argc, argv, "n:k:t:s:j:Re:q", lo, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "n:k:t:s:j:r:Re:q", lo, NULL)) != -1) {
 		switch (c) {
 		case 'n': nodes = optarg; break;
 		case 'k': o.kill = atoi(optarg); break;
 		case 't': o.ttl_s = atoi(optarg); break;
 		case 's': steady = atoi(optarg); break;
 		case 'j': o.starting = atoi(optarg); break;
+		case 'r': o.ranging = atoi(optarg); break;
 		case 'R': o.idle_resync = false; break;
 		case 'e': etcd_url = optarg; break;
 		case 'q': o.log = NULL; break;
 		default:
-			fprintf(stderr, "usage: %s [--nodes 64,256,1024] [--kill 10] [--ttl 10] [--steady S] [--starting 32] [--no-idle-resync] [--etcd URL] [-q]\n",
+			fprintf(stderr, "usage: %s [--nodes 64,256,1024] [--kill 10] [--ttl 10] [--steady S] [--starting 32] [--ranging 4] [--no-idle-resync] [--etcd URL] [-q]\n",
 				argv[0]);
 			return 64;
 		}
@@ -200,8 +203,9 @@ int main(int argc, char **argv)
 			rc = rc ? rc : 1;
 		nr++;
 	}
-	printf("# membership_scale: etcd %s, %u killed, lease TTL %u s, request timeout %u ms, steady window %u s, idle resync %s\n",
-	       etcd_url, o.kill, o.ttl_s, o.request_ms, o.steady_s, o.idle_resync ? "on" : "off");
+	printf("# membership_scale: etcd %s, %u killed, lease TTL %u s, request timeout %u ms, steady window %u s, idle resync %s, %u registering and %u reading at once\n",
+	       etcd_url, o.kill, o.ttl_s, o.request_ms, o.steady_s, o.idle_resync ? "on" : "off",
+	       o.starting, o.ranging);
 	printf("# det_*: s from the kill to a survivor's watch deleting a dead node (all pairs); lagmax: s after the dead lease's proven end\n");
 	printf("# agr_s: first survivor at the new epoch to the last; miss: pairs missed + survivors not agreed\n");
 	printf("# rps: requests/s; msg/s: watch messages/s; up/down: HTTP B/s per node, st = steady, ev = kill to last detection\n");

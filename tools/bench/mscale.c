@@ -492,7 +492,7 @@ static void scan(struct sim *s)
 			 * range each, not from N watch events each.
 			 */
 			if (!n->req && s->registered + s->r->failed >= s->o->nodes &&
-			    s->ranging < s->o->starting) {
+			    s->ranging < (s->o->ranging ? s->o->ranging : s->o->starting)) {
 				s->ranging++;
 				resync(n);
 			}

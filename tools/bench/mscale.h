@@ -25,7 +25,8 @@ struct mscale_opts {
 	unsigned int ttl_s;		/* lease TTL (the daemon's default: 10) */
 	unsigned int request_ms;	/* request timeout (the daemon's: 2000) */
 	unsigned int steady_s;		/* the steady-state window before the kill */
-	unsigned int starting;		/* nodes joining at once (the rest wait) */
+	unsigned int starting;		/* nodes registering at once (the rest wait) */
+	unsigned int ranging;		/* first ranges at once (0: as starting) */
 	bool idle_resync;		/* read the domain again after 2 TTLs of quiet watch */
 	int etcd_pid;			/* for its CPU time, 0: unknown */
 	FILE *log;			/* progress lines, or NULL */
