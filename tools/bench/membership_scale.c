@@ -128,6 +128,20 @@ static int etcd_start(const char *bin, char *url, size_t len)
 	return -1;
 }
 
+/* The machine's load: the runs share it (nice). */
+static void print_load(const char *when)
+{
+	char buf[128] = "?";
+	FILE *f = fopen("/proc/loadavg", "r");
+
+	if (f) {
+		if (!fgets(buf, sizeof(buf), f))
+			strcpy(buf, "?\n");
+		fclose(f);
+	}
+	printf("# load average %s the runs: %s", when, buf);
+}
+
 int main(int argc, char **argv)
 {
 	static const struct option lo[] = {
@@ -189,6 +203,7 @@ int main(int argc, char **argv)
 	}
 	o.endpoint = etcd_url;
 	o.etcd_pid = etcd_pid;
+	print_load("before");
 	list = strdup(nodes);
 	for (tok = strtok_r(list, ",", &save); tok && nr < 16; tok = strtok_r(NULL, ",", &save)) {
 		ro[nr] = o;
@@ -227,11 +242,14 @@ int main(int argc, char **argv)
 		       (long long)res[i].epoch_after, res[i].first_at_s, res[i].last_at_s,
 		       res[i].watch_streams, res[i].lag_min, res[i].lag_max, res[i].event.s,
 		       res[i].steady.down_max, res[i].event.down_max, res[i].retries);
+		printf("# %u nodes: %u loop stalls over 0.5 s, the longest %.2f s with %.3f s on a CPU\n",
+		       res[i].nodes, res[i].stalls, res[i].stall_max_s, res[i].stall_max_cpu_s);
 		printf("# %u nodes: CPU s/s (of 2 cores here) simulator/etcd: steady %.2f/%.2f, event %.2f/%.2f; the join took %.1f/%.1f CPU s\n",
 		       res[i].nodes, res[i].steady.cpu, res[i].steady.etcd_cpu, res[i].event.cpu,
 		       res[i].event.etcd_cpu, res[i].join_cpu, res[i].join_etcd_cpu);
 		free((char *)ro[i].domain);
 	}
+	print_load("after");
 	printf("# goal (detection <= TTL + 1 s, agreement <= 2 s): %s\n",
 	       rc == 0 ? "met" : rc == 1 ? "NOT met" : "a run failed");
 	free(list);

@@ -503,13 +503,27 @@ static void scan(struct sim *s)
 	}
 }
 
+static double self_cpu(void);
+
 static void loop_for(struct sim *s, double secs, bool (*until)(struct sim *s))
 {
 	double end = now_s() + secs, last = now_s();
 
 	while (now_s() < end && !(until && until(s))) {
+		double t1 = now_s(), c1 = self_cpu(), t2;
+
 		hbm_emulti_run(s->m, 2);
+		t2 = now_s();
 		scan(s);
+		if (now_s() - t1 > 0.5) {
+			s->r->stalls++;
+			if (now_s() - t1 > s->r->stall_max_s) {
+				s->r->stall_max_s = now_s() - t1;
+				s->r->stall_max_cpu_s = self_cpu() - c1;
+			}
+			say(s, "the loop stalled: %.0f ms in curl and callbacks, %.0f ms in the scan, %.0f ms on a CPU",
+			    (t2 - t1) * 1000, (now_s() - t2) * 1000, (self_cpu() - c1) * 1000);
+		}
 		if (now_s() - last >= 5) {
 			last = now_s();
 			say(s, "%u running, %u joining, %u with every member, %u transfers",

@@ -63,6 +63,9 @@ struct mscale_result {
 	unsigned int failed;		/* nodes that could not join */
 	unsigned int retries;		/* grants and creates tried again */
 	unsigned int resyncs;		/* ranges after the join (idle or broken watches) */
+	/* loop iterations over 0.5 s: the simulator off its CPU (or busy) */
+	unsigned int stalls;
+	double stall_max_s, stall_max_cpu_s;	/* the longest, and its CPU time */
 	struct mscale_counts steady, event;
 };
 
