@@ -15,7 +15,7 @@
  * a run failed.
  *
  *   membership_scale [--nodes 64,256,1024] [--kill 10] [--ttl 10]
- *                    [--steady S] [--starting 32] [--ranging 4] [--no-idle-resync]
+ *                    [--steady S] [--starting 32] [--ranging 1] [--no-idle-resync]
  *                    [--etcd URL] [-q]
  */
 #include <arpa/inet.h>
@@ -157,7 +157,7 @@ int main(int argc, char **argv)
 		{ 0 }
 	};
 	struct mscale_opts o = { .kill = 10, .ttl_s = 10, .request_ms = 2000, .starting = 32,
-				 .ranging = 4,
+				 .ranging = 1,
 				 .idle_resync = true, .log = stderr };
 	const char *nodes = "64,256,1024", *etcd_url = NULL, *bin = getenv("HBM_ETCD");
 	struct mscale_result res[16];
@@ -179,7 +179,7 @@ int main(int argc, char **argv)
 		case 'e': etcd_url = optarg; break;
 		case 'q': o.log = NULL; break;
 		default:
-			fprintf(stderr, "usage: %s [--nodes 64,256,1024] [--kill 10] [--ttl 10] [--steady S] [--starting 32] [--ranging 4] [--no-idle-resync] [--etcd URL] [-q]\n",
+			fprintf(stderr, "usage: %s [--nodes 64,256,1024] [--kill 10] [--ttl 10] [--steady S] [--starting 32] [--ranging 1] [--no-idle-resync] [--etcd URL] [-q]\n",
 				argv[0]);
 			return 64;
 		}
