@@ -675,7 +675,13 @@ static void results(struct sim *s)
 		r->survivors++;
 		for (d = 0; d < s->o->kill; d++) {
 			const struct node *dn = &s->nodes[s->dead[d]];
-			double end = (dn->last_ka_sent - s->t0) / 1000.0 + dn->lease.ttl_ms / 1000.0;
+			/*
+			 * The lease's proven end (lease.c: the last renewal
+			 * answered, from when it was sent + TTL).  A keepalive
+			 * in flight at the crash may have reached etcd and
+			 * extended it further: lag is then an overestimate.
+			 */
+			double end = (dn->lease.valid_until - s->t0) / 1000.0;
 
 			r->pairs++;
 			if (n->seen[d] < 0) {
