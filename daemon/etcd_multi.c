@@ -302,7 +302,7 @@ int hbm_emulti_watch(struct hbm_emulti *m, char *body, hbm_etcd_watch_fn *fn,
 static void finished(struct hbm_emulti *m, CURL *c, CURLcode r)
 {
 	struct hbm_emulti_xfer *x = NULL;
-	curl_off_t ul = 0, dl = 0;
+	curl_off_t dl = 0;
 	long status = 0, req = 0, hdr = 0;
 	uint64_t up, down;
 	char why[300];
@@ -313,9 +313,8 @@ static void finished(struct hbm_emulti *m, CURL *c, CURLcode r)
 	curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &status);
 	curl_easy_getinfo(c, CURLINFO_REQUEST_SIZE, &req);
 	curl_easy_getinfo(c, CURLINFO_HEADER_SIZE, &hdr);
-	curl_easy_getinfo(c, CURLINFO_SIZE_UPLOAD_T, &ul);
 	curl_easy_getinfo(c, CURLINFO_SIZE_DOWNLOAD_T, &dl);
-	/* REQUEST_SIZE holds the headers and the body curl sent with them */
+	/* REQUEST_SIZE holds the request line, the headers and the body (checked) */
 	up = (uint64_t)req;
 	down = (uint64_t)hdr + (x->watch ? 0 : (uint64_t)dl);
 	unlink_xfer(m, x);
@@ -339,7 +338,6 @@ static void finished(struct hbm_emulti *m, CURL *c, CURLcode r)
 			      r == CURLE_COULDNT_CONNECT ? -ECONNREFUSED : -EIO;
 		x->done(x->arg, err, status, x->buf ? x->buf : "", up, down);
 	}
-	(void)ul;
 	xfer_free(x);
 }
 
