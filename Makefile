@@ -9,6 +9,7 @@
 #   make demo       deps, all, then tools/hbmdemo in a VM on 4 simulated nodes
 #   make bench      deps, all, then tools/hbmbench in a VM (BENCH_ARGS=...)
 #   make bench-tcp  deps, all, then hbmbench over TCP beside iperf3, 2 VMs
+#   make bench-membership  hbmpoold's membership core, N nodes vs one etcd
 #   make install    hbmctl, its man page and completion, the uapi headers
 #                   (PREFIX=/usr/local, DESTDIR=)
 #   make clean
@@ -61,12 +62,13 @@ SHELL_SCRIPTS  = $(shell find . -path ./build -prune -o -path ./.git -prune -o \
 		   -name '*.sh' -type f -print) .ci/run
 
 .PHONY: all deps kinfo ksft ynl module tools selftests install lint lint-checkpatch lint-netlink \
-	lint-sparse lint-shell unit rig-tests rig-multi check demo bench bench-tcp clean help daemon
+	lint-sparse lint-shell unit rig-tests rig-multi check demo bench bench-tcp bench-membership clean help \
+	daemon
 
 all: module tools selftests daemon
 
 help:
-	@sed -n '3,18p' Makefile | sed 's/^# \{0,1\}//'
+	@sed -n '3,19p' Makefile | sed 's/^# \{0,1\}//'
 
 deps:
 	@$(RIG)/deps.sh
@@ -245,12 +247,24 @@ bench-tcp:
 	@$(MAKE) --no-print-directory all
 	$(RIG)/bench-tcp.sh
 
+# hbmpoold's membership core as N simulated nodes against one etcd on
+# 127.0.0.1, no VM (tools/bench/membership_scale): the table also goes to
+# build/bench-membership.txt, the figures to Documentation/performance.rst by
+# hand.  Default 64 and 256 nodes (about 2 minutes);
+# MSCALE_ARGS="--nodes 64,256,1024" for the issue's 1024.
+MSCALE_ARGS ?= --nodes 64,256
+bench-membership:
+	@$(MAKE) --no-print-directory -C tools/bench membership_scale
+	@mkdir -p $(BUILD)
+	nice tools/bench/membership_scale $(MSCALE_ARGS) | tee $(BUILD)/bench-membership.txt
+
 clean:
 	@if [ -n "$(KDIR)" ] && [ -d "$(KDIR)" ] && [ -f Kbuild ]; then \
 		$(MAKE) -C $(KDIR) M=$(CURDIR) clean; fi
 	@if [ -f tools/Makefile ]; then $(MAKE) -C tools clean; fi
 	@if [ -f selftests/Makefile ]; then $(MAKE) -C selftests clean; fi
 	@if [ -f daemon/Makefile ]; then $(MAKE) -C daemon clean; fi
+	@if [ -f tools/bench/Makefile ]; then $(MAKE) -C tools/bench clean; fi
 	rm -rf $(BUILD)
 
 # ---------------------------------------------------------------------------

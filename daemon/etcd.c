@@ -640,12 +640,32 @@ static int run(struct hbm_etcd *e, const char *path, json_object *req, int built
 	return 0;
 }
 
+static int grant_reply(json_object *resp, int64_t *id, int64_t *granted_ttl, char *why,
+		       size_t wl)
+{
+	int64_t v_id, v_ttl;
+	int ret;
+
+	ret = j_int(resp, "ID", &v_id, why, wl);
+	if (!ret)
+		ret = j_int(resp, "TTL", &v_ttl, why, wl);
+	if (!ret && v_id <= 0) {
+		snprintf(why, wl, "no lease ID");
+		ret = -EPROTO;
+	}
+	if (ret)
+		return ret;
+	*id = v_id;
+	if (granted_ttl)
+		*granted_ttl = v_ttl;
+	return 0;
+}
+
 int hbm_etcd_lease_grant(struct hbm_etcd *e, int64_t ttl_s, int64_t *id, int64_t *granted_ttl,
 			 int64_t *rev)
 {
 	static const char path[] = "/v3/lease/grant";
 	json_object *req = json_object_new_object(), *resp;
-	int64_t v_id, v_ttl;
 	char why[128];
 	int ret;
 
@@ -654,33 +674,58 @@ int hbm_etcd_lease_grant(struct hbm_etcd *e, int64_t ttl_s, int64_t *id, int64_t
 	ret = run(e, path, req, add_int(req, "TTL", ttl_s), &resp, rev);
 	if (ret)
 		return ret;
-	ret = j_int(resp, "ID", &v_id, why, sizeof(why));
-	if (!ret)
-		ret = j_int(resp, "TTL", &v_ttl, why, sizeof(why));
-	if (!ret && v_id <= 0) {
-		snprintf(why, sizeof(why), "no lease ID");
-		ret = -EPROTO;
-	}
+	ret = grant_reply(resp, id, granted_ttl, why, sizeof(why));
 	json_object_put(resp);
 	if (ret)
 		return bad_reply(e, path, ret, why);
-	*id = v_id;
-	if (granted_ttl)
-		*granted_ttl = v_ttl;
+	return 0;
+}
+
+/*
+ * A stream in gRPC: the gateway answers one {"result": {...}} per request,
+ * or {"error": {...}}.  -ENOENT (message in why) when the lease is gone.
+ */
+static int keepalive_reply(json_object *resp, int64_t id, int64_t *ttl, int64_t *rev,
+			   bool *stream_err, char *why, size_t wl)
+{
+	json_object *res;
+	int64_t v_ttl;
+	int ret;
+
+	*stream_err = false;
+	ret = j_obj(resp, "error", false, &res, why, wl);
+	if (!ret && res) {
+		*stream_err = true;
+		return stream_error(res, "etcd refused the keepalive", why, wl);
+	}
+	if (!ret)
+		ret = j_obj(resp, "result", true, &res, why, wl);
+	if (!ret)
+		ret = j_header_rev(res, rev, why, wl);
+	if (!ret)
+		ret = j_int(res, "TTL", &v_ttl, why, wl);
+	if (ret)
+		return ret;
+	if (v_ttl <= 0) {
+		*stream_err = true;
+		snprintf(why, wl, "lease %" PRId64 " not found (expired or revoked)", id);
+		return -ENOENT;
+	}
+	if (ttl)
+		*ttl = v_ttl;
 	return 0;
 }
 
 int hbm_etcd_lease_keepalive(struct hbm_etcd *e, int64_t id, int64_t *ttl, int64_t *rev)
 {
 	static const char path[] = "/v3/lease/keepalive";
-	json_object *req = json_object_new_object(), *resp, *res;
-	int64_t v_ttl;
+	json_object *req = json_object_new_object(), *resp;
+	bool stream_err;
 	char why[128];
 	int ret;
 
 	if (!req)
 		return -ENOMEM;
-	/* A stream in gRPC: the gateway answers one {"result": {...}} per request. */
 	ret = add_int(req, "ID", id);
 	if (ret) {
 		json_object_put(req);
@@ -690,29 +735,14 @@ int hbm_etcd_lease_keepalive(struct hbm_etcd *e, int64_t id, int64_t *ttl, int64
 	json_object_put(req);
 	if (ret)
 		return ret;
-	ret = j_obj(resp, "error", false, &res, why, sizeof(why));
-	if (!ret && res) {
-		ret = stream_error(res, "etcd refused the keepalive", why, sizeof(why));
-		json_object_put(resp);
+	ret = keepalive_reply(resp, id, ttl, rev, &stream_err, why, sizeof(why));
+	json_object_put(resp);
+	if (ret && stream_err) {
 		seterr(e, "etcd %s%s: %s", hbm_etcd_endpoint(e), path, why);
 		return ret;
 	}
-	if (!ret)
-		ret = j_obj(resp, "result", true, &res, why, sizeof(why));
-	if (!ret)
-		ret = j_header_rev(res, rev, why, sizeof(why));
-	if (!ret)
-		ret = j_int(res, "TTL", &v_ttl, why, sizeof(why));
-	json_object_put(resp);
 	if (ret)
 		return bad_reply(e, path, ret, why);
-	if (v_ttl <= 0) {
-		seterr(e, "etcd %s%s: lease %" PRId64 " not found (expired or revoked)",
-		       hbm_etcd_endpoint(e), path, id);
-		return -ENOENT;
-	}
-	if (ttl)
-		*ttl = v_ttl;
 	return 0;
 }
 
@@ -853,14 +883,46 @@ out:
 	return ret;
 }
 
+/* The txn's reply: created, or the existing key in *kvs (one kv). */
+static int create_reply(json_object *resp, bool *ok, struct hbm_etcd_kvs *kvs, char *why,
+			size_t wl)
+{
+	json_object *arr, *r0 = NULL, *rr;
+	int ret;
+
+	memset(kvs, 0, sizeof(*kvs));
+	ret = j_bool(resp, "succeeded", ok, why, wl);
+	if (ret || *ok)
+		return ret;
+	/* failure: responses[0].response_range holds the existing key */
+	if (json_object_object_get_ex(resp, "responses", &arr) &&
+	    json_object_is_type(arr, json_type_array) && json_object_array_length(arr) == 1)
+		r0 = json_object_array_get_idx(arr, 0);
+	if (!r0 || !json_object_is_type(r0, json_type_object)) {
+		snprintf(why, wl, "a failed txn without its one response");
+		return -EPROTO;
+	}
+	ret = j_obj(r0, "response_range", true, &rr, why, wl);
+	if (!ret)
+		ret = parse_kvs(rr, kvs, why, wl);
+	if (!ret && kvs->n != 1) {
+		/* deleted between the compare and the range? not in one txn */
+		snprintf(why, wl, "the txn failed but the key is not there");
+		ret = -EPROTO;
+	}
+	if (ret)
+		hbm_etcd_kvs_free(kvs);
+	return ret;
+}
+
 int hbm_etcd_create(struct hbm_etcd *e, const char *key, const void *value, size_t value_len,
 		    int64_t lease, bool *created, struct hbm_etcd_kvs *existing, int64_t *rev)
 {
 	static const char path[] = "/v3/kv/txn";
-	json_object *req = json_object_new_object(), *resp, *arr, *r0, *rr;
+	json_object *req = json_object_new_object(), *resp;
 	struct hbm_etcd_kvs kvs = { 0 };
 	char why[128];
-	bool ok;
+	bool ok = false;
 	int ret;
 
 	*created = false;
@@ -871,39 +933,171 @@ int hbm_etcd_create(struct hbm_etcd *e, const char *key, const void *value, size
 	ret = run(e, path, req, build_create(req, key, value, value_len, lease), &resp, rev);
 	if (ret)
 		return ret;
-	ret = j_bool(resp, "succeeded", &ok, why, sizeof(why));
-	if (ret || ok)
-		goto out;
-	/* failure: responses[0].response_range holds the existing key */
-	r0 = NULL;
-	if (json_object_object_get_ex(resp, "responses", &arr) &&
-	    json_object_is_type(arr, json_type_array) && json_object_array_length(arr) == 1)
-		r0 = json_object_array_get_idx(arr, 0);
-	if (!r0 || !json_object_is_type(r0, json_type_object)) {
-		snprintf(why, sizeof(why), "a failed txn without its one response");
-		ret = -EPROTO;
-		goto out;
-	}
-	ret = j_obj(r0, "response_range", true, &rr, why, sizeof(why));
-	if (!ret)
-		ret = parse_kvs(rr, &kvs, why, sizeof(why));
-	if (!ret && kvs.n != 1) {
-		/* deleted between the compare and the range? not in one txn */
-		snprintf(why, sizeof(why), "the txn failed but the key is not there");
-		ret = -EPROTO;
-	}
-out:
+	ret = create_reply(resp, &ok, &kvs, why, sizeof(why));
 	json_object_put(resp);
-	if (ret) {
-		hbm_etcd_kvs_free(&kvs);
+	if (ret)
 		return ret == -ENOMEM ? ret : bad_reply(e, path, ret, why);
-	}
 	*created = ok;
 	if (existing)
 		*existing = kvs;
 	else
 		hbm_etcd_kvs_free(&kvs);
 	return 0;
+}
+
+/* ---- bodies and replies without the transport (etcd.h) ---- */
+
+/* req (consumed) as a malloc'ed string, unless built failed. */
+static int body_of(json_object *req, int built, char **body)
+{
+	const char *s;
+
+	*body = NULL;
+	if (!built) {
+		s = json_object_to_json_string_ext(req, JSON_C_TO_STRING_PLAIN);
+		*body = s ? strdup(s) : NULL;
+		built = *body ? 0 : -ENOMEM;
+	}
+	json_object_put(req);
+	return built;
+}
+
+int hbm_etcd_body_grant(int64_t ttl_s, char **body)
+{
+	json_object *req = json_object_new_object();
+
+	return req ? body_of(req, add_int(req, "TTL", ttl_s), body) : -ENOMEM;
+}
+
+int hbm_etcd_body_keepalive(int64_t id, char **body)
+{
+	json_object *req = json_object_new_object();
+
+	return req ? body_of(req, add_int(req, "ID", id), body) : -ENOMEM;
+}
+
+int hbm_etcd_body_create(const char *key, const void *value, size_t value_len, int64_t lease,
+			 char **body)
+{
+	json_object *req = json_object_new_object();
+
+	return req ? body_of(req, build_create(req, key, value, value_len, lease), body) :
+		     -ENOMEM;
+}
+
+int hbm_etcd_body_range(const char *key, bool prefix, char **body)
+{
+	json_object *req = json_object_new_object();
+
+	return req ? body_of(req, add_range(req, key, prefix), body) : -ENOMEM;
+}
+
+static int build_watch(json_object *req, const char *key, bool prefix, int64_t start)
+{
+	json_object *cr = json_object_new_object();
+	int ret;
+
+	ret = cr ? add_range(cr, key, prefix) : -ENOMEM;
+	if (!ret && start)
+		ret = add_int(cr, "start_revision", start);
+	if (!ret && json_object_object_add(req, "create_request", cr))
+		ret = -ENOMEM;
+	if (ret)
+		json_object_put(cr);
+	return ret;
+}
+
+int hbm_etcd_body_watch(const char *key, bool prefix, int64_t start, char **body)
+{
+	json_object *req = json_object_new_object();
+
+	return req ? body_of(req, build_watch(req, key, prefix, start), body) : -ENOMEM;
+}
+
+/* The reply as a JSON object with its header's revision. */
+static int reply_obj(const char *reply, json_object **o, int64_t *rev, char *err, size_t errlen)
+{
+	int ret;
+
+	*o = json_tokener_parse(reply);
+	if (!*o || !json_object_is_type(*o, json_type_object)) {
+		json_object_put(*o);
+		*o = NULL;
+		snprintf(err, errlen, "the reply is not a JSON object");
+		return -EPROTO;
+	}
+	ret = j_header_rev(*o, rev, err, errlen);
+	if (ret) {
+		json_object_put(*o);
+		*o = NULL;
+	}
+	return ret;
+}
+
+int hbm_etcd_reply_grant(const char *reply, int64_t *id, int64_t *ttl, int64_t *rev, char *err,
+			 size_t errlen)
+{
+	json_object *o;
+	int ret = reply_obj(reply, &o, rev, err, errlen);
+
+	if (!ret)
+		ret = grant_reply(o, id, ttl, err, errlen);
+	json_object_put(o);
+	return ret;
+}
+
+int hbm_etcd_reply_keepalive(const char *reply, int64_t id, int64_t *ttl, int64_t *rev,
+			     char *err, size_t errlen)
+{
+	json_object *o = json_tokener_parse(reply);
+	bool stream_err;
+	int ret;
+
+	if (!o || !json_object_is_type(o, json_type_object)) {
+		json_object_put(o);
+		snprintf(err, errlen, "the reply is not a JSON object");
+		return -EPROTO;
+	}
+	ret = keepalive_reply(o, id, ttl, rev, &stream_err, err, errlen);
+	json_object_put(o);
+	return ret;
+}
+
+int hbm_etcd_reply_create(const char *reply, bool *created, struct hbm_etcd_kvs *existing,
+			  int64_t *rev, char *err, size_t errlen)
+{
+	struct hbm_etcd_kvs kvs;
+	json_object *o;
+	bool ok = false;
+	int ret = reply_obj(reply, &o, rev, err, errlen);
+
+	*created = false;
+	if (existing)
+		memset(existing, 0, sizeof(*existing));
+	if (!ret)
+		ret = create_reply(o, &ok, &kvs, err, errlen);
+	json_object_put(o);
+	if (ret)
+		return ret;
+	*created = ok;
+	if (existing)
+		*existing = kvs;
+	else
+		hbm_etcd_kvs_free(&kvs);
+	return 0;
+}
+
+int hbm_etcd_reply_range(const char *reply, struct hbm_etcd_kvs *out, int64_t *rev, char *err,
+			 size_t errlen)
+{
+	json_object *o;
+	int ret = reply_obj(reply, &o, rev, err, errlen);
+
+	memset(out, 0, sizeof(*out));
+	if (!ret)
+		ret = parse_kvs(o, out, err, errlen);
+	json_object_put(o);
+	return ret;
 }
 
 /* ---- watch ---- */

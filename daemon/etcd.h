@@ -108,6 +108,29 @@ int hbm_etcd_delete(struct hbm_etcd *e, const char *key, bool prefix, int64_t *d
 int hbm_etcd_create(struct hbm_etcd *e, const char *key, const void *value, size_t value_len,
 		    int64_t lease, bool *created, struct hbm_etcd_kvs *existing, int64_t *rev);
 
+/*
+ * The same requests without the transport, for a caller that sends them
+ * itself (etcd_multi.c: many at once over curl's multi interface).  A body
+ * is the malloc'ed JSON to POST (/v3/lease/grant, /v3/lease/keepalive,
+ * /v3/kv/txn, /v3/kv/range, /v3/watch); a reply is the body of an HTTP 200
+ * answer, parsed as the calls above parse it: 0 or -EPROTO, -ENOENT (the
+ * lease is gone), an error of the stream..., with the reason in err.
+ */
+int hbm_etcd_body_grant(int64_t ttl_s, char **body);
+int hbm_etcd_body_keepalive(int64_t id, char **body);
+int hbm_etcd_body_create(const char *key, const void *value, size_t value_len, int64_t lease,
+			 char **body);
+int hbm_etcd_body_range(const char *key, bool prefix, char **body);
+int hbm_etcd_body_watch(const char *key, bool prefix, int64_t start, char **body);
+int hbm_etcd_reply_grant(const char *reply, int64_t *id, int64_t *ttl, int64_t *rev, char *err,
+			 size_t errlen);
+int hbm_etcd_reply_keepalive(const char *reply, int64_t id, int64_t *ttl, int64_t *rev,
+			     char *err, size_t errlen);
+int hbm_etcd_reply_create(const char *reply, bool *created, struct hbm_etcd_kvs *existing,
+			  int64_t *rev, char *err, size_t errlen);
+int hbm_etcd_reply_range(const char *reply, struct hbm_etcd_kvs *out, int64_t *rev, char *err,
+			 size_t errlen);
+
 /* Watches. */
 enum hbm_etcd_ev_type {
 	HBM_ETCD_EV_PUT,

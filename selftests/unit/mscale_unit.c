@@ -1,0 +1,62 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The membership core at small scale (issue 9), the smoke mode of
+ * tools/bench/membership_scale: 32 simulated nodes (tools/bench/mscale.c)
+ * against a real etcd on 127.0.0.1 with a 2 s lease TTL; 10 crash at once.
+ * Every survivor must see every dead node go within TTL + 1 s of the
+ * crash, never before the dead lease's proven end, and all survivors must
+ * reach the new epoch within 2 s of each other; no survivor may lose its
+ * lease.  About 12 s.  Skipped (exit 4) without /usr/bin/etcd.
+ */
+#include "tap.h"
+#include "etcd_rig.h"
+#include "mscale.h"
+
+#define NODES	32
+#define KILL	10
+#define TTL	2
+
+int main(void)
+{
+	struct mscale_opts o = {
+		.domain = "smoke", .nodes = NODES, .kill = KILL, .ttl_s = TTL,
+		.request_ms = TTL * 1000 / 4, .steady_s = 2 * TTL + 1, .starting = 32,
+		.idle_resync = true, .log = stdout,
+	};
+	struct mscale_result r;
+	int status, ret;
+
+	printf("# mscale_unit: %d nodes, %d crash, lease TTL %d s\n", NODES, KILL, TTL);
+	if (etcd_rig_begin("mscale_unit", &status))
+		return status;
+	o.endpoint = url;
+	ret = mscale_run(&o, &r);
+	ok(!ret && r.done, "the experiment ran (%s)", ret ? r.err : "ok");
+	ok(!r.failed, "every node joined (%u failed)", r.failed);
+	ok(r.join_s < 10, "every node saw every node after %.2f s", r.join_s);
+	ok(r.watch_streams == NODES, "%u watch streams at the crash", r.watch_streams);
+	ok(!r.fenced, "no survivor lost its lease (%u did)", r.fenced);
+	ok(r.survivors == NODES - KILL, "%u survivors", r.survivors);
+	ok(r.pairs == (NODES - KILL) * KILL && !r.pairs_missed,
+	   "every survivor saw every dead node go (%u of %u pairs missed)", r.pairs_missed,
+	   r.pairs);
+	ok(!r.other_leaves, "no live node seen leaving (%u)", r.other_leaves);
+	ok(r.det_max <= TTL + 1.0, "detection %.2f..%.2f s (median %.2f) <= TTL + 1 s",
+	   r.det_min, r.det_max, r.det_med);
+	ok(r.lag_min >= -0.05,
+	   "no dead node removed before its lease's proven end (%.3f..%.3f s after it)",
+	   r.lag_min, r.lag_max);
+	ok(r.epoch_after > r.epoch_before, "the epoch rose: %lld -> %lld",
+	   (long long)r.epoch_before, (long long)r.epoch_after);
+	ok(!r.not_agreed && r.agree_s <= 2.0,
+	   "every survivor reached epoch %lld, within %.3f s of each other (%u did not)",
+	   (long long)r.epoch_after, r.agree_s, r.not_agreed);
+	/* a keepalive per node every TTL / 3 at least */
+	ok(r.steady.rps >= 0.8 * NODES * 3 / TTL, "%.1f requests/s in the steady state",
+	   r.steady.rps);
+	ok(r.resyncs >= NODES, "idle watches read the domain again (%u resyncs)", r.resyncs);
+	mscale_print_header(stdout);
+	mscale_print(stdout, &r, &o);
+	etcd_stop();
+	return tap_finish();
+}
