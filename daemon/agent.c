@@ -71,6 +71,7 @@ struct hbmd_agent {
 	struct hbm_etcd_awatch *watch;
 	bool in_watch;			/* in its callback: it cannot be freed now */
 	int64_t watch_rev;		/* every event up to it applied */
+	int64_t domain_keys;		/* keys under domain_prefix as of watch_rev */
 	uint64_t watch_deadline;	/* curl's timeout, UINT64_MAX: none */
 	uint64_t watch_heard;		/* its last message */
 	uint64_t resync_at;		/* range + new watch due, UINT64_MAX: none */
@@ -606,6 +607,10 @@ static int on_watch(const struct hbm_etcd_watch_msg *m, void *arg)
 
 		if (ev->kv.mod_revision > a->watch_rev)
 			a->watch_rev = ev->kv.mod_revision;
+		if (ev->type == HBM_ETCD_EV_DELETE)
+			a->domain_keys--;
+		else if (ev->kv.version == 1)
+			a->domain_keys++;	/* created */
 		if (!strcmp(ev->kv.key, a->leader_key)) {
 			if (ev->type == HBM_ETCD_EV_DELETE) {
 				alog(a, LOG_INFO, "the leader (node %d) is gone: election",
@@ -707,6 +712,7 @@ static int resync(struct hbmd_agent *a)
 		a->leader = false;
 		a->elect_at = now_ms();
 	}
+	a->domain_keys = (int64_t)kvs.n;
 	hbm_etcd_kvs_free(&kvs);
 	a->watch_rev = rev;
 	ret = take_table(a, &next);
@@ -734,6 +740,34 @@ static int resync(struct hbmd_agent *a)
 static uint64_t watch_idle_ms(const struct hbmd_agent *a)
 {
 	return 2 * (uint64_t)a->conf->lease_ttl_s * 1000;
+}
+
+/*
+ * The watch said nothing for a while: a quiet domain, or a stream that
+ * died without breaking.  One small range tells (hbm_etcd_probe(): the
+ * count and the newest revision of the domain's keys), instead of reading
+ * the whole domain, which at a thousand nodes costs etcd more than all
+ * the renewals.  True if the watch missed something (or etcd did not
+ * answer): then the domain is read again.
+ */
+static bool watch_missed(struct hbmd_agent *a)
+{
+	int64_t count, max_mod;
+
+	if (!can_block(a))
+		return false;	/* no time for a call now: ask again later */
+	if (hbm_etcd_probe(a->etcd, a->domain_prefix, true, &count, &max_mod, NULL)) {
+		alog(a, LOG_INFO, "checking %s: %s: reading the domain again", a->domain_prefix,
+		     hbm_etcd_error(a->etcd));
+		return true;
+	}
+	if (count == a->domain_keys && max_mod <= a->watch_rev)
+		return false;
+	alog(a, LOG_INFO,
+	     "the watch of %s missed changes (etcd has %lld keys up to revision %lld, the watch %lld up to %lld): reading the domain again",
+	     a->domain_prefix, (long long)count, (long long)max_mod, (long long)a->domain_keys,
+	     (long long)a->watch_rev);
+	return true;
 }
 
 static void watch_ended(struct hbmd_agent *a, int ret)
@@ -1204,10 +1238,14 @@ void hbmd_agent_tick(struct hbmd_agent *a)
 	if (a->state != HBMD_AGENT_RUNNING)
 		return;
 	if (a->watch && now_ms() >= a->watch_heard + watch_idle_ms(a)) {
-		alog(a, LOG_DEBUG, "no word from the watch for %llu ms: reading the domain again",
+		alog(a, LOG_DEBUG, "no word from the watch for %llu ms: checking the domain",
 		     (unsigned long long)watch_idle_ms(a));
-		watch_stop(a);
-		a->resync_at = now_ms();
+		if (watch_missed(a)) {
+			watch_stop(a);
+			a->resync_at = now_ms();
+		} else {
+			a->watch_heard = now_ms();
+		}
 	}
 	if (!a->watch && now_ms() >= a->resync_at)
 		resync(a);

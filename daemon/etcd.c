@@ -804,6 +804,47 @@ int hbm_etcd_get(struct hbm_etcd *e, const char *key, bool prefix, struct hbm_et
 	return ret;
 }
 
+int hbm_etcd_probe(struct hbm_etcd *e, const char *key, bool prefix, int64_t *count,
+		   int64_t *max_mod, int64_t *rev)
+{
+	static const char path[] = "/v3/kv/range";
+	json_object *req = json_object_new_object(), *resp, *t;
+	struct hbm_etcd_kvs kvs;
+	char why[128];
+	int ret;
+
+	if (!req)
+		return -ENOMEM;
+	ret = add_range(req, key, prefix);
+	if (!ret)
+		ret = add_int(req, "limit", 1);
+	if (!ret)
+		ret = add_str(req, "sort_order", "DESCEND");
+	if (!ret)
+		ret = add_str(req, "sort_target", "MOD");
+	if (!ret) {
+		t = json_object_new_boolean(1);
+		if (!t || json_object_object_add(req, "keys_only", t)) {
+			json_object_put(t);
+			ret = -ENOMEM;
+		}
+	}
+	ret = run(e, path, req, ret, &resp, rev);
+	if (ret)
+		return ret;
+	ret = j_int(resp, "count", count, why, sizeof(why));
+	if (!ret)
+		ret = parse_kvs(resp, &kvs, why, sizeof(why));
+	json_object_put(resp);
+	if (ret == -EPROTO)
+		return bad_reply(e, path, ret, why);
+	if (ret)
+		return ret;
+	*max_mod = kvs.n ? kvs.kv[0].mod_revision : 0;
+	hbm_etcd_kvs_free(&kvs);
+	return 0;
+}
+
 int hbm_etcd_delete(struct hbm_etcd *e, const char *key, bool prefix, int64_t *deleted,
 		    int64_t *rev)
 {

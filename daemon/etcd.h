@@ -96,6 +96,14 @@ int hbm_etcd_put(struct hbm_etcd *e, const char *key, const void *value, size_t 
 /* The key, or every key starting with it (prefix); out is freed by the caller. */
 int hbm_etcd_get(struct hbm_etcd *e, const char *key, bool prefix, struct hbm_etcd_kvs *out,
 		 int64_t *rev);
+/*
+ * How many keys there are (every key starting with key, if prefix) and the
+ * highest mod_revision among them (0: none), in one small range (limit 1,
+ * sorted by mod_revision, keys only): a cheap check that a watch of them
+ * missed nothing (a put raises the revision, a deletion lowers the count).
+ */
+int hbm_etcd_probe(struct hbm_etcd *e, const char *key, bool prefix, int64_t *count,
+		   int64_t *max_mod, int64_t *rev);
 /* Delete the key, or every key starting with it; *deleted (may be NULL) counts them. */
 int hbm_etcd_delete(struct hbm_etcd *e, const char *key, bool prefix, int64_t *deleted,
 		    int64_t *rev);

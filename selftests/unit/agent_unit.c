@@ -16,7 +16,7 @@
  *
  *  1. all join: each kernel has the two others, never itself; the epochs
  *     agree; exactly one leader, and all agree on it; node 2's control
- *     socket shows it all; a quiet domain: every watch is read again after
+ *     socket shows it all; a quiet domain: every watch is checked after
  *     2 TTLs, and nothing changes;
  *  1c. link health ([health] every 100 ms, hold 1 s): the leader's fake
  *     kernel gets links to the two others: published, every agent sees
@@ -725,7 +725,7 @@ static void test_agents(void)
 		pthread_mutex_unlock(&nodes[i].fk.lock);
 	}
 	ok(good && all_see_each_other() && epochs_agree(&e1) && e1 == e0 && leaders(&new_lid) == 1,
-	   "a quiet domain for %d s: each agent reads it again (%u, %u, %u times), nothing changes",
+	   "a quiet domain for %d s: each agent checks it (%u, %u, %u times: one small range each), nothing changes",
 	   2 * TTL_S, nodes[0].idle_resyncs, nodes[1].idle_resyncs, nodes[2].idle_resyncs);
 
 	/* 1c. link health: the leader's links published, seen by all */

@@ -318,6 +318,21 @@ static void test_kv(struct hbm_etcd *e)
 
 	ret = hbm_etcd_delete(e, "/u/members/10", false, &n, &rev);
 	ok(!ret && n == 1 && rev > r1, "delete one key: 1 deleted, rev %lld", (long long)rev);
+	{
+		int64_t count, max_mod, r4;
+
+		ret = hbm_etcd_probe(e, "/u/members/", true, &count, &max_mod, &r4);
+		ok(!ret && count == 2 && max_mod > 0 && max_mod < rev && r4 == rev,
+		   "probe after a deletion: 2 keys, newest revision %lld < the deletion's %lld",
+		   (long long)max_mod, (long long)rev);
+		hbm_etcd_put(e, "/u/members/2", "two", 3, lease, &r4);
+		ret = hbm_etcd_probe(e, "/u/members/", true, &count, &max_mod, NULL);
+		ok(!ret && count == 2 && max_mod == r4,
+		   "probe after a put: still 2 keys, newest revision that put's (%lld)",
+		   (long long)max_mod);
+		ret = hbm_etcd_probe(e, "/u/nothing/", true, &count, &max_mod, NULL);
+		ok(!ret && count == 0 && max_mod == 0, "probe of an empty prefix: 0 keys, revision 0");
+	}
 	ret = hbm_etcd_delete(e, "/u/absent", false, &n, NULL);
 	ok(!ret && n == 0, "delete of an absent key: 0 deleted");
 
