@@ -11,7 +11,8 @@
 # kernel's extack message on stderr (id out of range, existing node, absent
 # node, unknown transport, value out of range, unprivileged caller); and
 # "monitor -j" prints the events of a node add, change and del with
-# consecutive sequence numbers.
+# consecutive sequence numbers; "domain status" without hbmpoold exits 1
+# saying so.
 # Commands a kernel does not have yet (domain-*, node-set, link-*,
 # segment-get, region-get and the node's name/addr/port) are answered with
 # EOPNOTSUPP: their checks then SKIP, naming the command.
@@ -117,6 +118,12 @@ check "params set with nothing to set: exit 2" usage_err params set
 check "link set without a state: exit 2" usage_err link set 40
 check "monitor takes no argument: exit 2" usage_err monitor now
 check "no node was created by the bad lines" [ ! -e $sys/nodes/node40 ]
+# domain status reads hbmpoold's socket, not the kernel (the host test
+# selftests/unit/hbmctl_daemon_test.sh drives it against a fake daemon)
+check "domain status, no daemon there: exit 1, 'hbmpoold is not running'" \
+	sh -c "rc=0; '$hbmctl' domain status --socket /nonexistent/hbmpoold.sock >'$out' 2>'$err' || rc=\$?;
+	[ \$rc = 1 ] && [ ! -s '$out' ] && grep -qF 'hbmpoold is not running (no /nonexistent/hbmpoold.sock' '$err'"
+check "domain status with an unknown argument: exit 2" usage_err domain status now
 
 # --- params ---------------------------------------------------------------
 timeout0=$(cat $sys/fetch_timeout_ms)

@@ -10,7 +10,9 @@
  *    a STATUS=, then WATCHDOG=1 at half the period; its node's key is in
  *    etcd; its control socket answers; its metrics endpoint answers GET
  *    /metrics with the epoch of the control socket, one member (itself,
- *    up), itself as leader, its capacity from the fake kernel; a daemon
+ *    up), itself as leader, its capacity from the fake kernel; "hbmctl
+ *    domain status" (unit/hbmctl_san) reads the same socket, as a table
+ *    and as JSON; a daemon
  *    whose metrics port is taken exits before it joins; SIGHUP is logged
  *    and changes nothing; SIGTERM: STOPPING=1, exit 0, the control socket removed, the
  *    key left to its lease.
@@ -28,6 +30,33 @@
 #ifndef HBMPOOLD_FAKE
 #define HBMPOOLD_FAKE	"unit/hbmpoold_fake"
 #endif
+#ifndef HBMCTL
+#define HBMCTL		"unit/hbmctl_san"
+#endif
+
+/* "hbmctl ARGS" (a shell command line), its stdout into buf; its exit status. */
+static int hbmctl(const char *args, char *buf, size_t len)
+{
+	char cmd[512];
+	size_t n = 0;
+	FILE *f;
+	int st;
+
+	buf[0] = '\0';
+	if (access(HBMCTL, X_OK)) {
+		snprintf(buf, len, "%s: not built (make -C selftests unit/hbmctl_san)", HBMCTL);
+		return -1;
+	}
+	snprintf(cmd, sizeof(cmd), "%s %s", HBMCTL, args);
+	f = popen(cmd, "r");
+	if (!f)
+		return -1;
+	while (n < len - 1 && !feof(f) && !ferror(f))
+		n += fread(buf + n, 1, len - 1 - n, f);
+	buf[n] = '\0';
+	st = pclose(f);
+	return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
 
 /* Run the daemon with args, stderr into *out (malloc'ed); its exit status. */
 static int run(char *const argv[], char **out)
@@ -209,7 +238,7 @@ static void test_port_taken(const char *key)
 static void test_daemon(void)
 {
 	char conf[128], key[128], nsock[108], ctl[108], log[128], env[3][160], buf[1024];
-	char murl[96], mbody[16384], ctype[128], want[96];
+	char murl[96], mbody[16384], ctype[128], want[96], args[256], out[4096];
 	long long epoch = -1;
 	int mport, mfd;
 	long status;
@@ -295,6 +324,19 @@ static void test_daemon(void)
 	   strstr(buf, "\"kernel\":\"self\""), "the control socket answers: %.80s...", buf);
 	if (strstr(buf, "\"epoch\":"))
 		epoch = atoll(strstr(buf, "\"epoch\":") + 8);
+
+	snprintf(args, sizeof(args), "domain status --socket %s", ctl);
+	rc = hbmctl(args, out, sizeof(out));
+	ok(rc == 0 && strstr(out, "\nstate        member\n") && strstr(out, "\nleader       5\n") &&
+	   strstr(out, "\nis-leader    yes\n") && strstr(out, "\nmembers      1\n") &&
+	   strstr(out, "\n5   ") && strstr(out, "self\n"),
+	   "hbmctl domain status: exit %d, member, leader 5, one member (self)", rc);
+	if (nfail)
+		printf("# %.1000s\n", out);
+	snprintf(args, sizeof(args), "-j domain status --socket %s", ctl);
+	rc = hbmctl(args, out, sizeof(out));
+	ok(rc == 0 && !strncmp(out, "{\"node\":5,", 10) && strstr(out, "\"kernel\":\"self\""),
+	   "hbmctl -j domain status: exit %d, the daemon's object: %.60s...", rc, out);
 
 	snprintf(murl, sizeof(murl), "http://127.0.0.1:%d/metrics", mport);
 	status = scrape(murl, mbody, ctype, sizeof(ctype));

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * hbmctl domain: the domain's name, this node's id in it, its generation
- * and size (domain-get, domain-set).
+ * and size (domain-get, domain-set); domain status, hbmpoold's view of the
+ * domain, is daemon.c's.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -17,7 +18,8 @@ static void usage(FILE *f)
 	fprintf(f,
 		"  domain show\n"
 		"  domain set [name NAME] [self ID] [key-file FILE] [epoch N]\n"
-		"  domain fence   (this node serves nothing until a new segment)\n");
+		"  domain fence   (this node serves nothing until a new segment)\n"
+		"  domain status [--socket PATH]   (hbmpoold's view: members, leader, links)\n");
 }
 
 static int cmd_show(int argc, char **argv)
@@ -156,6 +158,7 @@ static const struct ctl_cmd cmds[] = {
 	{ "show", cmd_show },
 	{ "set", cmd_set },
 	{ "fence", cmd_fence },
+	{ "status", ctl_domain_status },
 	{ NULL, NULL },
 };
 

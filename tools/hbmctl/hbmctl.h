@@ -8,8 +8,9 @@
  * objects through the attribute sets of schema.c; output.c prints them as
  * JSON or as aligned tables.
  *
- * Exit status: 0 success, 1 the kernel (or the system) refused, 2 a bad
- * command line (with the usage on stderr).
+ * Exit status: 0 success, 1 the kernel (or the system) refused, or hbmpoold
+ * did not answer (domain status), 2 a bad command line (with the usage on
+ * stderr).
  */
 #ifndef HBMCTL_H
 #define HBMCTL_H
@@ -51,6 +52,12 @@ extern const struct ctl_obj ctl_obj_domain, ctl_obj_node, ctl_obj_link,
  */
 int ctl_bad(const struct ctl_obj *obj, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
+
+/*
+ * hbmctl domain status [--socket PATH] (daemon.c): hbmpoold's view of the
+ * domain from its control socket; no netlink.
+ */
+int ctl_domain_status(int argc, char **argv);
 
 /* Argument parsers: 0 or -EINVAL / -ERANGE. */
 int ctl_parse_u32(const char *s, uint32_t *v);

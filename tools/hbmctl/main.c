@@ -44,7 +44,8 @@ static void usage(FILE *f, const char *argv0)
 	fprintf(f,
 		"\n"
 		"SIZE: bytes, or with a suffix k, M, G, T (powers of 1024), e.g. 64M.\n"
-		"Exit status: 0 success, 1 refused by the kernel, 2 bad command line.\n");
+		"Exit status: 0 success, 1 refused by the kernel (or no answer from hbmpoold),\n"
+		"2 bad command line.\n");
 }
 
 int ctl_bad(const struct ctl_obj *obj, const char *fmt, ...)

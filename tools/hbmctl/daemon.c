@@ -1,0 +1,498 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * hbmctl domain status: hbmpoold's view of the domain, read from the
+ * daemon's control socket (daemon/control.h): connect, read one JSON object
+ * until end of file, nothing sent.  The view is the daemon's, not the
+ * kernel's: "domain show" stays the kernel's (netlink), so that its output
+ * and JSON keys do not change and each command fails for its own reason
+ * (no module, no daemon).  This path never opens netlink.
+ *
+ * The socket: --socket PATH, else $HBMPOOLD_SOCKET, else
+ * /run/hbmpool/hbmpoold.sock.  Connecting and reading together take at most
+ * CTL_DAEMON_TIMEOUT_MS: a daemon that never answers, or answers a byte at
+ * a time, is an error, never a hang.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <poll.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/time.h>
+#include <sys/un.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "hbmctl.h"
+#include "output.h"
+
+#define CTL_DAEMON_SOCKET	"/run/hbmpool/hbmpoold.sock"
+#define CTL_DAEMON_TIMEOUT_MS	5000
+/* A 1024-node domain's full link matrix is ~100 MiB of JSON. */
+#define CTL_DAEMON_MAX		(256u << 20)
+
+static int64_t mono_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/*
+ * Connect to path within timeout_ms (a unix connect waits for room in the
+ * backlog up to SO_SNDTIMEO).  Returns the descriptor or -1 (said).
+ */
+static int daemon_connect(const char *path, int timeout_ms)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	struct timeval tv = { .tv_sec = timeout_ms / 1000,
+			      .tv_usec = (timeout_ms % 1000) * 1000 };
+	int fd, e;
+
+	if (!*path || strlen(path) >= sizeof(sa.sun_path)) {
+		fprintf(stderr, "hbmctl: %s: not a unix socket path (empty or too long)\n", path);
+		return -1;
+	}
+	strcpy(sa.sun_path, path);
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0) {
+		fprintf(stderr, "hbmctl: socket: %s\n", strerror(errno));
+		return -1;
+	}
+	if (setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv))) {
+		fprintf(stderr, "hbmctl: setsockopt: %s\n", strerror(errno));
+		close(fd);
+		return -1;
+	}
+	if (!connect(fd, (struct sockaddr *)&sa, sizeof(sa)))
+		return fd;
+	e = errno;
+	close(fd);
+	switch (e) {
+	case ENOENT:
+		fprintf(stderr, "hbmctl: hbmpoold is not running (no %s: %s)\n", path, strerror(e));
+		break;
+	case ECONNREFUSED:
+		fprintf(stderr, "hbmctl: hbmpoold is not running (%s: %s: nothing listens there)\n",
+			path, strerror(e));
+		break;
+	case EACCES:
+	case EPERM:
+		fprintf(stderr, "hbmctl: %s: %s (the socket is mode 0660: run as root or as its group)\n",
+			path, strerror(e));
+		break;
+	case EAGAIN:
+	case EINPROGRESS:
+	case ETIMEDOUT:
+		fprintf(stderr, "hbmctl: hbmpoold did not accept on %s within %d ms (its backlog is full)\n",
+			path, timeout_ms);
+		break;
+	default:
+		fprintf(stderr, "hbmctl: %s: %s\n", path, strerror(e));
+	}
+	return -1;
+}
+
+/*
+ * Read until end of file, all of it by deadline (monotonic ms).  Returns
+ * the bytes (malloc'ed, NUL-terminated, length in *len) or NULL (said).
+ */
+static char *daemon_read(int fd, const char *path, int64_t deadline, int timeout_ms, size_t *len)
+{
+	size_t cap = 0, n = 0;
+	char *buf = NULL, *nb;
+
+	for (;;) {
+		struct pollfd p = { .fd = fd, .events = POLLIN };
+		int64_t left = deadline - mono_ms();
+		ssize_t r;
+		int ret;
+
+		if (left <= 0)
+			goto timeout;
+		ret = poll(&p, 1, (int)left);
+		if (ret < 0 && errno == EINTR)
+			continue;
+		if (ret < 0) {
+			fprintf(stderr, "hbmctl: poll: %s\n", strerror(errno));
+			goto fail;
+		}
+		if (!ret)
+			goto timeout;
+		if (cap - n < 65536 + 1) {
+			cap = cap ? cap * 2 : 65536 * 2;
+			if (cap > CTL_DAEMON_MAX + 1)
+				cap = CTL_DAEMON_MAX + 1;
+			if (cap - n < 2) {
+				fprintf(stderr, "hbmctl: hbmpoold's answer on %s is over %u MiB\n",
+					path, CTL_DAEMON_MAX >> 20);
+				goto fail;
+			}
+			nb = realloc(buf, cap);
+			if (!nb) {
+				fprintf(stderr, "hbmctl: out of memory\n");
+				goto fail;
+			}
+			buf = nb;
+		}
+		r = recv(fd, buf + n, cap - n - 1, MSG_DONTWAIT);
+		if (r < 0 && (errno == EINTR || errno == EAGAIN))
+			continue;
+		if (r < 0) {
+			fprintf(stderr, "hbmctl: %s: %s\n", path, strerror(errno));
+			goto fail;
+		}
+		if (!r)
+			break;
+		n += (size_t)r;
+	}
+	if (!n) {
+		fprintf(stderr, "hbmctl: hbmpoold closed %s without an answer\n", path);
+		goto fail;
+	}
+	buf[n] = '\0';
+	*len = n;
+	return buf;
+timeout:
+	fprintf(stderr, "hbmctl: hbmpoold did not answer on %s within %d ms (%zu bytes read)\n",
+		path, timeout_ms, n);
+fail:
+	free(buf);
+	return NULL;
+}
+
+/* What a view must hold to be one; NULL if it does, else what is wrong. */
+static const char *view_invalid(json_object *v)
+{
+	static const struct {
+		const char *key;
+		json_type type;
+		const char *why;
+	} top[] = {
+		{ "node", json_type_int, "no integer \"node\"" },
+		{ "state", json_type_string, "no string \"state\"" },
+		{ "epoch", json_type_int, "no integer \"epoch\"" },
+		{ "members", json_type_array, "no array \"members\"" },
+	};
+	json_object *x, *arr;
+	size_t i, n;
+
+	if (!json_object_is_type(v, json_type_object))
+		return "not a JSON object";
+	for (i = 0; i < sizeof(top) / sizeof(top[0]); i++)
+		if (!json_object_object_get_ex(v, top[i].key, &x) ||
+		    !json_object_is_type(x, top[i].type))
+			return top[i].why;
+	json_object_object_get_ex(v, "members", &arr);
+	n = json_object_array_length(arr);
+	for (i = 0; i < n; i++) {
+		x = json_object_array_get_idx(arr, i);
+		if (!json_object_is_type(x, json_type_object) ||
+		    !json_object_object_get_ex(x, "id", &x) || !json_object_is_type(x, json_type_int))
+			return "a member that is no object with an integer \"id\"";
+	}
+	/* links: a daemon before link health had none */
+	if (!json_object_object_get_ex(v, "links", &arr))
+		return NULL;
+	if (!json_object_is_type(arr, json_type_array))
+		return "\"links\" is not an array";
+	n = json_object_array_length(arr);
+	for (i = 0; i < n; i++) {
+		json_object *l = json_object_array_get_idx(arr, i);
+
+		if (!json_object_is_type(l, json_type_object) ||
+		    !json_object_object_get_ex(l, "from", &x) || !json_object_is_type(x, json_type_int) ||
+		    !json_object_object_get_ex(l, "to", &x) || !json_object_is_type(x, json_type_int))
+			return "a link that is no object with integer \"from\" and \"to\"";
+	}
+	return NULL;
+}
+
+/* The daemon's view, parsed and checked; NULL (said) on any error. */
+static json_object *daemon_view(const char *path)
+{
+	int64_t deadline = mono_ms() + CTL_DAEMON_TIMEOUT_MS;
+	struct json_tokener *tok;
+	json_object *v = NULL;
+	enum json_tokener_error jerr;
+	const char *why;
+	size_t len = 0, end;
+	char *buf;
+	int fd;
+
+	fd = daemon_connect(path, CTL_DAEMON_TIMEOUT_MS);
+	if (fd < 0)
+		return NULL;
+	buf = daemon_read(fd, path, deadline, CTL_DAEMON_TIMEOUT_MS, &len);
+	close(fd);
+	if (!buf)
+		return NULL;
+	tok = json_tokener_new();
+	if (!tok) {
+		free(buf);
+		fprintf(stderr, "hbmctl: out of memory\n");
+		return NULL;
+	}
+	/* trailing characters: whitespace is fine, anything else is not (below) */
+	json_tokener_set_flags(tok, JSON_TOKENER_STRICT | JSON_TOKENER_ALLOW_TRAILING_CHARS);
+	v = json_tokener_parse_ex(tok, buf, (int)len);
+	jerr = json_tokener_get_error(tok);
+	end = json_tokener_get_parse_end(tok);
+	while (jerr == json_tokener_success && end < len && strchr(" \t\r\n", buf[end]))
+		end++;
+	if (jerr == json_tokener_continue) {
+		fprintf(stderr, "hbmctl: hbmpoold's answer on %s ends before its JSON does (%zu bytes)\n",
+			path, len);
+	} else if (jerr != json_tokener_success) {
+		fprintf(stderr, "hbmctl: hbmpoold's answer on %s is not JSON: %s (at byte %zu of %zu)\n",
+			path, json_tokener_error_desc(jerr), end, len);
+	} else if (end < len) {
+		fprintf(stderr, "hbmctl: hbmpoold's answer on %s has more after its JSON (at byte %zu of %zu)\n",
+			path, end, len);
+	} else if ((why = view_invalid(v))) {
+		fprintf(stderr, "hbmctl: hbmpoold's answer on %s is not its view of the domain: %s\n",
+			path, why);
+	} else {
+		json_tokener_free(tok);
+		free(buf);
+		return v;
+	}
+	json_object_put(v);
+	json_tokener_free(tok);
+	free(buf);
+	return NULL;
+}
+
+/* --- the readable view ---------------------------------------------------- */
+
+static const char *leader_cell(json_object *o, char *buf, size_t len)
+{
+	json_object *v;
+
+	if (!json_object_object_get_ex(o, "leader", &v) || !json_object_is_type(v, json_type_int))
+		return "none";
+	snprintf(buf, len, "%" PRId64, json_object_get_int64(v));
+	return buf;
+}
+
+static int64_t get_i64(json_object *o, const char *key, int64_t dflt)
+{
+	json_object *v;
+
+	if (!json_object_object_get_ex(o, key, &v) || !json_object_is_type(v, json_type_int))
+		return dflt;
+	return json_object_get_int64(v);
+}
+
+static const char *lease_cell(json_object *o, char *buf, size_t len)
+{
+	json_object *l, *id;
+
+	if (!json_object_object_get_ex(o, "lease", &l) || !json_object_is_type(l, json_type_object))
+		return "-";
+	if (!json_object_object_get_ex(l, "id", &id))
+		id = NULL;
+	snprintf(buf, len, "%s (ttl %" PRId64 " ms, proven for %" PRId64 " ms)",
+		 id ? json_object_get_string(id) : "-", get_i64(l, "ttl_ms", 0),
+		 get_i64(l, "proven_for_ms", 0));
+	return buf;
+}
+
+static const char *count_cell(json_object *o, const char *key, char *buf, size_t len)
+{
+	json_object *a;
+	size_t i, n, up = 0, degraded = 0, down = 0;
+
+	if (!json_object_object_get_ex(o, key, &a))
+		return "-";
+	n = json_object_array_length(a);
+	if (strcmp(key, "links") || !n) {
+		snprintf(buf, len, "%zu", n);
+		return buf;
+	}
+	for (i = 0; i < n; i++) {
+		json_object *s;
+		const char *st;
+
+		if (!json_object_object_get_ex(json_object_array_get_idx(a, i), "state", &s))
+			continue;
+		st = json_object_get_string(s);
+		up += !strcmp(st, "up");
+		degraded += !strcmp(st, "degraded");
+		down += !strcmp(st, "down");
+	}
+	snprintf(buf, len, "%zu: %zu up, %zu degraded, %zu down", n, up, degraded, down);
+	return buf;
+}
+
+static const char *members_cell(json_object *o, char *buf, size_t len)
+{
+	return count_cell(o, "members", buf, len);
+}
+
+static const char *links_cell(json_object *o, char *buf, size_t len)
+{
+	return count_cell(o, "links", buf, len);
+}
+
+/* "addr:port", "[addr6]:port" or "-". */
+static const char *addr_cell(json_object *row, char *buf, size_t len)
+{
+	json_object *a;
+	const char *s;
+
+	if (!json_object_object_get_ex(row, "addr", &a) || !json_object_is_type(a, json_type_string))
+		return "-";
+	s = json_object_get_string(a);
+	snprintf(buf, len, strchr(s, ':') ? "[%s]:%" PRId64 : "%s:%" PRId64, s,
+		 get_i64(row, "port", 0));
+	return buf;
+}
+
+/* 250 -> "250us", 12500 -> "12.5ms", 2000000 -> "2.0s"; 0 (none yet) -> "-". */
+static const char *rtt_cell(json_object *row, char *buf, size_t len)
+{
+	int64_t us = get_i64(row, "rtt_us", 0);
+
+	if (us <= 0)
+		return "-";
+	if (us < 1000)
+		snprintf(buf, len, "%" PRId64 "us", us);
+	else if (us < 1000000)
+		snprintf(buf, len, "%.1fms", (double)us / 1e3);
+	else
+		snprintf(buf, len, "%.1fs", (double)us / 1e6);
+	return buf;
+}
+
+static const char *errors_cell(json_object *row, char *buf, size_t len)
+{
+	json_object *v;
+
+	if (!json_object_object_get_ex(row, "error_pct", &v) || !json_object_is_type(v, json_type_int))
+		return "-";
+	snprintf(buf, len, "%" PRId64 "%%", json_object_get_int64(v));
+	return buf;
+}
+
+/* How long ago the link last changed (the wall clock of its FROM node). */
+static const char *since_cell(json_object *row, char *buf, size_t len)
+{
+	int64_t since = get_i64(row, "since", 0), now, s;
+	struct timespec ts;
+
+	if (since <= 0)
+		return "-";
+	clock_gettime(CLOCK_REALTIME, &ts);
+	now = (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+	s = now > since ? (now - since) / 1000 : 0;	/* a clock ahead of ours: now */
+	if (s < 60)
+		snprintf(buf, len, "%" PRId64 "s ago", s);
+	else if (s < 3600)
+		snprintf(buf, len, "%" PRId64 "m%02" PRId64 "s ago", s / 60, s % 60);
+	else if (s < 86400)
+		snprintf(buf, len, "%" PRId64 "h%02" PRId64 "m ago", s / 3600, s % 3600 / 60);
+	else
+		snprintf(buf, len, "%" PRId64 "d%02" PRId64 "h ago", s / 86400, s % 86400 / 3600);
+	return buf;
+}
+
+static int cmp_i64(int64_t a, int64_t b)
+{
+	return a < b ? -1 : a > b;
+}
+
+static int by_id(const void *a, const void *b)
+{
+	json_object *x = *(json_object *const *)a, *y = *(json_object *const *)b;
+
+	return cmp_i64(get_i64(x, "id", 0), get_i64(y, "id", 0));
+}
+
+static int by_from_to(const void *a, const void *b)
+{
+	json_object *x = *(json_object *const *)a, *y = *(json_object *const *)b;
+	int c = cmp_i64(get_i64(x, "from", 0), get_i64(y, "from", 0));
+
+	return c ? c : cmp_i64(get_i64(x, "to", 0), get_i64(y, "to", 0));
+}
+
+#define NCOLS(c) ((int)(sizeof(c) / sizeof((c)[0])))
+
+static void print_view(json_object *v)
+{
+	static const struct out_col head[] = {
+		{ "node", "node", F_STR, NULL },
+		{ "state", "state", F_STR, NULL },
+		{ "status", "status", F_STR, NULL },
+		{ "epoch", "epoch", F_STR, NULL },
+		{ "leader", NULL, F_FUNC, leader_cell },
+		{ "is-leader", "is_leader", F_STR, NULL },
+		{ "incarnation", "incarnation", F_STR, NULL },
+		{ "lease", NULL, F_FUNC, lease_cell },
+		{ "members", NULL, F_FUNC, members_cell },
+		{ "links", NULL, F_FUNC, links_cell },
+	};
+	static const struct out_col members[] = {
+		{ "ID", "id", F_STR, NULL },
+		{ "ADDR", NULL, F_FUNC, addr_cell },
+		{ "SEGMENT", "segment_bytes", F_SIZE, NULL },
+		{ "CAPACITY", "capacity", F_SIZE, NULL },
+		{ "INCARNATION", "incarnation", F_STR, NULL },
+		{ "KERNEL", "kernel", F_STR, NULL },
+	};
+	static const struct out_col links[] = {
+		{ "FROM", "from", F_STR, NULL },
+		{ "TO", "to", F_STR, NULL },
+		{ "STATE", "state", F_STR, NULL },
+		{ "RTT", NULL, F_FUNC, rtt_cell },
+		{ "ERRORS", NULL, F_FUNC, errors_cell },
+		{ "CHANGES", "changes", F_STR, NULL },
+		{ "SINCE", NULL, F_FUNC, since_cell },
+	};
+	json_object *a;
+
+	out_kv(v, head, NCOLS(head));
+	json_object_object_get_ex(v, "members", &a);
+	if (json_object_array_length(a)) {
+		json_object_array_sort(a, by_id);
+		putchar('\n');
+		out_table(a, members, NCOLS(members));
+	}
+	if (json_object_object_get_ex(v, "links", &a) && json_object_array_length(a)) {
+		json_object_array_sort(a, by_from_to);
+		putchar('\n');
+		out_table(a, links, NCOLS(links));
+	}
+}
+
+int ctl_domain_status(int argc, char **argv)
+{
+	const char *path = getenv("HBMPOOLD_SOCKET");
+	json_object *v;
+	int i;
+
+	if (!path || !*path)
+		path = CTL_DAEMON_SOCKET;
+	for (i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "--socket")) {
+			if (i + 1 >= argc)
+				return ctl_bad(&ctl_obj_domain, "'%s' needs a path", argv[i]);
+			path = argv[++i];
+		} else if (!strncmp(argv[i], "--socket=", 9)) {
+			path = argv[i] + 9;
+		} else {
+			return ctl_bad(&ctl_obj_domain, "unknown argument '%s'", argv[i]);
+		}
+	}
+	v = daemon_view(path);
+	if (!v)
+		return CTL_EXIT_FAIL;
+	if (ctl.json)
+		out_json(v);
+	else
+		print_view(v);
+	json_object_put(v);
+	return fflush(stdout) ? CTL_EXIT_FAIL : 0;
+}
