@@ -673,10 +673,11 @@ static void test_agents(void)
 	if (!good)
 		return;
 	for (i = 0, good = true; i < NR; i++)
-		good = good && fk_find(&nodes[i].fk, "nodes-read") == 0 &&
-		       fk_find(&nodes[i].fk, "setup unit self") == 1 &&
+		good = good && fk_find(&nodes[i].fk, "events-open") == 0 &&
+		       fk_find(&nodes[i].fk, "nodes-read") == 1 &&
+		       fk_find(&nodes[i].fk, "setup unit self") == 2 &&
 		       hbmd_agent_incarnation(nodes[i].a) == 1000 + (uint64_t)i;
-	ok(good, "each reads its kernel's nodes, sets it up, and registers the segment's incarnation");
+	ok(good, "each subscribes to its kernel's events, then reads its nodes, sets it up, and registers the segment's incarnation");
 	t0 = now();
 	while (!all_see_each_other() && now() - t0 < 5)
 		usleep(20000);
