@@ -839,7 +839,7 @@ static void knodes_reconcile(struct hbmd_agent *a)
 			}
 			continue;
 		}
-		if (kn[i].id < NR_IDS)
+		if (kn[i].id < NR_IDS && kn[i].state != HBMD_NODE_REMOVED)
 			k[kn[i].id] = kn[i].state == HBMD_NODE_FENCED ? K_FENCED : K_PRESENT;
 	}
 	free(kn);
@@ -885,7 +885,7 @@ static void knodes_reconcile(struct hbmd_agent *a)
 /* Does a node event agree with what this agent left in the kernel? */
 static bool kevent_agrees(const struct hbmd_agent *a, const struct hbmd_kernel_event *e)
 {
-	enum kstate k = e->kind == HBMD_KEV_NODE_DEL ? K_ABSENT :
+	enum kstate k = e->kind == HBMD_KEV_NODE_DEL || e->state == HBMD_NODE_REMOVED ? K_ABSENT :
 			e->state == HBMD_NODE_FENCED ? K_FENCED : K_PRESENT;
 
 	return a->kstate[e->id] == k;

@@ -50,6 +50,7 @@ struct hbmd_kernel_peer {
 };
 
 #define HBMD_NODE_FENCED	2	/* HBMPOOL_NODE_STATE_FENCED */
+#define HBMD_NODE_REMOVED	3	/* HBMPOOL_NODE_STATE_REMOVED: on its way out */
 
 /* A node as the kernel has it. */
 struct hbmd_kernel_node {
