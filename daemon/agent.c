@@ -804,8 +804,8 @@ static const char *const kstate_names[] = { "absent", "live", "fenced" };
  *    removed at once, and a member added again (as at start);
  *  - a node added by someone else: a member's is kept; a node that is no
  *    member is fenced and removed (as at start: the daemon owns the table);
- *  - this node fenced in the kernel (hbmctl domain set fenced): the agent
- *    is fenced (final), as if it had done it.
+ *  - this node fenced in the kernel by another program (domain-set
+ *    fenced): the agent is fenced (final), as if it had done it.
  * A node this agent fences and removes stays so, whatever the kernel says
  * meanwhile.
  */

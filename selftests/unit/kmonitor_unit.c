@@ -22,7 +22,7 @@
  *  5. an operator fences member node 2 in node 1's kernel: removed, then
  *     added again; an operator adds node 5, no member: fenced, then removed
  *     (after HBMD_REMOVE_DELAY_MS);
- *  6. an operator fences node 2 itself (hbmctl domain set fenced): its
+ *  6. another program fences node 2 itself (netlink domain-set fenced): its
  *     agent is fenced, without a fence-self call of its own.
  * Every fake kernel counts no violation (no node added twice, no unknown
  * node removed or fenced).
@@ -354,7 +354,7 @@ static void test_kmonitor(void)
 	fk_operator(&nodes[1].fk, "fence-self", 0, true);
 	good = pump(REACT_MS, node2_fenced);
 	ok(good && nodes[1].fenced_by_other == 1 && fk_count(&nodes[1].fk, "fence-self") == 0,
-	   "hbmctl domain set fenced on node 2: its agent is fenced (%.0f ms), without a call of its own",
+	   "domain-set fenced on node 2 by another program: its agent is fenced (%.0f ms), without a call of its own",
 	   (now() - t0) * 1000);
 
 	for (i = 0, good = true; i < NR; i++) {
