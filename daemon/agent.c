@@ -89,6 +89,12 @@ struct hbmd_agent {
 	char links_prefix[KEY_MAX];
 	struct hbm_links links;		/* every node's published links */
 
+	/* the kernel's events (its monitor group), kernel.h */
+	int kev_fd;			/* -1: none */
+	bool kev_failed;		/* reading them failed (said) */
+	uint64_t kdump_at;		/* the nodes read again, UINT64_MAX: not due */
+	unsigned int overruns;		/* events lost: said once */
+
 	char status[256];
 };
 
@@ -154,8 +160,11 @@ static void watch_stop(struct hbmd_agent *a)
 	a->resync_at = UINT64_MAX;
 }
 
-/* Fence this node: final; the agent acts no more. */
-static void fence(struct hbmd_agent *a, const char *why)
+/*
+ * Fence this node: final; the agent acts no more.  in_kernel: the kernel
+ * has it fenced already (someone else did it): no call.
+ */
+static void fence_as(struct hbmd_agent *a, const char *why, bool in_kernel)
 {
 	char err[256] = "";
 	int ret;
@@ -166,12 +175,18 @@ static void fence(struct hbmd_agent *a, const char *why)
 	a->lease.state = HBM_LEASE_FENCED;
 	a->leader = false;
 	watch_stop(a);
-	ret = kresult(a, KOP_FENCE_SELF, a->k.ops->fence_self(a->k.ctx, err, sizeof(err)), err);
+	ret = in_kernel ? 0 :
+	      kresult(a, KOP_FENCE_SELF, a->k.ops->fence_self(a->k.ctx, err, sizeof(err)), err);
 	if (ret)
 		alog(a, LOG_CRIT, "fencing this node in the kernel failed: %s", err);
 	alog(a, LOG_ERR, "node %u fenced: %s; it rejoins only with a new segment (incarnation)",
 	     a->conf->node_id, why);
 	snprintf(a->status, sizeof(a->status), "fenced: %s", why);
+}
+
+static void fence(struct hbmd_agent *a, const char *why)
+{
+	fence_as(a, why, false);
 }
 
 /* ---- the kernel's nodes ---- */
@@ -454,9 +469,10 @@ static void link_sample(struct hbmd_agent *a, const struct hbmd_kernel_link *kl,
 
 /*
  * Every [health] interval_ms: the kernel's links to members, judged;
- * links that left the kernel, forgotten.
+ * links that left the kernel, forgotten.  only (NULL: every link): the
+ * links a kernel event named, sampled at once, off the timer.
  */
-static void sample_links(struct hbmd_agent *a)
+static void sample_links_of(struct hbmd_agent *a, const bool *only)
 {
 	struct hbmd_kernel_link *kl = NULL;
 	uint64_t now = now_ms();
@@ -465,7 +481,8 @@ static void sample_links(struct hbmd_agent *a)
 	size_t n = 0, i;
 	int ret;
 
-	a->health_at = now + a->hconf.interval_ms;
+	if (!only)
+		a->health_at = now + a->hconf.interval_ms;
 	ret = a->k.ops->links_read(a->k.ctx, &kl, &n, err, sizeof(err));
 	if (ret) {
 		if (!a->links_failed)
@@ -480,12 +497,18 @@ static void sample_links(struct hbmd_agent *a)
 		if (id >= NR_IDS || id == a->conf->node_id || !hbm_members_find(&a->members, id))
 			continue;	/* not a peer, or one on its way out of the kernel */
 		seen[id] = true;
-		link_sample(a, &kl[i], now);
+		if (!only || only[id])
+			link_sample(a, &kl[i], now);
 	}
 	free(kl);
 	for (i = 0; i < NR_IDS; i++)
-		if (a->lh[i] && !seen[i])
+		if (a->lh[i] && !seen[i] && (!only || only[i]))
 			link_forget(a, (uint32_t)i);
+}
+
+static void sample_links(struct hbmd_agent *a)
+{
+	sample_links_of(a, NULL);
 }
 
 /* A watch event under the links prefix. */
@@ -802,6 +825,186 @@ static void watch_poke(struct hbmd_agent *a, int fd, short revents)
 	a->watch_deadline = t < 0 ? UINT64_MAX : now_ms() + (uint64_t)t;
 }
 
+/* ---- the kernel's events ---- */
+
+static const char *const kstate_names[] = { "absent", "live", "fenced" };
+
+/*
+ * The kernel's nodes read again (after an event that contradicts this
+ * agent's view, or events lost), and the view brought to them:
+ *  - a node removed by someone else (hbmctl node del): absent; a member is
+ *    added again at once (then by the retries of a failed add);
+ *  - a live node fenced by someone else (hbmctl node set state fenced):
+ *    removed at once, and a member added again (as at start);
+ *  - a node added by someone else: a member's is kept; a node that is no
+ *    member is fenced and removed (as at start: the daemon owns the table);
+ *  - this node fenced in the kernel by another program (domain-set
+ *    fenced): the agent is fenced (final), as if it had done it.
+ * A node this agent fences and removes stays so, whatever the kernel says
+ * meanwhile.
+ */
+static void knodes_reconcile(struct hbmd_agent *a)
+{
+	struct hbmd_kernel_node *kn = NULL;
+	enum kstate k[NR_IDS];
+	bool readd = false;
+	char err[256] = "";
+	size_t nkn = 0, i;
+	uint32_t id;
+	int ret;
+
+	a->kdump_at = UINT64_MAX;
+	ret = a->k.ops->nodes_read(a->k.ctx, &kn, &nkn, err, sizeof(err));
+	if (ret) {
+		alog(a, LOG_WARNING, "reading the kernel's nodes: %s; trying again in %d ms", err,
+		     HBMD_RETRY_MS);
+		a->kdump_at = now_ms() + HBMD_RETRY_MS;
+		return;
+	}
+	for (i = 0; i < NR_IDS; i++)
+		k[i] = K_ABSENT;
+	for (i = 0; i < nkn; i++) {
+		if (kn[i].self) {
+			if (kn[i].state == HBMD_NODE_FENCED) {
+				free(kn);
+				fence_as(a, "this node was fenced in the kernel by someone else (domain-set fenced)",
+					 true);
+				return;
+			}
+			continue;
+		}
+		if (kn[i].id < NR_IDS && kn[i].state != HBMD_NODE_REMOVED)
+			k[kn[i].id] = kn[i].state == HBMD_NODE_FENCED ? K_FENCED : K_PRESENT;
+	}
+	free(kn);
+	for (id = 0; id < NR_IDS; id++) {
+		bool member = hbm_members_find(&a->members, id) != NULL;
+
+		if (id == a->conf->node_id || k[id] == a->kstate[id])
+			continue;
+		if (k[id] == K_ABSENT) {
+			alog(a, LOG_WARNING, "node %u was removed from the kernel by someone else (it was %s here)%s",
+			     id, kstate_names[a->kstate[id]],
+			     member && a->kstate[id] == K_PRESENT ? ": adding it again" : "");
+			readd = readd || (member && a->kstate[id] == K_PRESENT);
+			a->kstate[id] = K_ABSENT;
+			a->remove_due[id] = 0;
+		} else if (k[id] == K_FENCED) {
+			alog(a, LOG_WARNING, "node %u is fenced in the kernel by someone else: removing it%s",
+			     id, member ? ", then adding it again" : "");
+			a->kstate[id] = K_FENCED;
+			a->remove_due[id] = now_ms();
+			readd = readd || member;
+		} else if (a->kstate[id] == K_ABSENT) {
+			a->kstate[id] = K_PRESENT;
+			if (member)
+				alog(a, LOG_NOTICE, "node %u was added to the kernel by someone else: kept (a member)",
+				     id);
+			else
+				kleave(a, id, "was added to the kernel by someone else but is no member");
+		}
+		/* live in the kernel, fenced here: its removal goes on */
+	}
+	if (readd) {
+		/* the fenced ones are removed first (kjoin), the others added now */
+		for (id = 0; id < NR_IDS; id++)
+			if (a->kstate[id] == K_FENCED && a->remove_due[id] <= now_ms() &&
+			    hbm_members_find(&a->members, id))
+				kremove(a, id);
+		retry_adds(a);
+	}
+	set_status(a);
+}
+
+/* Does a node event agree with what this agent left in the kernel? */
+static bool kevent_agrees(const struct hbmd_agent *a, const struct hbmd_kernel_event *e)
+{
+	enum kstate k = e->kind == HBMD_KEV_NODE_DEL || e->state == HBMD_NODE_REMOVED ? K_ABSENT :
+			e->state == HBMD_NODE_FENCED ? K_FENCED : K_PRESENT;
+
+	return a->kstate[e->id] == k;
+}
+
+/*
+ * The kernel's events, drained.  A node event that agrees with this
+ * agent's view (most are the echo of its own calls) changes nothing; one
+ * that does not, or a loss, makes it read the nodes again (once per
+ * batch); a link event samples that link's health at once; a loss samples
+ * every link too.
+ */
+static void kevents(struct hbmd_agent *a)
+{
+	struct hbmd_kernel_event ev[64];
+	bool links[NR_IDS] = { false }, any_link = false, dump = false, lost = false;
+	char err[256] = "";
+	unsigned int rounds;
+	int n, i;
+
+	for (rounds = 0; rounds < 16; rounds++) {
+		n = a->k.ops->events_read(a->k.ctx, ev, sizeof(ev) / sizeof(ev[0]), err,
+					  sizeof(err));
+		if (n < 0) {
+			if (!a->kev_failed)
+				alog(a, LOG_WARNING, "%s", err);
+			a->kev_failed = true;
+			break;
+		}
+		a->kev_failed = false;
+		for (i = 0; i < n; i++) {
+			const struct hbmd_kernel_event *e = &ev[i];
+
+			switch (e->kind) {
+			case HBMD_KEV_OVERRUN:
+				lost = true;
+				break;
+			case HBMD_KEV_NODE_ADD:
+			case HBMD_KEV_NODE_DEL:
+			case HBMD_KEV_NODE_CHANGE:
+				if (e->self)
+					dump = dump || (e->kind != HBMD_KEV_NODE_DEL &&
+							e->state == HBMD_NODE_FENCED);
+				else if (e->id < NR_IDS && !kevent_agrees(a, e))
+					dump = true;
+				break;
+			case HBMD_KEV_LINK:
+				if (e->id < NR_IDS) {
+					links[e->id] = true;
+					any_link = true;
+				}
+				break;
+			case HBMD_KEV_DOMAIN:
+				if (e->fenced && a->state == HBMD_AGENT_RUNNING)
+					fence_as(a, "this node was fenced in the kernel by someone else (domain-set fenced)",
+						 true);
+				break;
+			case HBMD_KEV_SEGMENT:
+				alog(a, LOG_DEBUG, "the kernel's segment changed (event %llu)",
+				     (unsigned long long)e->seq);
+				break;
+			}
+		}
+		if ((size_t)n < sizeof(ev) / sizeof(ev[0]))
+			break;
+	}
+	if (a->state != HBMD_AGENT_RUNNING)
+		return;
+	if (lost) {
+		a->overruns++;
+		alog(a, a->overruns == 1 ? LOG_WARNING : LOG_DEBUG,
+		     "kernel events were lost (the monitor socket overran%s): reading the kernel's nodes and links again",
+		     a->overruns == 1 ? "; said once" : "");
+		dump = true;
+	}
+	if (dump)
+		knodes_reconcile(a);
+	if (a->state != HBMD_AGENT_RUNNING)
+		return;
+	if (lost)
+		sample_links(a);
+	else if (any_link)
+		sample_links_of(a, links);
+}
+
 /* ---- start ---- */
 
 static int read_key(struct hbmd_agent *a, unsigned char *key, size_t *len)
@@ -840,6 +1043,8 @@ int hbmd_agent_new(const struct hbm_config *conf, struct hbmd_kernel kernel, hbm
 	a->resync_at = UINT64_MAX;
 	a->elect_at = UINT64_MAX;
 	a->health_at = UINT64_MAX;
+	a->kev_fd = -1;
+	a->kdump_at = UINT64_MAX;
 	hbm_health_conf_from(&a->hconf, conf);
 	snprintf(a->status, sizeof(a->status), "starting");
 	*out = a;
@@ -1020,6 +1225,19 @@ int hbmd_agent_start(struct hbmd_agent *a)
 		return -ENAMETOOLONG;
 	}
 
+	/*
+	 * The kernel's events first, then its nodes: a change after the
+	 * subscription is in the events, so none falls between the two.
+	 */
+	if (a->k.ops->events_open) {
+		ret = a->k.ops->events_open(a->k.ctx, err, sizeof(err));
+		if (ret < 0)
+			alog(a, LOG_WARNING,
+			     "the kernel's events: %s; its changes by others are not seen until a restart",
+			     err);
+		a->kev_fd = ret < 0 ? -1 : ret;
+	}
+
 	/* The kernel: a fenced node stops here, before anything is set. */
 	ret = a->k.ops->nodes_read(a->k.ctx, &kn, &nkn, err, sizeof(err));
 	if (ret) {
@@ -1142,9 +1360,17 @@ registered:
 
 unsigned int hbmd_agent_fds(struct hbmd_agent *a, struct pollfd *fds, unsigned int n)
 {
-	if (a->state != HBMD_AGENT_RUNNING || !a->watch)
+	unsigned int k = 0;
+
+	if (a->state != HBMD_AGENT_RUNNING)
 		return 0;
-	return hbm_etcd_awatch_fds(a->watch, fds, n);
+	if (a->kev_fd >= 0 && n) {
+		fds[k++] = (struct pollfd){ .fd = a->kev_fd, .events = POLLIN };
+		n--;
+	}
+	if (a->watch)
+		k += hbm_etcd_awatch_fds(a->watch, fds + k, n);
+	return k;
 }
 
 static uint64_t min64(uint64_t x, uint64_t y)
@@ -1170,6 +1396,7 @@ uint64_t hbmd_agent_deadline(const struct hbmd_agent *a)
 	if (a->epoch_failed)
 		d = min64(d, now_ms() + HBMD_RETRY_MS);
 	d = min64(d, a->health_at);
+	d = min64(d, a->kdump_at);
 	for (i = 0; i < NR_IDS; i++)
 		if (a->kstate[i] == K_FENCED)
 			d = min64(d, a->remove_due[i]);
@@ -1178,7 +1405,11 @@ uint64_t hbmd_agent_deadline(const struct hbmd_agent *a)
 
 void hbmd_agent_event(struct hbmd_agent *a, int fd, short revents)
 {
-	if (a->state == HBMD_AGENT_RUNNING)
+	if (a->state != HBMD_AGENT_RUNNING)
+		return;
+	if (fd >= 0 && fd == a->kev_fd)
+		kevents(a);
+	else
 		watch_poke(a, fd, revents);
 }
 
@@ -1257,6 +1488,10 @@ void hbmd_agent_tick(struct hbmd_agent *a)
 			kremove(a, (uint32_t)i);
 	if (a->add_failed && now >= a->add_retry_at)
 		retry_adds(a);
+	if (now >= a->kdump_at)
+		knodes_reconcile(a);
+	if (a->state != HBMD_AGENT_RUNNING)
+		return;
 	if (a->epoch_failed)
 		push_epoch(a);
 	if (now_ms() >= a->elect_at)

@@ -23,7 +23,13 @@
  *    (PREFIX/DOMAIN/links/FROM/TO, links.h) on its first sample, on a
  *    change and every HBM_HEALTH_REFRESH_MS, deleted when it leaves the
  *    kernel; every node's links kept from the same range and watch as the
- *    members (hbmd_agent_links(), the control socket's "links").
+ *    members (hbmd_agent_links(), the control socket's "links");
+ *  - the kernel's events (kernel.h; subscribed before the first read of
+ *    the kernel's nodes): a change made behind the agent's back (a node
+ *    removed, fenced or added by hbmctl, this node fenced) brings its view
+ *    to the kernel, then the kernel to the members; a link event samples
+ *    that link at once; events lost (an overrun): the nodes and links read
+ *    again.  The event descriptor is one of hbmd_agent_fds().
  *
  * The agent is driven by its caller's loop (loop.c in hbmpoold, threads in
  * the unit test): wait for the descriptors of hbmd_agent_fds() or until

@@ -50,6 +50,7 @@ struct hbmd_kernel_peer {
 };
 
 #define HBMD_NODE_FENCED	2	/* HBMPOOL_NODE_STATE_FENCED */
+#define HBMD_NODE_REMOVED	3	/* HBMPOOL_NODE_STATE_REMOVED: on its way out */
 
 /* A node as the kernel has it. */
 struct hbmd_kernel_node {
@@ -81,6 +82,38 @@ struct hbmd_kernel_stats {
 	uint64_t cached_pages, dirty_pages;	/* now, not counters */
 	uint64_t regions;			/* how many there are */
 	uint64_t lost_chunks;			/* over every region */
+};
+
+/*
+ * The kernel's monitor group (HBMPOOL_MCGRP_MONITOR), as small structs:
+ * what changed, not the whole object.  The agent takes an event as a hint
+ * and reads the kernel again when it contradicts its view (events are
+ * queued: they may describe a state the agent has changed since).
+ */
+enum hbmd_kernel_event_kind {
+	HBMD_KEV_NODE_ADD,	/* node-add-ntf: id, state, self */
+	HBMD_KEV_NODE_DEL,	/* node-del-ntf: id, self */
+	HBMD_KEV_NODE_CHANGE,	/* node-change-ntf: id, state, self */
+	HBMD_KEV_LINK,		/* link-change-ntf: id (the peer), state (oper), health */
+	HBMD_KEV_DOMAIN,	/* domain-change-ntf: fenced, epoch */
+	HBMD_KEV_SEGMENT,	/* segment-change-ntf */
+	/*
+	 * Events were lost (the socket overran: ENOBUFS; or a gap in the
+	 * kernel's event numbers): the reader dumps again.  The events that
+	 * follow are newer than the loss.
+	 */
+	HBMD_KEV_OVERRUN,
+};
+
+struct hbmd_kernel_event {
+	int kind;			/* enum hbmd_kernel_event_kind */
+	uint64_t seq;			/* the kernel's event number, 0: none */
+	uint32_t id;			/* node and link events: the node */
+	int state;			/* node: enum hbmpool_nl_node_state; link: oper state */
+	int health;			/* link: enum hbmpool_nl_link_health, -1: none */
+	bool self;			/* node events: this node */
+	bool fenced;			/* domain: this node fenced */
+	uint64_t epoch;			/* domain: its epoch (0: none) */
 };
 
 struct hbmd_kernel_ops {
@@ -115,6 +148,21 @@ struct hbmd_kernel_ops {
 	 * change).  May be NULL in an ops table that has no counters.
 	 */
 	int (*stats_read)(void *ctx, struct hbmd_kernel_stats *s, char *err, size_t errlen);
+	/*
+	 * The event channel: a descriptor of its own (not the requests'),
+	 * subscribed to the monitor group, non-blocking, readable (POLLIN)
+	 * when events are pending; owned by the ops (closed by close()).
+	 * Open it before the first dump, so that no change falls between the
+	 * two.  May be NULL (no events: the kernel is read at start only).
+	 */
+	int (*events_open)(void *ctx, char *err, size_t errlen);
+	/*
+	 * Up to n pending events into ev, oldest first: how many (0: none
+	 * pending), or -errno.  A loss is an HBMD_KEV_OVERRUN event in its
+	 * place in the stream.
+	 */
+	int (*events_read)(void *ctx, struct hbmd_kernel_event *ev, size_t n,
+			   char *err, size_t errlen);
 };
 
 struct hbmd_kernel {

@@ -14,16 +14,20 @@
  */
 #include <arpa/inet.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 
 #include "hbmnl.h"
 #include "kernel.h"
 
 struct knl {
-	struct hbm_nl *nl;
+	struct hbm_nl *nl;	/* requests; its monitor socket: the events */
+	int evfd;		/* -1 until events_open */
+	uint64_t evseq;		/* the last event's number, 0: none yet */
 };
 
 static const char *cmd_name(uint8_t cmd)
@@ -478,6 +482,172 @@ static int knl_stats_read(void *ctx, struct hbmd_kernel_stats *s, char *err, siz
 	return ret;
 }
 
+/*
+ * The monitor group on a socket of its own, non-blocking, with a receive
+ * buffer of 8 MiB if the daemon may force it (CAP_NET_ADMIN), else what
+ * hbm_nl_subscribe() got (4 MiB, capped by net.core.rmem_max).
+ */
+static int knl_events_open(void *ctx, char *err, size_t errlen)
+{
+	struct knl *k = ctx;
+	int ret, fd, size = 8 << 20;
+
+	if (k->evfd >= 0)
+		return k->evfd;
+	ret = hbm_nl_subscribe(k->nl, HBMPOOL_MCGRP_MONITOR);
+	if (ret) {
+		snprintf(err, errlen, "joining the group \"%s\": %s", HBMPOOL_MCGRP_MONITOR,
+			 strerror(-ret));
+		return ret;
+	}
+	fd = hbm_nl_monitor_fd(k->nl);
+	if (fd < 0 || fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK)) {
+		snprintf(err, errlen, "the monitor socket: %s", strerror(fd < 0 ? -fd : errno));
+		return fd < 0 ? fd : -errno;
+	}
+	setsockopt(fd, SOL_SOCKET, SO_RCVBUFFORCE, &size, sizeof(size));	/* best effort */
+	k->evfd = fd;
+	k->evseq = 0;
+	return fd;
+}
+
+struct evbuf {
+	struct knl *k;
+	struct hbmd_kernel_event *ev;
+	size_t n, cap;
+};
+
+static struct hbmd_kernel_event *ev_slot(struct evbuf *b, int kind, uint64_t seq)
+{
+	struct hbmd_kernel_event *e = &b->ev[b->n++];
+
+	memset(e, 0, sizeof(*e));
+	e->kind = kind;
+	e->seq = seq;
+	e->health = -1;
+	return e;
+}
+
+/* Every event: its number checked (a gap is a loss), the ones the agent uses kept. */
+static int ev_cb(uint8_t cmd, struct nlattr *attrs, int len, void *arg)
+{
+	struct nlattr *tb[64];
+	struct evbuf *b = arg;
+	struct hbmd_kernel_event *e;
+	int max, seq_attr, kind;
+	uint64_t seq = 0;
+
+	switch (cmd) {
+	case HBMPOOL_CMD_NODE_ADD_NTF:
+	case HBMPOOL_CMD_NODE_DEL_NTF:
+	case HBMPOOL_CMD_NODE_CHANGE_NTF:
+		max = HBMPOOL_A_NODE_MAX;
+		seq_attr = HBMPOOL_A_NODE_SEQ;
+		kind = cmd == HBMPOOL_CMD_NODE_ADD_NTF ? HBMD_KEV_NODE_ADD :
+		       cmd == HBMPOOL_CMD_NODE_DEL_NTF ? HBMD_KEV_NODE_DEL : HBMD_KEV_NODE_CHANGE;
+		break;
+	case HBMPOOL_CMD_LINK_CHANGE_NTF:
+		max = HBMPOOL_A_LINK_MAX;
+		seq_attr = HBMPOOL_A_LINK_SEQ;
+		kind = HBMD_KEV_LINK;
+		break;
+	case HBMPOOL_CMD_DOMAIN_CHANGE_NTF:
+		max = HBMPOOL_A_DOMAIN_MAX;
+		seq_attr = HBMPOOL_A_DOMAIN_SEQ;
+		kind = HBMD_KEV_DOMAIN;
+		break;
+	case HBMPOOL_CMD_SEGMENT_CHANGE_NTF:
+		max = HBMPOOL_A_SEGMENT_MAX;
+		seq_attr = HBMPOOL_A_SEGMENT_SEQ;
+		kind = HBMD_KEV_SEGMENT;
+		break;
+	case HBMPOOL_CMD_REGION_NEW_NTF:
+	case HBMPOOL_CMD_REGION_DEL_NTF:
+		max = HBMPOOL_A_REGION_MAX;
+		seq_attr = HBMPOOL_A_REGION_SEQ;
+		kind = -1;
+		break;
+	case HBMPOOL_CMD_PARAMS_CHANGE_NTF:
+		max = HBMPOOL_A_PARAMS_MAX;
+		seq_attr = HBMPOOL_A_PARAMS_SEQ;
+		kind = -1;
+		break;
+	default:
+		return 0;	/* a newer kernel's: not ours */
+	}
+	if (max >= (int)(sizeof(tb) / sizeof(tb[0])) || nla_parse(tb, max, attrs, len, NULL))
+		return 0;	/* not understood: its number missing shows as a gap */
+	if (tb[seq_attr])
+		seq = nla_get_u64(tb[seq_attr]);
+	/* one number per event, domain-wide, in order: a gap is a lost event */
+	if (seq && b->k->evseq && seq != b->k->evseq + 1)
+		ev_slot(b, HBMD_KEV_OVERRUN, 0);
+	if (seq)
+		b->k->evseq = seq;
+	if (kind >= 0) {
+		e = ev_slot(b, kind, seq);
+		switch (kind) {
+		case HBMD_KEV_LINK:
+			e->id = tb[HBMPOOL_A_LINK_NODE_ID] ?
+				nla_get_u32(tb[HBMPOOL_A_LINK_NODE_ID]) : UINT32_MAX;
+			e->state = tb[HBMPOOL_A_LINK_OPER_STATE] ?
+				   (int)nla_get_u32(tb[HBMPOOL_A_LINK_OPER_STATE]) : 0;
+			e->health = tb[HBMPOOL_A_LINK_HEALTH] ?
+				    (int)nla_get_u32(tb[HBMPOOL_A_LINK_HEALTH]) : -1;
+			break;
+		case HBMD_KEV_DOMAIN:
+			e->fenced = !!tb[HBMPOOL_A_DOMAIN_FENCED];
+			e->epoch = tb[HBMPOOL_A_DOMAIN_EPOCH] ?
+				   nla_get_u64(tb[HBMPOOL_A_DOMAIN_EPOCH]) : 0;
+			break;
+		case HBMD_KEV_SEGMENT:
+			break;
+		default:	/* a node */
+			e->id = tb[HBMPOOL_A_NODE_ID] ? nla_get_u32(tb[HBMPOOL_A_NODE_ID]) :
+				UINT32_MAX;
+			e->state = tb[HBMPOOL_A_NODE_STATE] ?
+				   (int)nla_get_u32(tb[HBMPOOL_A_NODE_STATE]) : 0;
+			e->self = !!tb[HBMPOOL_A_NODE_SELF];
+			break;
+		}
+	}
+	/* room for two more (a gap and an event) or stop after this message */
+	return b->n + 2 > b->cap;
+}
+
+static int knl_events_read(void *ctx, struct hbmd_kernel_event *ev, size_t n,
+			   char *err, size_t errlen)
+{
+	struct knl *k = ctx;
+	struct evbuf b = { .k = k, .ev = ev, .cap = n };
+	int ret;
+
+	if (k->evfd < 0) {
+		snprintf(err, errlen, "no event channel");
+		return -EINVAL;
+	}
+	if (n < 2) {
+		snprintf(err, errlen, "room for 2 events at least");
+		return -EINVAL;
+	}
+	while (b.n + 2 <= b.cap) {
+		ret = hbm_nl_listen(k->nl, ev_cb, &b);
+		if (ret == -ENOBUFS) {
+			/* lost: the next number is no gap of its own */
+			ev_slot(&b, HBMD_KEV_OVERRUN, 0);
+			k->evseq = 0;
+			continue;
+		}
+		if (ret == -EAGAIN || ret == 0)
+			break;	/* drained, or full */
+		if (b.n)
+			break;	/* these first; the error again next time */
+		snprintf(err, errlen, "reading the kernel's events: %s", strerror(-ret));
+		return ret;
+	}
+	return (int)b.n;
+}
+
 static void knl_close(void *ctx)
 {
 	struct knl *k = ctx;
@@ -498,6 +668,8 @@ static const struct hbmd_kernel_ops knl_ops = {
 	.links_read = knl_links_read,
 	.close = knl_close,
 	.stats_read = knl_stats_read,
+	.events_open = knl_events_open,
+	.events_read = knl_events_read,
 };
 
 int hbmd_kernel_nl_open(struct hbmd_kernel *kern, char *err, size_t errlen)
@@ -520,6 +692,7 @@ int hbmd_kernel_nl_open(struct hbmd_kernel *kern, char *err, size_t errlen)
 		free(k);
 		return ret;
 	}
+	k->evfd = -1;
 	kern->ops = &knl_ops;
 	kern->ctx = k;
 	return 0;

@@ -8,6 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
+#include <sys/eventfd.h>
 
 #include "fake_kernel.h"
 
@@ -41,6 +43,35 @@ static void fk_log(struct fake_kernel *fk, bool write, const char *fmt, ...)
 	}
 }
 
+/* Under the lock: one event to the subscriber (none before events_open). */
+static void fk_emit(struct fake_kernel *fk, int kind, uint32_t id, int state, bool self,
+		    bool fenced)
+{
+	struct hbmd_kernel_event *e;
+	uint64_t one = 1;
+
+	if (fk->evfd < 0)
+		return;
+	fk->evseq++;
+	if (fk->evq_n == FK_EVQ) {
+		fk->ev_lost = true;	/* the socket overran */
+	} else {
+		e = &fk->evq[fk->evq_n++];
+		*e = (struct hbmd_kernel_event){ .kind = kind, .seq = fk->evseq, .id = id,
+			.state = state, .health = -1, .self = self, .fenced = fenced,
+			.epoch = fk->epoch };
+	}
+	if (write(fk->evfd, &one, sizeof(one)) != sizeof(one))
+		fk->ev_lost = true;
+}
+
+/* A node event, then the domain's, as the kernel's hbmpool_event(). */
+static void fk_emit_node(struct fake_kernel *fk, int kind, uint32_t id, int state)
+{
+	fk_emit(fk, kind, id, state, id == fk->self_id, false);
+	fk_emit(fk, HBMD_KEV_DOMAIN, 0, 0, false, fk->self_fenced);
+}
+
 static void violate(struct fake_kernel *fk, const char *what, uint32_t id)
 {
 	if (!fk->violations++)
@@ -60,6 +91,8 @@ static int fk_setup(void *ctx, const struct hbmd_kernel_setup *s, uint64_t *inca
 	else if (s->self_id < 1024)
 		fk->capacity[s->self_id] = s->segment_bytes;
 	*incarnation = fk->next_incarnation;
+	fk_emit(fk, HBMD_KEV_DOMAIN, 0, 0, false, fk->self_fenced);
+	fk_emit(fk, HBMD_KEV_SEGMENT, 0, 0, false, false);
 	pthread_mutex_unlock(&fk->lock);
 	err[0] = '\0';
 	(void)errlen;
@@ -83,6 +116,7 @@ static int fk_node_add(void *ctx, const struct hbmd_kernel_peer *p, char *err, s
 	} else {
 		fk->node[p->id] = FK_LIVE;
 		fk->capacity[p->id] = p->capacity;
+		fk_emit_node(fk, HBMD_KEV_NODE_ADD, p->id, 0);
 	}
 	pthread_mutex_unlock(&fk->lock);
 	snprintf(err, errlen, "%s", ret ? strerror(-ret) : "");
@@ -104,6 +138,7 @@ static int fk_node_remove(void *ctx, uint32_t id, char *err, size_t errlen)
 		ret = -ENOENT;
 	} else {
 		fk->node[id] = FK_ABSENT;
+		fk_emit_node(fk, HBMD_KEV_NODE_DEL, id, 0);
 	}
 	pthread_mutex_unlock(&fk->lock);
 	snprintf(err, errlen, "%s", ret ? strerror(-ret) : "");
@@ -124,6 +159,7 @@ static int fk_node_fence(void *ctx, uint32_t id, char *err, size_t errlen)
 		ret = -ENOENT;
 	} else {
 		fk->node[id] = FK_FENCED;
+		fk_emit_node(fk, HBMD_KEV_NODE_CHANGE, id, HBMD_NODE_FENCED);
 	}
 	pthread_mutex_unlock(&fk->lock);
 	snprintf(err, errlen, "%s", ret ? strerror(-ret) : "");
@@ -145,6 +181,7 @@ static int fk_set_epoch(void *ctx, uint64_t epoch, char *err, size_t errlen)
 		ret = -EINVAL;
 	} else {
 		fk->epoch = epoch;
+		fk_emit(fk, HBMD_KEV_DOMAIN, 0, 0, false, fk->self_fenced);
 	}
 	pthread_mutex_unlock(&fk->lock);
 	snprintf(err, errlen, "%s", ret ? strerror(-ret) : "");
@@ -175,6 +212,7 @@ static int fk_fence_self(void *ctx, char *err, size_t errlen)
 	} else {
 		fk->self_fenced = true;
 		fk->self_fenced_ms = ms();
+		fk_emit_node(fk, HBMD_KEV_NODE_CHANGE, fk->self_id, HBMD_NODE_FENCED);
 	}
 	pthread_mutex_unlock(&fk->lock);
 	snprintf(err, errlen, "%s", ret ? strerror(-ret) : "");
@@ -245,16 +283,148 @@ void fk_set_link(struct fake_kernel *fk, const struct hbmd_kernel_link *l)
 	for (i = 0; i < fk->nr_links && fk->links[i].node_id != l->node_id; i++)
 		;
 	if (i < sizeof(fk->links) / sizeof(fk->links[0])) {
+		bool change = i == fk->nr_links || fk->links[i].oper_state != l->oper_state;
+
 		fk->links[i] = *l;
 		if (i == fk->nr_links)
 			fk->nr_links++;
+		if (change) {	/* link-change-ntf: oper state */
+			fk_emit(fk, HBMD_KEV_LINK, l->node_id, l->oper_state, false, false);
+			if (fk->evq_n && fk->evq[fk->evq_n - 1].kind == HBMD_KEV_LINK)
+				fk->evq[fk->evq_n - 1].health = l->health;
+		}
 	}
 	pthread_mutex_unlock(&fk->lock);
 }
 
+static int fk_events_open(void *ctx, char *err, size_t errlen)
+{
+	struct fake_kernel *fk = ctx;
+	int ret;
+
+	pthread_mutex_lock(&fk->lock);
+	fk_log(fk, false, "events-open");
+	if (fk->evfd < 0)
+		fk->evfd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+	ret = fk->evfd < 0 ? -errno : fk->evfd;
+	fk->evq_n = 0;
+	fk->ev_lost = false;
+	pthread_mutex_unlock(&fk->lock);
+	snprintf(err, errlen, "%s", ret < 0 ? strerror(-ret) : "");
+	return ret;
+}
+
+static int fk_events_read(void *ctx, struct hbmd_kernel_event *ev, size_t n, char *err,
+			  size_t errlen)
+{
+	struct fake_kernel *fk = ctx;
+	uint64_t v, one = 1;
+	size_t k = 0;
+
+	pthread_mutex_lock(&fk->lock);
+	fk->events_reads++;
+	if (fk->evfd < 0) {
+		pthread_mutex_unlock(&fk->lock);
+		snprintf(err, errlen, "no event channel");
+		return -EINVAL;
+	}
+	if (read(fk->evfd, &v, sizeof(v)) < 0)
+		v = 0;	/* nothing pending */
+	if (fk->ev_lost && n) {
+		/* as the socket: what was queued before the loss is gone */
+		ev[k++] = (struct hbmd_kernel_event){ .kind = HBMD_KEV_OVERRUN, .health = -1 };
+		fk->ev_lost = false;
+		fk->evq_n = 0;
+		fk->overruns_read++;
+	}
+	for (; k < n && fk->evq_n; k++) {
+		ev[k] = fk->evq[0];
+		memmove(fk->evq, fk->evq + 1, --fk->evq_n * sizeof(fk->evq[0]));
+	}
+	if (fk->evq_n && write(fk->evfd, &one, sizeof(one)) != sizeof(one))
+		fk->ev_lost = true;
+	pthread_mutex_unlock(&fk->lock);
+	err[0] = '\0';
+	(void)errlen;
+	return (int)k;
+}
+
+void fk_overrun(struct fake_kernel *fk)
+{
+	uint64_t one = 1;
+
+	pthread_mutex_lock(&fk->lock);
+	fk->ev_lost = true;
+	if (fk->evfd >= 0 && write(fk->evfd, &one, sizeof(one)) != sizeof(one))
+		violate(fk, "eventfd write", 0);
+	pthread_mutex_unlock(&fk->lock);
+}
+
+int fk_operator(struct fake_kernel *fk, const char *op, uint32_t id, bool notify)
+{
+	int ret = 0, fd;
+
+	pthread_mutex_lock(&fk->lock);
+	fk_log(fk, false, "op-%s %u%s", op, id, notify ? "" : " (event lost)");
+	fd = fk->evfd;
+	if (!notify)
+		fk->evfd = -1;	/* no event */
+	if (!strcmp(op, "fence-self")) {
+		fk->self_fenced = true;
+		fk_emit_node(fk, HBMD_KEV_NODE_CHANGE, fk->self_id, HBMD_NODE_FENCED);
+	} else if (id >= 1024 || id == fk->self_id) {
+		ret = -EINVAL;
+	} else if (!strcmp(op, "del") && fk->node[id] != FK_ABSENT) {
+		fk->node[id] = FK_ABSENT;
+		fk_emit_node(fk, HBMD_KEV_NODE_DEL, id, 0);
+	} else if (!strcmp(op, "fence") && fk->node[id] == FK_LIVE) {
+		fk->node[id] = FK_FENCED;
+		fk_emit_node(fk, HBMD_KEV_NODE_CHANGE, id, HBMD_NODE_FENCED);
+	} else if (!strcmp(op, "add") && fk->node[id] == FK_ABSENT) {
+		fk->node[id] = FK_LIVE;
+		fk->capacity[id] = 1 << 20;
+		fk_emit_node(fk, HBMD_KEV_NODE_ADD, id, 0);
+	} else {
+		ret = -EINVAL;
+	}
+	if (!notify) {
+		fk->evfd = fd;
+		fk->evseq += 2;	/* the numbers of the lost events */
+	}
+	pthread_mutex_unlock(&fk->lock);
+	return ret;
+}
+
+unsigned int fk_count(struct fake_kernel *fk, const char *s)
+{
+	const char *line, *p;
+	unsigned int n = 0;
+	size_t len = strlen(s);
+
+	pthread_mutex_lock(&fk->lock);
+	for (line = fk->log; *line; line = *p ? p + 1 : p) {
+		p = strchr(line, '\n');
+		if (!p)
+			p = line + strlen(line);
+		if ((size_t)(p - line) >= len && !strncmp(line, s, len) &&
+		    (line + len == p || line[len] == ' '))
+			n++;
+	}
+	pthread_mutex_unlock(&fk->lock);
+	return n;
+}
+
 static void fk_close(void *ctx)
 {
-	(void)ctx;	/* the test owns it */
+	struct fake_kernel *fk = ctx;	/* the test owns it; the events go */
+
+	pthread_mutex_lock(&fk->lock);
+	if (fk->evfd >= 0)
+		close(fk->evfd);
+	fk->evfd = -1;
+	fk->evq_n = 0;
+	fk->ev_lost = false;
+	pthread_mutex_unlock(&fk->lock);
 }
 
 static const struct hbmd_kernel_ops fk_ops = {
@@ -269,6 +439,8 @@ static const struct hbmd_kernel_ops fk_ops = {
 	.links_read = fk_links_read,
 	.close = fk_close,
 	.stats_read = fk_stats_read,
+	.events_open = fk_events_open,
+	.events_read = fk_events_read,
 };
 
 void fk_init(struct fake_kernel *fk, uint32_t self_id, uint64_t incarnation, bool unsupported)
@@ -278,6 +450,7 @@ void fk_init(struct fake_kernel *fk, uint32_t self_id, uint64_t incarnation, boo
 	fk->self_id = self_id;
 	fk->next_incarnation = incarnation;
 	fk->unsupported = unsupported;
+	fk->evfd = -1;
 }
 
 struct hbmd_kernel fk_kernel(struct fake_kernel *fk)

@@ -10,6 +10,15 @@
  * nodes carry their capacity (the segment's for this node, the add's for
  * a peer), each live peer has a link (up, live, rtt 250 us) and stats_read
  * gives the counters in stats (set them at will; reads are not logged).
+ * Events (kernel.h's event channel): once events_open (logged
+ * "events-open") made its eventfd, every change of the table is an event,
+ * as the kernel's monitor group has it (node add/del/change, then a domain
+ * change; the epoch, fence-self; the segment at setup; a link whose oper
+ * state fk_set_link() changes); the queue holds FK_EVQ events, more is an
+ * overrun.  fk_overrun() injects one; fk_operator() changes the table as
+ * hbmctl would, behind the agent's back (logged "op-..."), with or
+ * without its event.  Reads of events are counted (events_reads), not
+ * logged.
  * Thread-safe (lock).
  */
 #ifndef HBM_UNIT_FAKE_KERNEL_H
@@ -48,6 +57,14 @@ struct fake_kernel {
 	struct hbmd_kernel_link links[8];
 	unsigned int nr_links;
 	unsigned int link_reads;
+	/* events */
+	int evfd;			/* -1 until events_open */
+#define FK_EVQ 256
+	struct hbmd_kernel_event evq[FK_EVQ];
+	unsigned int evq_n;
+	bool ev_lost;			/* an overrun to report first */
+	uint64_t evseq;
+	unsigned int events_reads, overruns_read;
 };
 
 void fk_init(struct fake_kernel *fk, uint32_t self_id, uint64_t incarnation, bool unsupported);
@@ -56,5 +73,16 @@ struct hbmd_kernel fk_kernel(struct fake_kernel *fk);
 int fk_find(struct fake_kernel *fk, const char *s);
 /* Set (add if new) the link to node id as the next links_read returns it. */
 void fk_set_link(struct fake_kernel *fk, const struct hbmd_kernel_link *l);
+/* The next events_read reports a loss (and the queued events are lost). */
+void fk_overrun(struct fake_kernel *fk);
+/*
+ * An operator's change, as hbmctl makes it: "del" (node del), "fence" (node
+ * set state fenced), "add" (node new), "fence-self" (domain set fenced);
+ * notify: with its events (else they are lost, unseen).  -errno if the
+ * table does not allow it.
+ */
+int fk_operator(struct fake_kernel *fk, const char *op, uint32_t id, bool notify);
+/* "nodes-read" lines in the log (the agent's dumps of the nodes). */
+unsigned int fk_count(struct fake_kernel *fk, const char *s);
 
 #endif /* HBM_UNIT_FAKE_KERNEL_H */

@@ -3,6 +3,8 @@
  * hbmnl: the hbmpool generic netlink family over libnl (see hbmnl.h).
  */
 #include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -355,8 +357,9 @@ static int on_event(struct nl_msg *msg, void *arg)
 int hbm_nl_listen(struct hbm_nl *nl, hbm_nl_reply_fn *cb, void *arg)
 {
 	struct hbm_listen l = { .cb = cb, .arg = arg };
+	bool nonblock;
 	struct nl_cb *c;
-	int ret = 0;
+	int ret = 0, fd;
 
 	if (!nl->mon)
 		return -EINVAL;
@@ -365,8 +368,18 @@ int hbm_nl_listen(struct hbm_nl *nl, hbm_nl_reply_fn *cb, void *arg)
 		return -ENOMEM;
 	nl_cb_set(c, NL_CB_SEQ_CHECK, NL_CB_CUSTOM, no_seq_check, NULL);
 	nl_cb_set(c, NL_CB_VALID, NL_CB_CUSTOM, on_event, &l);
+	fd = nl_socket_get_fd(nl->mon);
+	nonblock = fcntl(fd, F_GETFL) & O_NONBLOCK;
 	while (!l.ret) {
-		int rc = nl_recvmsgs(nl->mon, c);
+		struct pollfd p = { .fd = fd, .events = POLLIN };
+		int rc;
+
+		/* libnl takes EAGAIN for an empty read: look first (an overrun is POLLERR) */
+		if (nonblock && (poll(&p, 1, 0) <= 0 || !(p.revents & (POLLIN | POLLERR)))) {
+			ret = -EAGAIN;
+			break;
+		}
+		rc = nl_recvmsgs(nl->mon, c);
 
 		if (rc < 0 && !l.ret) {
 			/* libnl reports the socket's overrun (ENOBUFS) as NLE_NOMEM */
@@ -378,6 +391,11 @@ int hbm_nl_listen(struct hbm_nl *nl, hbm_nl_reply_fn *cb, void *arg)
 	if (!ret && l.ret < 0)
 		ret = l.ret;
 	return ret;
+}
+
+int hbm_nl_monitor_fd(struct hbm_nl *nl)
+{
+	return nl->mon ? nl_socket_get_fd(nl->mon) : -EINVAL;
 }
 
 int hbm_nl_link_type(const char *name)

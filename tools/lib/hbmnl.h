@@ -62,6 +62,12 @@ int hbm_nl_extack_missing(const struct hbm_nl *nl);
  */
 int hbm_nl_subscribe(struct hbm_nl *nl, const char *group);
 int hbm_nl_listen(struct hbm_nl *nl, hbm_nl_reply_fn *cb, void *arg);
+/*
+ * The subscribed socket's descriptor (-EINVAL before hbm_nl_subscribe()),
+ * for a caller's poll loop: made non-blocking, hbm_nl_listen() returns
+ * -EAGAIN once every pending event went to cb.
+ */
+int hbm_nl_monitor_fd(struct hbm_nl *nl);
 
 /* node-new.  Optional fields: NULL / 0 (addr_len 0: no address). */
 struct hbm_nl_node {

@@ -1,0 +1,274 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Unit test of the event channel of daemon/kernel_nl.c without the module:
+ * kernel_nl.c is linked against a scripted hbmnl (the functions it calls,
+ * below) whose hbm_nl_listen() hands it the events of a script, as the
+ * real one would from the monitor socket, built as the kernel builds them
+ * (attributes with libnl), an ENOBUFS where the script says.
+ *
+ *  1. events_open subscribes to "monitor" and makes the socket
+ *     non-blocking;
+ *  2. node, domain, link and segment events come out as small structs,
+ *     their fields right; region and params events only count (numbers);
+ *  3. a gap in the kernel's event numbers is an overrun, before the event
+ *     after the gap; an ENOBUFS is an overrun, and the next number after
+ *     it is no gap;
+ *  4. a buffer smaller than the pending events: they come out over several
+ *     reads, in order, none lost.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "tap.h"
+
+#include "hbmnl.h"
+#include "kernel.h"
+
+/* ---- the scripted hbmnl ---- */
+
+struct step {
+	int cmd;		/* 0: ENOBUFS */
+	uint64_t seq;
+	uint32_t id;
+	uint32_t state;
+	bool self, fenced;
+	uint64_t epoch;
+};
+
+static struct step script[64];
+static unsigned int nsteps, pos;
+static char subscribed[32];
+static int pipefd[2] = { -1, -1 };
+
+struct hbm_nl {
+	int dummy;
+};
+
+static struct hbm_nl the_nl;
+
+int hbm_nl_open(struct hbm_nl **out)
+{
+	*out = &the_nl;
+	return 0;
+}
+
+void hbm_nl_close(struct hbm_nl *nl)
+{
+	(void)nl;
+}
+
+struct nl_msg *hbm_nl_msg(struct hbm_nl *nl, uint8_t cmd, int dump)
+{
+	(void)nl, (void)cmd, (void)dump;
+	return nlmsg_alloc();
+}
+
+int hbm_nl_request(struct hbm_nl *nl, struct nl_msg *msg, hbm_nl_reply_fn *cb, void *arg)
+{
+	(void)nl, (void)cb, (void)arg;
+	nlmsg_free(msg);
+	return -EIO;	/* no requests here */
+}
+
+const char *hbm_nl_extack(const struct hbm_nl *nl)
+{
+	(void)nl;
+	return "";
+}
+
+int hbm_nl_extack_attr(const struct hbm_nl *nl)
+{
+	(void)nl;
+	return 0;
+}
+
+int hbm_nl_node_new(struct hbm_nl *nl, const struct hbm_nl_node *n, char *ext, size_t extlen)
+{
+	(void)nl, (void)n, (void)ext, (void)extlen;
+	return -EIO;
+}
+
+int hbm_nl_node_del(struct hbm_nl *nl, uint32_t id, char *ext, size_t extlen)
+{
+	(void)nl, (void)id, (void)ext, (void)extlen;
+	return -EIO;
+}
+
+int hbm_nl_subscribe(struct hbm_nl *nl, const char *group)
+{
+	(void)nl;
+	snprintf(subscribed, sizeof(subscribed), "%s", group);
+	return pipe(pipefd) ? -errno : 0;
+}
+
+int hbm_nl_monitor_fd(struct hbm_nl *nl)
+{
+	(void)nl;
+	return pipefd[0] >= 0 ? pipefd[0] : -EINVAL;
+}
+
+/* One scripted event, with the attributes the kernel puts in it. */
+static int deliver(const struct step *s, hbm_nl_reply_fn *cb, void *arg)
+{
+	struct nl_msg *msg = nlmsg_alloc();
+	int ret = 0;
+
+	if (!msg)
+		return -ENOMEM;
+	switch (s->cmd) {
+	case HBMPOOL_CMD_NODE_ADD_NTF:
+	case HBMPOOL_CMD_NODE_DEL_NTF:
+	case HBMPOOL_CMD_NODE_CHANGE_NTF:
+		ret = nla_put_u32(msg, HBMPOOL_A_NODE_ID, s->id) ||
+		      nla_put_u32(msg, HBMPOOL_A_NODE_STATE, s->state) ||
+		      (s->self && nla_put_flag(msg, HBMPOOL_A_NODE_SELF)) ||
+		      nla_put_u64(msg, HBMPOOL_A_NODE_SEQ, s->seq);
+		break;
+	case HBMPOOL_CMD_LINK_CHANGE_NTF:
+		ret = nla_put_u32(msg, HBMPOOL_A_LINK_NODE_ID, s->id) ||
+		      nla_put_u32(msg, HBMPOOL_A_LINK_OPER_STATE, s->state) ||
+		      nla_put_u32(msg, HBMPOOL_A_LINK_HEALTH, 3) ||
+		      nla_put_u64(msg, HBMPOOL_A_LINK_SEQ, s->seq);
+		break;
+	case HBMPOOL_CMD_DOMAIN_CHANGE_NTF:
+		ret = nla_put_string(msg, HBMPOOL_A_DOMAIN_NAME, "unit") ||
+		      nla_put_u64(msg, HBMPOOL_A_DOMAIN_EPOCH, s->epoch) ||
+		      (s->fenced && nla_put_flag(msg, HBMPOOL_A_DOMAIN_FENCED)) ||
+		      nla_put_u64(msg, HBMPOOL_A_DOMAIN_SEQ, s->seq);
+		break;
+	case HBMPOOL_CMD_SEGMENT_CHANGE_NTF:
+		ret = nla_put_u64(msg, HBMPOOL_A_SEGMENT_SEQ, s->seq);
+		break;
+	case HBMPOOL_CMD_REGION_NEW_NTF:
+		ret = nla_put_u64(msg, HBMPOOL_A_REGION_SEQ, s->seq);
+		break;
+	case HBMPOOL_CMD_PARAMS_CHANGE_NTF:
+		ret = nla_put_u64(msg, HBMPOOL_A_PARAMS_SEQ, s->seq);
+		break;
+	}
+	if (!ret)
+		ret = cb((uint8_t)s->cmd, nlmsg_attrdata(nlmsg_hdr(msg), 0),
+			 nlmsg_attrlen(nlmsg_hdr(msg), 0), arg);
+	nlmsg_free(msg);
+	return ret;
+}
+
+int hbm_nl_listen(struct hbm_nl *nl, hbm_nl_reply_fn *cb, void *arg)
+{
+	int ret;
+
+	(void)nl;
+	while (pos < nsteps) {
+		if (!script[pos].cmd) {
+			pos++;
+			return -ENOBUFS;
+		}
+		ret = deliver(&script[pos++], cb, arg);
+		if (ret)
+			return ret < 0 ? ret : 0;
+	}
+	return -EAGAIN;
+}
+
+/* ---- the test ---- */
+
+static void add(int cmd, uint64_t seq, uint32_t id, uint32_t state)
+{
+	script[nsteps++] = (struct step){ .cmd = cmd, .seq = seq, .id = id, .state = state };
+}
+
+int main(void)
+{
+	struct hbmd_kernel_event ev[16];
+	struct hbmd_kernel k;
+	char err[256] = "";
+	int fd, n, i, total;
+	bool good;
+
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	if (hbmd_kernel_nl_open(&k, err, sizeof(err))) {
+		ok(0, "open: %s", err);
+		return tap_finish();
+	}
+	fd = k.ops->events_open(k.ctx, err, sizeof(err));
+	ok(fd >= 0 && fd == pipefd[0] && !strcmp(subscribed, HBMPOOL_MCGRP_MONITOR) &&
+	   (fcntl(fd, F_GETFL) & O_NONBLOCK),
+	   "events_open: the \"%s\" group, its socket non-blocking (%s)", subscribed,
+	   fd < 0 ? err : "ok");
+	ok(k.ops->events_open(k.ctx, err, sizeof(err)) == fd, "events_open again: the same socket");
+
+	n = k.ops->events_read(k.ctx, ev, 16, err, sizeof(err));
+	ok(n == 0, "nothing pending: 0 events (%d)", n);
+
+	/* 2. the kinds */
+	add(HBMPOOL_CMD_NODE_ADD_NTF, 1, 7, 0);
+	script[nsteps] = (struct step){ .cmd = HBMPOOL_CMD_DOMAIN_CHANGE_NTF, .seq = 2,
+					.epoch = 42, .fenced = true };
+	nsteps++;
+	add(HBMPOOL_CMD_LINK_CHANGE_NTF, 3, 7, 0);
+	add(HBMPOOL_CMD_REGION_NEW_NTF, 4, 0, 0);
+	add(HBMPOOL_CMD_PARAMS_CHANGE_NTF, 5, 0, 0);
+	add(HBMPOOL_CMD_NODE_CHANGE_NTF, 6, 7, 2);
+	script[nsteps] = (struct step){ .cmd = HBMPOOL_CMD_NODE_CHANGE_NTF, .seq = 7, .id = 1,
+					.state = 2, .self = true };
+	nsteps++;
+	add(HBMPOOL_CMD_SEGMENT_CHANGE_NTF, 8, 0, 0);
+	add(HBMPOOL_CMD_NODE_DEL_NTF, 9, 7, 3);
+	n = k.ops->events_read(k.ctx, ev, 16, err, sizeof(err));
+	ok(n == 7, "9 events, 2 of them region/params: 7 out (%d)", n);
+	ok(n == 7 && ev[0].kind == HBMD_KEV_NODE_ADD && ev[0].id == 7 && ev[0].state == 0 &&
+	   !ev[0].self && ev[0].seq == 1,
+	   "node-add-ntf: node 7, live, seq 1");
+	ok(n == 7 && ev[1].kind == HBMD_KEV_DOMAIN && ev[1].fenced && ev[1].epoch == 42,
+	   "domain-change-ntf: fenced, epoch 42");
+	ok(n == 7 && ev[2].kind == HBMD_KEV_LINK && ev[2].id == 7 && ev[2].state == 0 &&
+	   ev[2].health == 3, "link-change-ntf: node 7, down, health 3");
+	ok(n == 7 && ev[3].kind == HBMD_KEV_NODE_CHANGE && ev[3].id == 7 &&
+	   ev[3].state == HBMD_NODE_FENCED && ev[4].kind == HBMD_KEV_NODE_CHANGE && ev[4].self,
+	   "node-change-ntf: node 7 fenced; this node's, self");
+	ok(n == 7 && ev[5].kind == HBMD_KEV_SEGMENT && ev[6].kind == HBMD_KEV_NODE_DEL &&
+	   ev[6].id == 7 && ev[6].seq == 9, "segment-change-ntf; node-del-ntf: node 7, seq 9");
+
+	/* 3. losses */
+	add(HBMPOOL_CMD_NODE_ADD_NTF, 12, 8, 0);	/* 10, 11 lost */
+	add(HBMPOOL_CMD_DOMAIN_CHANGE_NTF, 13, 0, 0);
+	script[nsteps++] = (struct step){ .cmd = 0 };	/* ENOBUFS */
+	add(HBMPOOL_CMD_NODE_DEL_NTF, 20, 8, 3);	/* after a loss: no gap of its own */
+	add(HBMPOOL_CMD_DOMAIN_CHANGE_NTF, 21, 0, 0);
+	n = k.ops->events_read(k.ctx, ev, 16, err, sizeof(err));
+	ok(n == 6 && ev[0].kind == HBMD_KEV_OVERRUN && ev[1].kind == HBMD_KEV_NODE_ADD &&
+	   ev[1].id == 8 && ev[2].kind == HBMD_KEV_DOMAIN,
+	   "a gap in the numbers (10, 11): an overrun before the event after it (%d events)", n);
+	ok(n == 6 && ev[3].kind == HBMD_KEV_OVERRUN && ev[4].kind == HBMD_KEV_NODE_DEL &&
+	   ev[5].kind == HBMD_KEV_DOMAIN,
+	   "ENOBUFS: an overrun; the next number after it is no gap (one overrun, not two)");
+
+	/* 4. a small buffer */
+	for (i = 0; i < 10; i++)
+		add(HBMPOOL_CMD_NODE_CHANGE_NTF, 22 + (uint64_t)i, 9, 0);
+	good = true;
+	total = 0;
+	for (i = 0; i < 10; i++) {
+		int j;
+
+		n = k.ops->events_read(k.ctx, ev, 4, err, sizeof(err));
+		if (n <= 0)
+			break;
+		for (j = 0; j < n; j++)
+			good = good && ev[j].kind == HBMD_KEV_NODE_CHANGE &&
+			       ev[j].seq == 22 + (uint64_t)total + (uint64_t)j;
+		total += n;
+	}
+	ok(good && total == 10 && n == 0,
+	   "10 events through a buffer of 4: all of them, in order, no overrun (%d)", total);
+	n = k.ops->events_read(k.ctx, ev, 1, err, sizeof(err));
+	ok(n == -EINVAL, "a buffer of 1: refused (room for an overrun and an event)");
+
+	k.ops->close(k.ctx);
+	close(pipefd[0]);
+	close(pipefd[1]);
+	return tap_finish();
+}
