@@ -141,8 +141,8 @@ port = 7070
 segment_size = 32M
 [etcd]
 endpoints = http://10.78.0.100:2379
-connect_timeout_ms = 500
-request_timeout_ms = 1000
+connect_timeout_ms = 1000
+request_timeout_ms = 3000
 lease_ttl = $2
 [control]
 socket = /run/hbmpoold.sock
@@ -151,12 +151,12 @@ CONF
 	setsid bash "$0" supervise </dev/null >/dev/null 2>&1 &
 	for _ in $(seq 100); do [ -s /tmp/hbmpoold.pid ] && break; sleep 0.1; done
 	# up once it is a member: the control socket says so
-	for _ in $(seq 200); do
+	for _ in $(seq 60); do
 		kill -0 "$(cat /tmp/hbmpoold.pid)" 2>/dev/null || { echo "hbmpoold exited"; tail -n 20 "$log"; exit 1; }
 		[ "$(bash "$0" q ctl state)" = member ] && exit 0
-		sleep 0.2
+		sleep 1
 	done
-	echo "hbmpoold not a member after 40 s"; tail -n 20 "$log"; exit 1 ;;
+	echo "hbmpoold not a member after 60 tries"; tail -n 20 "$log"; exit 1 ;;
 q)
 	shift
 	python3 - "$@" <<'PY'
@@ -248,12 +248,14 @@ check "the control socket lists 3 members" [ "$(q 2 "$HD q ctl members")" = 3 ]
 # --- kill -9 the daemon under load ---
 check "VM1: a region interleaved over VM2 and VM3" gx 1 \
 	"setsid $RIO create --name d1 --size 8M --chunk 1M --policy interleave --nodes 2,3 --hold --pidfile /tmp/d1.pid >/tmp/d1.log 2>&1 </dev/null & for i in \$(seq 100); do grep -q holding /tmp/d1.log && exit 0; sleep 0.1; done; cat /tmp/d1.log; exit 1"
-job=$(ctl spawn 1 "for s in 1 2 3; do timeout -k 5 200 $RIO write --name d1 --seed \$s && timeout -k 5 200 $RIO verify --name d1 --seed \$s --order rand || exit 1; done")
+# (niced: TCG makes a guest 10-50 times slower, and the daemon must get the
+# CPU to restart within its TTL, as it would on a real node)
+job=$(ctl spawn 1 "for s in 1 2 3; do nice -n 10 timeout -k 5 200 $RIO write --name d1 --seed \$s && nice -n 10 timeout -k 5 200 $RIO verify --name d1 --seed \$s --order rand || exit 1; done")
 sleep 5
 # restarted by the guest's supervisor at once (systemd: RestartSec=2s),
 # well within the TTL
 check "VM1: kill -9 hbmpoold under load: restarted, a member again" gx -t 120 1 \
-	"p=\$(cat /tmp/hbmpoold.pid); date +%T.%N; kill -9 \$p; end=\$((SECONDS + 60)); while [ \$SECONDS -lt \$end ]; do q=\$(cat /tmp/hbmpoold.pid); [ \"\$q\" != \"\$p\" ] && [ \"\$($HD q ctl state)\" = member ] && { date +%T.%N; exit 0; }; sleep 0.2; done; exit 1"
+	"read -r p </tmp/hbmpoold.pid; echo \"killed \$(date +%T.%N)\"; kill -9 \$p; end=\$((SECONDS + 60)); while [ \$SECONDS -lt \$end ]; do read -r q </tmp/hbmpoold.pid; [ \"\$q\" != \"\$p\" ] && break; sleep 0.2; done; while [ \$SECONDS -lt \$end ]; do [ \"\$($HD q ctl state)\" = member ] && { echo \"member \$(date +%T.%N)\"; exit 0; }; sleep 1; done; exit 1"
 check "VM1: it took its lease over" gx 1 "grep -q 'took over lease' $RIG_SYNC/hbmpoold.1.1.log"
 out=$(ctl result -t 600 "$job" 2>&1)
 rc=$?
