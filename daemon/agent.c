@@ -830,6 +830,23 @@ static void watch_poke(struct hbmd_agent *a, int fd, short revents)
 static const char *const kstate_names[] = { "absent", "live", "fenced" };
 
 /*
+ * A domain event said "fenced": true when it was sent, and maybe no more
+ * (a segment-new after it, at start, clears the flag).  Ask the kernel; a
+ * kernel that cannot say is believed as the event says.
+ */
+static bool kernel_fenced_now(struct hbmd_agent *a)
+{
+	bool fenced = true;
+	char err[256] = "";
+
+	if (!a->k.ops->fenced_read || a->k.ops->fenced_read(a->k.ctx, &fenced, err, sizeof(err)))
+		return true;
+	if (!fenced)
+		alog(a, LOG_DEBUG, "a domain event said fenced, the kernel says no more: ignored");
+	return fenced;
+}
+
+/*
  * The kernel's nodes read again (after an event that contradicts this
  * agent's view, or events lost), and the view brought to them:
  *  - a node removed by someone else (hbmctl node del): absent; a member is
@@ -973,7 +990,8 @@ static void kevents(struct hbmd_agent *a)
 				}
 				break;
 			case HBMD_KEV_DOMAIN:
-				if (e->fenced && a->state == HBMD_AGENT_RUNNING)
+				if (e->fenced && a->state == HBMD_AGENT_RUNNING &&
+				    kernel_fenced_now(a))
 					fence_as(a, "this node was fenced in the kernel by someone else (domain-set fenced)",
 						 true);
 				break;

@@ -132,6 +132,11 @@ struct hbmd_kernel_ops {
 	int (*node_fence)(void *ctx, uint32_t id, char *err, size_t errlen);
 	/* The epoch the kernel has (domain-get epoch; 0: none, or a kernel without it). */
 	int (*epoch_read)(void *ctx, uint64_t *epoch, char *err, size_t errlen);
+	/*
+	 * Whether this node is fenced now (domain-get fenced): an event says
+	 * what was true when it was sent, and a new segment may have ended it.
+	 */
+	int (*fenced_read)(void *ctx, bool *fenced, char *err, size_t errlen);
 	/* domain-set epoch (never decreasing). */
 	int (*set_epoch)(void *ctx, uint64_t epoch, char *err, size_t errlen);
 	/* domain-set fenced: this node's segment stops serving.  Final. */

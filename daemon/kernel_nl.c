@@ -279,6 +279,28 @@ static int knl_epoch_read(void *ctx, uint64_t *epoch, char *err, size_t errlen)
 	return knl_request(k, msg, HBMPOOL_CMD_DOMAIN_GET, 0, epoch_cb, epoch, err, errlen);
 }
 
+static int fenced_cb(uint8_t cmd, struct nlattr *attrs, int len, void *arg)
+{
+	struct nlattr *tb[HBMPOOL_A_DOMAIN_FENCED + 1];
+
+	(void)cmd;
+	if (nla_parse(tb, HBMPOOL_A_DOMAIN_FENCED, attrs, len, NULL))
+		return -EPROTO;
+	*(bool *)arg = tb[HBMPOOL_A_DOMAIN_FENCED] != NULL;
+	return 0;
+}
+
+static int knl_fenced_read(void *ctx, bool *fenced, char *err, size_t errlen)
+{
+	struct knl *k = ctx;
+	struct nl_msg *msg = knl_msg(k, HBMPOOL_CMD_DOMAIN_GET, 0, err, errlen);
+
+	if (!msg)
+		return -ENOMEM;
+	*fenced = false;
+	return knl_request(k, msg, HBMPOOL_CMD_DOMAIN_GET, 0, fenced_cb, fenced, err, errlen);
+}
+
 static int knl_set_epoch(void *ctx, uint64_t epoch, char *err, size_t errlen)
 {
 	struct knl *k = ctx;
@@ -662,6 +684,7 @@ static const struct hbmd_kernel_ops knl_ops = {
 	.node_remove = knl_node_remove,
 	.node_fence = knl_node_fence,
 	.epoch_read = knl_epoch_read,
+	.fenced_read = knl_fenced_read,
 	.set_epoch = knl_set_epoch,
 	.fence_self = knl_fence_self,
 	.nodes_read = knl_nodes_read,

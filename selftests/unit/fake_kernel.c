@@ -188,6 +188,17 @@ static int fk_set_epoch(void *ctx, uint64_t epoch, char *err, size_t errlen)
 	return ret;
 }
 
+static int fk_fenced_read(void *ctx, bool *fenced, char *err, size_t errlen)
+{
+	struct fake_kernel *fk = ctx;
+
+	pthread_mutex_lock(&fk->lock);
+	*fenced = fk->self_fenced;
+	pthread_mutex_unlock(&fk->lock);
+	snprintf(err, errlen, "%s", "");
+	return 0;
+}
+
 static int fk_epoch_read(void *ctx, uint64_t *epoch, char *err, size_t errlen)
 {
 	struct fake_kernel *fk = ctx;
@@ -433,6 +444,7 @@ static const struct hbmd_kernel_ops fk_ops = {
 	.node_remove = fk_node_remove,
 	.node_fence = fk_node_fence,
 	.epoch_read = fk_epoch_read,
+	.fenced_read = fk_fenced_read,
 	.set_epoch = fk_set_epoch,
 	.fence_self = fk_fence_self,
 	.nodes_read = fk_nodes_read,
