@@ -54,7 +54,7 @@ fi
 # --- host side, run by multi.sh -c ---
 # shellcheck source=selftests/hbmpool/lib.sh
 . "$repo/selftests/hbmpool/lib.sh"
-TTL=${DAEMON_TEST_TTL:-15}
+TTL=${DAEMON_TEST_TTL:-20}
 EP=$DAEMON_ETCD_PORT
 RIO=$build/regionio
 H=tools/hbmctl/hbmctl
