@@ -71,6 +71,12 @@ static uint64_t min64(uint64_t x, uint64_t y)
 	return x < y ? x : y;
 }
 
+/* The control socket's view: the agent's. */
+static int agent_view(void *arg, char **json)
+{
+	return hbmd_agent_json(arg, json);
+}
+
 int main(int argc, char **argv)
 {
 	const char *path = HBM_CONF_PATH;
@@ -86,8 +92,9 @@ int main(int argc, char **argv)
 	struct hbmd_loop loop;
 	bool foreground = false, verbose = false;
 	char *errors = NULL;
-	int opt, ret, sig, rc = EXIT_SUCCESS, ctl = -1;
-	unsigned int n, i;
+	int opt, ret, sig, rc = EXIT_SUCCESS;
+	struct hbmd_control *ctl = NULL;
+	unsigned int n, nc, i;
 
 	while ((opt = getopt(argc, argv, "c:fvh")) != -1) {
 		switch (opt) {
@@ -171,8 +178,8 @@ out_join:
 		rc = ret == -ESTALE ? HBMD_EXIT_FENCED : EXIT_FAILURE;
 		goto out;
 	}
-	ctl = hbmd_control_open(conf.control_socket, err, sizeof(err));
-	if (ctl < 0) {
+	ret = hbmd_control_open(conf.control_socket, agent_view, agent, &ctl, err, sizeof(err));
+	if (ret) {
 		hbmd_log(LOG_ERR, "control socket: %s", err);
 		rc = EXIT_FAILURE;
 		goto out;
@@ -193,15 +200,16 @@ out_join:
 	hbmd_log(LOG_INFO, "%s", status);
 
 	for (;;) {
-		n = hbmd_agent_fds(agent, fds, HBMD_LOOP_MAX_FDS - 2);
-		fds[n] = (struct pollfd){ .fd = ctl, .events = POLLIN };
-		deadline = min64(hbmd_agent_deadline(agent), wd_next);
+		n = hbmd_agent_fds(agent, fds, HBMD_LOOP_MAX_FDS - 2 - HBMD_CONTROL_CLIENTS);
+		nc = hbmd_control_fds(ctl, fds + n, 1 + HBMD_CONTROL_CLIENTS);
+		deadline = min64(min64(hbmd_agent_deadline(agent), wd_next),
+				 hbmd_control_deadline(ctl));
 		if (metrics) {
-			fds[n + 1] = (struct pollfd){ .fd = hbmd_metrics_fd(metrics),
-						      .events = POLLIN };
+			fds[n + nc] = (struct pollfd){ .fd = hbmd_metrics_fd(metrics),
+						       .events = POLLIN };
 			deadline = min64(deadline, hbmd_metrics_deadline(metrics));
 		}
-		ret = hbmd_loop_wait(&loop, fds, n + 1 + !!metrics, deadline, &sig);
+		ret = hbmd_loop_wait(&loop, fds, n + nc + !!metrics, deadline, &sig);
 		if (ret < 0) {
 			hbmd_log(LOG_CRIT, "event loop: %s", strerror(-ret));
 			rc = EXIT_FAILURE;
@@ -211,9 +219,13 @@ out_join:
 			if (fds[i].revents)
 				hbmd_agent_event(agent, fds[i].fd, fds[i].revents);
 		hbmd_agent_tick(agent);
-		if (fds[n].revents && hbmd_control_serve(ctl, agent, err, sizeof(err)) < 0)
-			hbmd_log(LOG_WARNING, "%s", err);
-		if (metrics && (fds[n + 1].revents ||
+		for (i = n; i < n + nc; i++)
+			if (fds[i].revents &&
+			    hbmd_control_event(ctl, fds[i].fd, fds[i].revents, err, sizeof(err)) < 0)
+				hbmd_log(LOG_WARNING, "%s", err);
+		if (hbmd_now_ms() >= hbmd_control_deadline(ctl))
+			hbmd_control_event(ctl, -1, 0, err, sizeof(err));
+		if (metrics && (fds[n + nc].revents ||
 				hbmd_now_ms() >= hbmd_metrics_deadline(metrics)))
 			hbmd_metrics_run(metrics);
 		if (strcmp(status, hbmd_agent_status(agent))) {
@@ -237,7 +249,7 @@ out_join:
 	}
 out:
 	hbmd_metrics_close(metrics);
-	hbmd_control_close(ctl, conf.control_socket);
+	hbmd_control_close(ctl);
 	hbmd_agent_free(agent);	/* closes the kernel */
 out_loop:
 	hbmd_loop_fini(&loop);

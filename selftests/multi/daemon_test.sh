@@ -20,6 +20,10 @@
 #     kill: the check allows 1 s more for that measurement), monitor
 #     events seen, a new region on "every node" avoids it; VM3 rebooted with
 #     a new segment joins again (a new incarnation, a higher epoch);
+#   VM3's data link flapping at 1 Hz for a minute under reads: VM1's link
+#     health changes within the hysteresis bound, membership never moves,
+#     the data exact afterwards; a bad config on the real module: exit 78,
+#     the file, line and key named;
 #   cut VM2 off from etcd (its control NIC) but not from its peers: it fences
 #     itself (domain show: fenced) and the others fence it; it rejoins only
 #     after its segment is new;
@@ -298,6 +302,38 @@ e3=$(epochs 1 2 3)
 check "one epoch in the three kernels, higher than before ($e2 -> $e3)" \
 	sh -c "[ \$(echo $e3 | wc -w) = 1 ] && [ ${e3% } -gt ${e2% } ]"
 
+# --- VM3's data link flapping at 1 Hz for a minute, under reads ---
+# Health has hysteresis (hbmpoold.conf [health], defaults: worse after 3
+# bad samples, better after 5 good ones and 10 s): at most
+# 3 x (60 s / 10 s) + 2 = 20 changes of a link in a minute, where a 1 Hz
+# flap would give ~120 without it; membership must not move at all (no
+# epoch change, nobody fenced: the storm that must not happen).
+check "VM1: a region on VM3, written" gx -t 200 1 \
+	"setsid $RIO create --name f1 --size 4M --chunk 1M --policy bind --nodes 3 --hold --pidfile /tmp/f1.pid >/tmp/f1.log 2>&1 </dev/null & for i in \$(seq 100); do grep -q holding /tmp/f1.log && break; sleep 0.1; done; timeout -k 5 150 $RIO write --name f1 --seed 7"
+c0=$(q 1 "grep -c 'link 1 -> 3: .* -> ' $RIG_SYNC/hbmpoold.1.1.log")
+e4=$(epochs 1 2 3)
+rj=$(ctl spawn 1 "end=\$((SECONDS + 70)); n=0; while [ \$SECONDS -lt \$end ]; do nice -n 10 timeout -k 5 60 $RIO verify --name f1 --seed 7 >/dev/null 2>&1; n=\$((n + 1)); done; echo rounds=\$n")
+t1=$SECONDS
+for _ in $(seq 60); do
+	ctl cut 3 >/dev/null 2>&1; sleep 0.4
+	ctl restore 3 >/dev/null 2>&1; sleep 0.4
+done
+stamp "flapped for $((SECONDS - t1)) s"
+ctl result -t 200 "$rj" 2>&1 | sed 's/^/# /'
+c1=$(q 1 "grep -c 'link 1 -> 3: .* -> ' $RIG_SYNC/hbmpoold.1.1.log")
+q 1 "grep 'link 1 -> 3: .* -> ' $RIG_SYNC/hbmpoold.1.1.log | tail -n 5" | sed 's/^/# /'
+check "VM1's health of its link to VM3 changed $((c1 - c0)) times in the flapping minute (bound 20)" \
+	[ "$((c1 - c0))" -le 20 ]
+e5=$(epochs 1 2 3)
+check "membership did not move: one epoch, the same ($e4 -> $e5)" [ "$e4" = "$e5" ]
+check "nobody fenced: etcd has members 1 2 3" [ "$(etcd_members)" = "1 2 3" ]
+check "VM1: the link to VM3 is live again, the region on VM3 exact" gx -t 250 1 \
+	"end=\$((SECONDS + 90)); while [ \$SECONDS -lt \$end ]; do [ \"\$($HD q health 3)\" = live ] && break; sleep 1; done; timeout -k 5 150 $RIO verify --name f1 --seed 7"
+
+# --- a bad config on the real module: a clear error, exit 78 ---
+check "VM1: a bad config: exit 78, the file, line and key named" gx 1 \
+	"printf '[domain]\nname = rig\nkey_file = /tmp/domain.key\n[node]\nid = 5000\naddress = 10.77.0.1\nsegment_size = 32M\n[etcd]\nendpoints = http://10.78.0.100:2379\n' >/tmp/bad.conf; daemon/hbmpoold -c /tmp/bad.conf -f >/tmp/bad.out 2>&1; rc=\$?; cat /tmp/bad.out; [ \$rc = 78 ] && grep -q '/tmp/bad.conf:5: \[node\] id' /tmp/bad.out"
+
 # --- VM2 cut off from etcd, not from its peers ---
 check "cut VM2's control NIC" ctl qmp 2 set_link name=nicctl up=false
 check "VM2 fences itself within TTL + 2 s" gx -t 60 2 \
@@ -323,7 +359,7 @@ check "etcd has members 1 2 3" [ "$(etcd_members)" = "1 2 3" ]
 for k in 1 2 3; do
 	check "VM$k: hbmpoold stops on SIGTERM, the module unloads" gx -t 120 "$k" \
 		"p=\$(cat /tmp/hbmpoold.pid); kill \$p; for i in \$(seq 50); do kill -0 \$p 2>/dev/null || break; sleep 0.2; done; ! kill -0 \$p 2>/dev/null || exit 1
-for f in /tmp/d1.pid /tmp/d2.pid /tmp/monitor.pid; do [ -e \$f ] && kill \$(cat \$f) 2>/dev/null; done; sleep 1
+for f in /tmp/d1.pid /tmp/d2.pid /tmp/f1.pid /tmp/monitor.pid; do [ -e \$f ] && kill \$(cat \$f) 2>/dev/null; done; sleep 1
 for n in \$($H -j node show | python3 -c 'import json,sys; print(\" \".join(str(n[\"id\"]) for n in json.load(sys.stdin) if not n.get(\"self\") and n[\"id\"]))'); do $H node del \$n || true; done
 for i in \$(seq 30); do rmmod hbmpool 2>/dev/null && exit 0; sleep 1; done; rmmod hbmpool"
 done

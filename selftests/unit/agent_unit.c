@@ -147,7 +147,7 @@ struct node {
 	unsigned int idle_resyncs;	/* "no word from the watch" messages */
 	unsigned int waits;		/* "waiting up to" messages */
 	uint64_t valid_until;	/* the lease's, last seen */
-	int ctl;		/* its control socket, -1: none */
+	struct hbmd_control *ctl;	/* its control socket, NULL: none */
 	char ctl_path[96];
 	/* link health: its own changes logged, the matrix it sees (ids 0..NR) */
 	unsigned int link_changes;
@@ -224,7 +224,7 @@ static void *drive(void *arg)
 	struct node *n = arg;
 	struct hbmd_loop l;
 	char err[256];
-	unsigned int k, i;
+	unsigned int k, kc, i;
 	uint64_t d;
 	int sig;
 
@@ -233,20 +233,24 @@ static void *drive(void *arg)
 		return NULL;
 	}
 	while (atomic_load(&n->cmd) == RUN) {
-		k = hbmd_agent_fds(n->a, fds, HBMD_LOOP_MAX_FDS - 1);
-		fds[k] = (struct pollfd){ .fd = n->ctl, .events = POLLIN };
+		k = hbmd_agent_fds(n->a, fds, HBMD_LOOP_MAX_FDS - 1 - HBMD_CONTROL_CLIENTS);
+		kc = n->ctl ? hbmd_control_fds(n->ctl, fds + k, 1 + HBMD_CONTROL_CLIENTS) : 0;
 		d = hbmd_agent_deadline(n->a);
 		if (d > hbmd_now_ms() + 20)
 			d = hbmd_now_ms() + 20;	/* to see cmd */
-		if (hbmd_loop_wait(&l, fds, n->ctl >= 0 ? k + 1 : k, d, &sig) < 0)
+		if (hbmd_loop_wait(&l, fds, k + kc, d, &sig) < 0)
 			break;
 		for (i = 0; i < k; i++)
 			if (fds[i].revents)
 				hbmd_agent_event(n->a, fds[i].fd, fds[i].revents);
 		hbmd_agent_tick(n->a);
-		if (n->ctl >= 0 && fds[k].revents &&
-		    hbmd_control_serve(n->ctl, n->a, err, sizeof(err)) < 0)
-			printf("# node %u: %s\n", n->id, err);
+		for (i = k; i < k + kc; i++)
+			if (fds[i].revents &&
+			    hbmd_control_event(n->ctl, fds[i].fd, fds[i].revents, err,
+					       sizeof(err)) < 0)
+				printf("# node %u: %s\n", n->id, err);
+		if (n->ctl && hbmd_now_ms() >= hbmd_control_deadline(n->ctl))
+			hbmd_control_event(n->ctl, -1, 0, err, sizeof(err));
 		snapshot(n);
 	}
 	hbmd_loop_fini(&l);
@@ -276,6 +280,14 @@ static int write_conf(struct node *n, const char *key)
  * Load the config and start the agent, on a fresh fake kernel (a new
  * segment: incarnation) or on the one it had (a restarted daemon).
  */
+/* The control socket's view: the node's agent's. */
+static int node_view(void *arg, char **json)
+{
+	struct node *n = arg;
+
+	return n->a ? hbmd_agent_json(n->a, json) : -EAGAIN;
+}
+
 static int node_start(struct node *n, uint64_t incarnation, bool fresh)
 {
 	char *errors = NULL;
@@ -283,15 +295,15 @@ static int node_start(struct node *n, uint64_t incarnation, bool fresh)
 
 	if (fresh)
 		fk_init(&n->fk, n->id, incarnation, n->i == NR - 1);
-	n->ctl = -1;
+	n->ctl = NULL;
 	if (n->i == 1) {
 		char err[256];
 
 		snprintf(n->ctl_path, sizeof(n->ctl_path), "%s/node%u.sock", dir, n->id);
-		n->ctl = hbmd_control_open(n->ctl_path, err, sizeof(err));
-		if (n->ctl < 0) {
+		ret = hbmd_control_open(n->ctl_path, node_view, n, &n->ctl, err, sizeof(err));
+		if (ret) {
 			printf("# %s\n", err);
-			return n->ctl;
+			return ret;
 		}
 	}
 	ret = hbm_config_load(n->conf_path, &n->conf, &errors);
@@ -325,8 +337,8 @@ static void node_halt(struct node *n, int cmd)
 static void node_free(struct node *n)
 {
 	node_halt(n, STOP);
-	hbmd_control_close(n->ctl, n->ctl_path);
-	n->ctl = -1;
+	hbmd_control_close(n->ctl);
+	n->ctl = NULL;
 	hbmd_agent_free(n->a);
 	n->a = NULL;
 	hbm_config_free(&n->conf);
@@ -855,7 +867,8 @@ static void test_agents(void)
 	node_halt(&nodes[rid], STOP);
 	lease_id = hbmd_agent_lease(nodes[rid].a)->id;
 	hbmd_agent_free(nodes[rid].a);
-	hbmd_control_close(nodes[rid].ctl, nodes[rid].ctl_path);
+	hbmd_control_close(nodes[rid].ctl);
+	nodes[rid].ctl = NULL;
 	hbm_config_free(&nodes[rid].conf);
 	nodes[rid].a = NULL;
 	for (i = 0; i < NR; i++)
