@@ -248,6 +248,8 @@ check "one epoch in the three kernels, > 0 ($e1)" sh -c "[ \$(echo $e1 | wc -w) 
 l1=$(for k in 1 2 3; do q "$k" "$HD q ctl leader"; done | sort -u | tr '\n' ' ')
 check "one leader for the three daemons ($l1)" sh -c "[ \$(echo $l1 | wc -w) = 1 ] && [ '$l1' != 'none ' ]"
 check "the control socket lists 3 members" [ "$(q 2 "$HD q ctl members")" = 3 ]
+check "VM2: hbmctl domain status shows the daemon's view: 3 members, the leader" gx 2 \
+	"$H domain status --socket /run/hbmpoold.sock && $H -j domain status --socket /run/hbmpoold.sock | python3 -c 'import json,sys; d=json.load(sys.stdin); sys.exit(not (len(d[\"members\"]) == 3 and d[\"state\"] == \"member\" and d[\"leader\"] is not None))'"
 
 # --- kill -9 the daemon under load ---
 check "VM1: a region interleaved over VM2 and VM3" gx 1 \
