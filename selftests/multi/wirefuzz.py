@@ -768,13 +768,21 @@ class Fuzz:
         """Give back the scratch chunk."""
         if self.scratch is None:
             return
-        try:
-            self.conn()
-            st, _ = self.c.free(self.scratch, SCRATCH_LEN)
-            self.run.check(st == W.S_OK, "FREE of the scratch chunk: %s" % W.status_name(st))
-            self.c.bye()
-        except (W.WireError, OSError) as e:
-            self.run.fail("FREE of the scratch chunk: %s" % e)
+        # The home may have ended the last round's session after it was
+        # judged alive (it may close a session at any time): then log in
+        # again, once, as any client would.
+        for attempt in (1, 2):
+            try:
+                self.conn()
+                st, _ = self.c.free(self.scratch, SCRATCH_LEN)
+                self.run.check(st == W.S_OK,
+                               "FREE of the scratch chunk: %s" % W.status_name(st))
+                self.c.bye()
+                break
+            except (W.WireError, OSError) as e:
+                self.drop()
+                if attempt == 2:
+                    self.run.fail("FREE of the scratch chunk: %s" % e)
         self.c = None
 
 
