@@ -10,8 +10,11 @@
 #   make bench      deps, all, then tools/hbmbench in a VM (BENCH_ARGS=...)
 #   make bench-tcp  deps, all, then hbmbench over TCP beside iperf3, 2 VMs
 #   make bench-membership  hbmpoold's membership core, N nodes vs one etcd
-#   make install    hbmctl, its man page and completion, the uapi headers
-#                   (PREFIX=/usr/local, DESTDIR=)
+#   make install    hbmctl, hbmpoold, man pages, completion, uapi headers,
+#                   unit, udev rule, module sources for DKMS
+#                   (PREFIX=/usr/local, DESTDIR=; see the target)
+#   make dkms       install, then build and install the module with DKMS
+#   make deb        the Debian packages, into build/deb/ (lintian checked)
 #   make clean
 #
 # KDIR (kernel headers) defaults to /lib/modules/$(uname -r)/build if it
@@ -130,31 +133,120 @@ tools:
 	@$(call require,tools/Makefile)
 	$(MAKE) -C tools
 
-# hbmctl and hbmpoold (its man page, config example and systemd unit, whose
-# ExecStart names $(PREFIX)/sbin/hbmpoold): the other tools and the
-# selftests are not installed.
-PREFIX  ?= /usr/local
-DESTDIR ?=
-INSTALL ?= install
+# make install (README.md, "Installing on a node"): everything an operator
+# needs on a node, under DESTDIR (a staging root, e.g. a package's) and
+# PREFIX (default /usr/local):
+#   install-tools   hbmctl, hbmctl(8), its bash completion, the uapi headers
+#   install-daemon  hbmpoold, hbmpoold(8), hbmpoold.conf(5), the example
+#                   config, the systemd unit (ExecStart names SBINDIR)
+#   install-module  the module's sources and dkms.conf in DKMS_SRCDIR (always
+#                   under /usr/src: DKMS looks nowhere else), the udev rule
+#                   and the sysusers.d file of the group hbmpool, the
+#                   modprobe.d file with every option commented out (never
+#                   overwritten when present and DESTDIR is empty)
+# With DESTDIR empty (a live install, as root) install-module also creates
+# the group and reloads udev's rules; 'make dkms' then builds and installs
+# the module with DKMS.  The other tools and the selftests are not installed.
+PREFIX      ?= /usr/local
+DESTDIR     ?=
+INSTALL     ?= install
+SYSCONFDIR  ?= /etc
+SBINDIR     ?= $(PREFIX)/sbin
+MANDIR      ?= $(PREFIX)/share/man
+INCLUDEDIR  ?= $(PREFIX)/include
+DOCDIR      ?= $(PREFIX)/share/doc/hbmpool
+BASHCOMPDIR ?= $(PREFIX)/share/bash-completion/completions
+UNITDIR     ?= $(PREFIX)/lib/systemd/system
+UDEVDIR     ?= $(PREFIX)/lib/udev/rules.d
+SYSUSERSDIR ?= $(PREFIX)/lib/sysusers.d
+VERSION     := $(shell cat $(CURDIR)/VERSION 2>/dev/null)
+DKMS_SRCDIR ?= /usr/src/hbmpool-$(VERSION)
 
-install:
+.PHONY: install-tools install-daemon install-module dkms dkms-remove deb check-pkg
+
+install: install-tools install-daemon install-module
+
+install-tools:
 	@$(call require,tools/Makefile)
 	$(MAKE) -C tools hbmctl
-	$(INSTALL) -D -m 0755 tools/hbmctl/hbmctl $(DESTDIR)$(PREFIX)/sbin/hbmctl
-	$(INSTALL) -D -m 0644 Documentation/man/hbmctl.8 \
-		$(DESTDIR)$(PREFIX)/share/man/man8/hbmctl.8
+	$(INSTALL) -D -m 0755 tools/hbmctl/hbmctl $(DESTDIR)$(SBINDIR)/hbmctl
+	$(INSTALL) -D -m 0644 Documentation/man/hbmctl.8 $(DESTDIR)$(MANDIR)/man8/hbmctl.8
 	$(INSTALL) -D -m 0644 tools/hbmctl/hbmctl.bash-completion \
-		$(DESTDIR)$(PREFIX)/share/bash-completion/completions/hbmctl
-	$(INSTALL) -d $(DESTDIR)$(PREFIX)/include/linux
-	$(INSTALL) -m 0644 $(UAPI_HDRS) $(DESTDIR)$(PREFIX)/include/linux/
+		$(DESTDIR)$(BASHCOMPDIR)/hbmctl
+	$(INSTALL) -d $(DESTDIR)$(INCLUDEDIR)/linux
+	$(INSTALL) -m 0644 $(UAPI_HDRS) $(DESTDIR)$(INCLUDEDIR)/linux/
+
+install-daemon:
+	@$(call require,daemon/Makefile)
 	$(MAKE) -C daemon hbmpoold
-	$(INSTALL) -D -m 0755 daemon/hbmpoold $(DESTDIR)$(PREFIX)/sbin/hbmpoold
-	$(INSTALL) -D -m 0644 Documentation/man/hbmpoold.8 \
-		$(DESTDIR)$(PREFIX)/share/man/man8/hbmpoold.8
+	$(INSTALL) -D -m 0755 daemon/hbmpoold $(DESTDIR)$(SBINDIR)/hbmpoold
+	$(INSTALL) -D -m 0644 Documentation/man/hbmpoold.8 $(DESTDIR)$(MANDIR)/man8/hbmpoold.8
+	$(INSTALL) -D -m 0644 Documentation/man/hbmpoold.conf.5 \
+		$(DESTDIR)$(MANDIR)/man5/hbmpoold.conf.5
 	$(INSTALL) -D -m 0644 daemon/hbmpoold.conf.example \
-		$(DESTDIR)$(PREFIX)/share/doc/hbmpool/hbmpoold.conf.example
-	sed 's|/usr/local/sbin/hbmpoold|$(PREFIX)/sbin/hbmpoold|' daemon/hbmpoold.service | \
-		$(INSTALL) -D -m 0644 /dev/stdin $(DESTDIR)$(PREFIX)/lib/systemd/system/hbmpoold.service
+		$(DESTDIR)$(DOCDIR)/hbmpoold.conf.example
+	sed 's|/usr/local/sbin/hbmpoold|$(SBINDIR)/hbmpoold|' daemon/hbmpoold.service | \
+		$(INSTALL) -D -m 0644 /dev/stdin $(DESTDIR)$(UNITDIR)/hbmpoold.service
+
+install-module:
+	@$(call require,dkms.conf dist/60-hbmpool.rules dist/hbmpool.sysusers dist/modprobe-hbmpool.conf)
+	@[ -n "$(VERSION)" ] || { echo "install-module: VERSION is missing or empty" >&2; exit 1; }
+	rm -rf $(DESTDIR)$(DKMS_SRCDIR)
+	$(INSTALL) -d $(DESTDIR)$(DKMS_SRCDIR)/kmod $(DESTDIR)$(DKMS_SRCDIR)/uapi/linux
+	$(INSTALL) -m 0644 Kbuild VERSION $(DESTDIR)$(DKMS_SRCDIR)/
+	sed 's/#MODULE_VERSION#/$(VERSION)/' dkms.conf | \
+		$(INSTALL) -m 0644 /dev/stdin $(DESTDIR)$(DKMS_SRCDIR)/dkms.conf
+	$(INSTALL) -m 0644 kmod/Kbuild $(KMOD_SRCS) $(DESTDIR)$(DKMS_SRCDIR)/kmod/
+	$(INSTALL) -m 0644 $(UAPI_HDRS) $(DESTDIR)$(DKMS_SRCDIR)/uapi/linux/
+	$(INSTALL) -D -m 0644 dist/60-hbmpool.rules $(DESTDIR)$(UDEVDIR)/60-hbmpool.rules
+	$(INSTALL) -D -m 0644 dist/hbmpool.sysusers $(DESTDIR)$(SYSUSERSDIR)/hbmpool.conf
+	@conf=$(DESTDIR)$(SYSCONFDIR)/modprobe.d/hbmpool.conf; \
+	if [ -z "$(DESTDIR)" ] && [ -e "$$conf" ]; then \
+		echo "  KEEP    $$conf (dist/modprobe-hbmpool.conf has the defaults)"; \
+	else \
+		echo "$(INSTALL) -D -m 0644 dist/modprobe-hbmpool.conf $$conf"; \
+		$(INSTALL) -D -m 0644 dist/modprobe-hbmpool.conf "$$conf"; \
+	fi
+	@if [ -z "$(DESTDIR)" ]; then \
+		if command -v systemd-sysusers >/dev/null; then \
+			echo "systemd-sysusers $(SYSUSERSDIR)/hbmpool.conf"; \
+			systemd-sysusers $(SYSUSERSDIR)/hbmpool.conf; \
+		elif ! getent group hbmpool >/dev/null; then \
+			echo "groupadd --system hbmpool"; groupadd --system hbmpool; fi; \
+		if command -v udevadm >/dev/null && [ -d /run/udev ]; then \
+			udevadm control --reload || true; \
+			udevadm trigger --action=change --sysname-match=hbmpool || true; fi; \
+	fi
+
+# Build and install hbmpool.ko with DKMS for KVER (default: the kernel of
+# KDIR), from the sources install-module puts in DKMS_SRCDIR; an earlier
+# registration of this version is removed first, so that the build uses the
+# sources of this checkout.  Root.  'make dkms-remove' undoes it.
+dkms: install-module
+	@command -v dkms >/dev/null || { echo "dkms: dkms is not installed (apt-get install dkms)" >&2; exit 1; }
+	@[ -n "$(KVER)" ] || { echo "dkms: no kernel headers found (KDIR=...)" >&2; exit 1; }
+	@if [ -n "$$(dkms status -m hbmpool -v $(VERSION))" ]; then \
+		echo "dkms remove hbmpool/$(VERSION) --all"; dkms remove hbmpool/$(VERSION) --all; fi
+	dkms add hbmpool/$(VERSION)
+	dkms build hbmpool/$(VERSION) -k $(KVER)
+	dkms install hbmpool/$(VERSION) -k $(KVER)
+
+dkms-remove:
+	@if [ -n "$$(dkms status -m hbmpool -v $(VERSION))" ]; then \
+		echo "dkms remove hbmpool/$(VERSION) --all"; dkms remove hbmpool/$(VERSION) --all; fi
+	rm -rf $(DKMS_SRCDIR)
+
+# The Debian packages hbmpool-dkms, hbmpool-tools and hbmpoold (debian/),
+# built with dpkg-buildpackage from a copy of the checkout, into build/deb/;
+# lintian runs on them (debian/*.lintian-overrides explain each exception).
+deb:
+	@$(RIG)/deps.sh
+	DEB_OUT=$(BUILD)/deb tools/pkg/build-deb.sh
+
+# The packages installed in a throwaway root, DKMS, modprobe, udev and an
+# unprivileged region in a VM booted on it (selftests/pkg/pkg_test.sh).
+check-pkg: deb
+	selftests/pkg/pkg_test.sh
 
 # hbmpoold and its parts (daemon/README.md); their unit tests are in 'make unit'.
 daemon:
