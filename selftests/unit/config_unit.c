@@ -3,9 +3,11 @@
  * Unit test of hbmpoold's config file parser (daemon/config.c): a full
  * file and its defaults, then one broken file per rule, each checked for
  * the exact "file:line: [section] key: ..." of its message; then the
- * shipped example must load, and it and Documentation/hbmpoold.conf.rst
- * must name every key the parser knows.  Files live in a temporary
- * directory, removed at the end.  TAP output.
+ * shipped example must load, and it, Documentation/hbmpoold.conf.rst and
+ * the man page Documentation/man/hbmpoold.conf.5 must name every key the
+ * parser knows (the man page: an entry per key in its section, no entry
+ * for a key the parser does not know, and an EXAMPLE that loads).  Files
+ * live in a temporary directory, removed at the end.  TAP output.
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -461,19 +463,203 @@ static bool has(const char *s, size_t len, const char *needle)
 	return false;
 }
 
-/* The shipped example loads, and it and the reference name every key. */
+/*
+ * The man page's subsection ".SS [section]": from its header to the next
+ * ".SS" or ".SH".
+ */
+static const char *man_section_of(const char *man, const char *section, size_t *len)
+{
+	char hdr[40];
+	const char *s, *e;
+
+	snprintf(hdr, sizeof(hdr), "\n.SS [%s]\n", section);
+	s = strstr(man, hdr);
+	if (!s)
+		return NULL;
+	s += strlen(hdr) - 1;	/* from its '\n', for the first entry */
+	e = strstr(s + 1, "\n.S");
+	*len = e ? (size_t)(e - s) : strlen(s);
+	return s;
+}
+
+/*
+ * The key of the man page entry at p (just past a "\n.TP\n.B"): the word
+ * after ".B " or ".BR ", copied to name; NULL if there is none, else the
+ * end of the word, which must end the line or be followed by a space.
+ */
+static const char *man_entry(const char *p, char *name, size_t size)
+{
+	size_t n;
+
+	if (*p == 'R')
+		p++;
+	if (*p++ != ' ')
+		return NULL;
+	n = strspn(p, "abcdefghijklmnopqrstuvwxyz0123456789_");
+	if (!n || n >= size || (p[n] != '\n' && p[n] != ' '))
+		return NULL;
+	memcpy(name, p, n);
+	name[n] = '\0';
+	return p + n;
+}
+
+/* Whether the man page text s (len bytes) has an entry for key name. */
+static bool man_has_key(const char *s, size_t len, const char *name)
+{
+	static const char tag[] = "\n.TP\n.B";
+	const char *end = s + len, *p;
+	char word[64];
+
+	for (p = s; (p = memmem(p, end - p, tag, strlen(tag))); p++)
+		if (man_entry(p + strlen(tag), word, sizeof(word)) && !strcmp(word, name))
+			return true;
+	return false;
+}
+
+static bool key_known(const char *section, const char *name)
+{
+	const char *k, *sec;
+	size_t i;
+
+	for (i = 0; (k = hbm_config_key(i, &sec)); i++)
+		if (!strcmp(sec, section) && !strcmp(k, name))
+			return true;
+	return false;
+}
+
+/*
+ * Every ".SS [section]" of the man page is a section the parser knows, and
+ * every entry in it a key of that section: nothing stale.
+ */
+static bool man_all_known(const char *man)
+{
+	static const char tag[] = "\n.TP\n.B";
+	const char *p, *e, *q, *end;
+	char section[32], word[64];
+	bool good = true;
+	size_t n;
+
+	for (p = man; (p = strstr(p, "\n.SS [")); p = e) {
+		p += strlen("\n.SS [");
+		n = strcspn(p, "]\n");
+		e = strstr(p, "\n.S");
+		end = e ? e : p + strlen(p);
+		if (!e)
+			e = end;
+		if (p[n] != ']' || p[n + 1] != '\n' || n >= sizeof(section)) {
+			printf("# man page: bad section header \".SS [%.*s\"\n", (int)n, p);
+			good = false;
+			continue;
+		}
+		memcpy(section, p, n);
+		section[n] = '\0';
+		for (q = p; (q = memmem(q, end - q, tag, strlen(tag))); q++) {
+			if (!man_entry(q + strlen(tag), word, sizeof(word))) {
+				printf("# man page: [%s] has an entry that is not a key\n", section);
+				good = false;
+			} else if (!key_known(section, word)) {
+				printf("# man page: [%s] %s is not a key the parser knows\n", section,
+				       word);
+				good = false;
+			}
+		}
+	}
+	return good;
+}
+
+/*
+ * The man page's EXAMPLE (between its .EX and .EE), as a file: roff's
+ * "\-" and "\e" undone; NULL if there is none or it holds another escape.
+ */
+static char *man_example(const char *man)
+{
+	const char *s = strstr(man, "\n.SH EXAMPLE\n"), *e;
+	char *text, *d;
+
+	s = s ? strstr(s, "\n.EX\n") : NULL;
+	e = s ? strstr(s, "\n.EE\n") : NULL;
+	if (!e)
+		return NULL;
+	s += strlen("\n.EX\n");
+	text = malloc(e - s + 2);
+	if (!text)
+		return NULL;
+	for (d = text; s <= e; s++) {
+		if (*s == '\\') {
+			s++;
+			if (*s == '-')
+				*d++ = '-';
+			else if (*s == 'e')
+				*d++ = '\\';
+			else
+				goto bad;
+		} else {
+			*d++ = *s;
+		}
+	}
+	*d = '\0';
+	return text;
+bad:
+	free(text);
+	return NULL;
+}
+
+/* text with its "key_file = /etc/hbmpool/domain.key" pointed at the test's key. */
+static char *with_test_key(const char *text)
+{
+	static const char etc_key[] = "/etc/hbmpool/domain.key";
+	const char *p = strstr(text, "\nkey_file = /etc/hbmpool/domain.key\n");
+	char *out;
+
+	if (!p)
+		return NULL;
+	p += strlen("\nkey_file = ");
+	out = malloc(strlen(text) + strlen(keypath) + 1);
+	if (out)
+		sprintf(out, "%.*s%s%s", (int)(p - text), text, keypath, p + strlen(etc_key));
+	return out;
+}
+
+/* The man page's example loads: the file it shows is a valid one. */
+static void test_man_example(const char *man)
+{
+	char *ex = man_example(man), *text, *err = NULL;
+	struct hbm_config conf;
+	int ret;
+
+	text = ex ? with_test_key(ex) : NULL;
+	free(ex);
+	if (!text) {
+		ok(0, "the man page has an EXAMPLE (.EX/.EE) with key_file = /etc/hbmpool/domain.key");
+		return;
+	}
+	write_file(path, text);
+	free(text);
+	ret = hbm_config_load(path, &conf, &err);
+	ok(!ret, "the man page's example loads%s%s", err ? ": " : "", err ? err : "");
+	if (!ret)
+		hbm_config_free(&conf);
+	free(err);
+}
+
+/*
+ * The shipped example loads, and it, the reference and the man page name
+ * every key.
+ */
 static void test_docs(void)
 {
 	char *ex = slurp(HBM_TOP "/daemon/hbmpoold.conf.example");
 	char *rst = slurp(HBM_TOP "/Documentation/hbmpoold.conf.rst");
+	char *man = slurp(HBM_TOP "/Documentation/man/hbmpoold.conf.5");
 	const char *name, *section, *sec;
-	char needle[64], *p, *text, *err = NULL;
+	char needle[64], *text, *err = NULL;
 	struct hbm_config conf;
-	int in_ex = 1, in_rst = 1, ret;
+	int in_ex = 1, in_rst = 1, in_man = 1, ret;
 	size_t i, len;
 
-	ok(ex && rst, "daemon/hbmpoold.conf.example and Documentation/hbmpoold.conf.rst read");
-	if (!ex || !rst)
+	ok(ex && rst && man, "daemon/hbmpoold.conf.example, Documentation/hbmpoold.conf.rst "
+	   "and Documentation/man/hbmpoold.conf.5 read");
+	if (!ex || !rst || !man)
 		goto out;
 	for (i = 0; (name = hbm_config_key(i, &section)); i++) {
 		sec = section_of(ex, section, &len);
@@ -491,19 +677,25 @@ static void test_docs(void)
 			printf("# [%s] %s is not in the reference\n", section, name);
 			in_rst = 0;
 		}
+		sec = man_section_of(man, section, &len);
+		if (!sec || !man_has_key(sec, len, name)) {
+			printf("# [%s] %s has no entry (.TP, .B %s) in the man page\n", section,
+			       name, name);
+			in_man = 0;
+		}
 	}
 	ok(in_ex, "every key is in the example, in its section");
 	ok(in_rst, "every key is in Documentation/hbmpoold.conf.rst, in its section");
+	ok(in_man, "every key has an entry in Documentation/man/hbmpoold.conf.5, in its section");
+	ok(man_all_known(man), "the man page's sections and entries are all known to the parser");
+	test_man_example(man);
 
 	/* The example, with the test's key file for /etc/hbmpool/domain.key. */
-	p = strstr(ex, "\nkey_file = /etc/hbmpool/domain.key");
-	p = p ? p + strlen("\nkey_file = ") : NULL;
-	text = p ? malloc(strlen(ex) + strlen(keypath) + 1) : NULL;
+	text = with_test_key(ex);
 	if (!text) {
 		ok(0, "the example names /etc/hbmpool/domain.key");
 		goto out;
 	}
-	sprintf(text, "%.*s%s%s", (int)(p - ex), ex, keypath, p + strlen("/etc/hbmpool/domain.key"));
 	write_file(path, text);
 	free(text);
 	ret = hbm_config_load(path, &conf, &err);
@@ -517,6 +709,7 @@ static void test_docs(void)
 out:
 	free(ex);
 	free(rst);
+	free(man);
 }
 
 int main(void)
