@@ -47,11 +47,12 @@ changes=$(ls "$out"/hbmpool_"${version}"_*.changes)
 
 echo "  LINTIAN $(basename "$changes")"
 lint=$out/lintian.txt
-lintian --info --display-info --display-experimental --pedantic=no \
-	--fail-on none "$changes" >"$lint" 2>&1 || true
-if grep -qE '^[EWI]: ' "$lint"; then
+rc=0
+lintian --info --display-info --display-experimental \
+	--fail-on error,warning,info "$changes" >"$lint" 2>&1 || rc=$?
+if [ $rc != 0 ] || grep -qE '^[EWI]: ' "$lint"; then
 	cat "$lint" >&2
-	die "lintian found problems ($lint)"
+	die "lintian failed or found problems (exit $rc; $lint)"
 fi
 for d in "$out"/*.deb; do
 	echo "  $(basename "$d")"

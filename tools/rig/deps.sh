@@ -33,6 +33,9 @@ PKGS=(
 	# 127.0.0.1), libcurl for etcd's JSON gateway, inih for the config;
 	# libsystemd (sd_notify) and libmicrohttpd (the metrics endpoint)
 	etcd-server libcurl4-openssl-dev libinih-dev libsystemd-dev libmicrohttpd-dev
+	# packages (make deb, make check-pkg): debhelper with dh-dkms, lintian;
+	# dkms, man and udev in the throwaway root the packages are tested in
+	debhelper dh-dkms dkms lintian man-db groff-base udev systemd
 )
 # shellcheck disable=SC2206 # a list of words by design
 PKGS+=(${DEPS_EXTRA:-})

@@ -46,6 +46,8 @@ usage: $0 [options] [--] [command [args...]]
  -h, --help
 Environment: KVER (kernel release to boot), RIG_BUILD (default build/rig),
 RIG_KERNEL (a bzImage to boot instead, drivers built in: see lib.sh),
+RIG_HOSTROOT (the host directory the guest sees as its root, default /: e.g.
+a throwaway root that packages were installed into),
 RIG_CPU (QEMU's -cpu; default qemu64 plus SSSE3, SSE4.1/4.2, POPCNT and
 PCLMULQDQ: an x86-64-v2 CPU with carry-less multiply, as any server has.
 QEMU's bare qemu64 lacks SSE4.2, so the kernel's CRC32C, and the TCP
@@ -55,6 +57,10 @@ USAGE
 
 id=0
 script=""
+hostroot=${RIG_HOSTROOT:-/}
+case "$hostroot" in /*) ;; *) rig_die "RIG_HOSTROOT must be an absolute path" ;; esac
+[ -d "$hostroot" ] || rig_die "RIG_HOSTROOT $hostroot is not a directory"
+case "$hostroot" in *,*) rig_die "RIG_HOSTROOT must not contain a comma" ;; esac
 timeout=${RIG_TIMEOUT:-900}
 mem=${RIG_MEM:-2048}
 smp=${RIG_SMP:-2}
@@ -174,7 +180,7 @@ qemu=(qemu-system-x86_64 -name "rig-$id" -accel tcg -cpu "$cpu" -m "$mem" -smp "
 	-kernel "$RIG_KIMAGE" -initrd "$initrd" -append "$cmdline"
 	"${console[@]}" -serial chardev:con0
 	-qmp "unix:$qmp,server=on,wait=off" -pidfile "$out/qemu.pid"
-	-virtfs local,path=/,mount_tag=hostroot,security_model=none,readonly=on,multidevs=remap
+	-virtfs "local,path=$hostroot,mount_tag=hostroot,security_model=none,readonly=on,multidevs=remap"
 	-virtfs "local,path=$out,mount_tag=rigout,security_model=none,multidevs=remap"
 	-device isa-debug-exit,iobase=0xf4,iosize=0x04
 	"${netargs[@]+"${netargs[@]}"}" "${qextra[@]+"${qextra[@]}"}")
