@@ -830,6 +830,26 @@ static void watch_poke(struct hbmd_agent *a, int fd, short revents)
 static const char *const kstate_names[] = { "absent", "live", "fenced" };
 
 /*
+ * Whether this node is fenced in the kernel now: the domain's fenced flag
+ * (domain-get), which domain-set fenced raises and only a new segment
+ * clears.  The self node's state is no guide: the kernel never sets it to
+ * fenced.  A kernel that cannot say: not fenced (a failed read is logged).
+ */
+static bool kernel_fenced(struct hbmd_agent *a)
+{
+	bool fenced = false;
+	char err[256] = "";
+
+	if (!a->k.ops->fenced_read)
+		return false;
+	if (a->k.ops->fenced_read(a->k.ctx, &fenced, err, sizeof(err))) {
+		alog(a, LOG_WARNING, "reading whether this node is fenced: %s", err);
+		return false;
+	}
+	return fenced;
+}
+
+/*
  * A domain event said "fenced": true when it was sent, and maybe no more
  * (a segment-new after it, at start, clears the flag).  Ask the kernel; a
  * kernel that cannot say is believed as the event says.
@@ -871,6 +891,16 @@ static void knodes_reconcile(struct hbmd_agent *a)
 	int ret;
 
 	a->kdump_at = UINT64_MAX;
+	/*
+	 * This node fenced: the domain's flag (domain-get fenced), not the
+	 * self node's state, which the kernel never sets to fenced.  Read here
+	 * too because the domain event that said so may be among those lost.
+	 */
+	if (kernel_fenced(a)) {
+		fence_as(a, "this node was fenced in the kernel by someone else (domain-set fenced)",
+			 true);
+		return;
+	}
 	ret = a->k.ops->nodes_read(a->k.ctx, &kn, &nkn, err, sizeof(err));
 	if (ret) {
 		alog(a, LOG_WARNING, "reading the kernel's nodes: %s; trying again in %d ms", err,
@@ -881,15 +911,8 @@ static void knodes_reconcile(struct hbmd_agent *a)
 	for (i = 0; i < NR_IDS; i++)
 		k[i] = K_ABSENT;
 	for (i = 0; i < nkn; i++) {
-		if (kn[i].self) {
-			if (kn[i].state == HBMD_NODE_FENCED) {
-				free(kn);
-				fence_as(a, "this node was fenced in the kernel by someone else (domain-set fenced)",
-					 true);
-				return;
-			}
+		if (kn[i].self)
 			continue;
-		}
 		if (kn[i].id < NR_IDS && kn[i].state != HBMD_NODE_REMOVED)
 			k[kn[i].id] = kn[i].state == HBMD_NODE_FENCED ? K_FENCED : K_PRESENT;
 	}
@@ -977,10 +1000,11 @@ static void kevents(struct hbmd_agent *a)
 			case HBMD_KEV_NODE_ADD:
 			case HBMD_KEV_NODE_DEL:
 			case HBMD_KEV_NODE_CHANGE:
-				if (e->self)
-					dump = dump || (e->kind != HBMD_KEV_NODE_DEL &&
-							e->state == HBMD_NODE_FENCED);
-				else if (e->id < NR_IDS && !kevent_agrees(a, e))
+				/*
+				 * The self node's events say nothing of a fence
+				 * (the domain's events do, below).
+				 */
+				if (!e->self && e->id < NR_IDS && !kevent_agrees(a, e))
 					dump = true;
 				break;
 			case HBMD_KEV_LINK:
@@ -1256,19 +1280,13 @@ int hbmd_agent_start(struct hbmd_agent *a)
 		a->kev_fd = ret < 0 ? -1 : ret;
 	}
 
-	/* The kernel: a fenced node stops here, before anything is set. */
+	/* The kernel's nodes, as this agent finds them. */
 	ret = a->k.ops->nodes_read(a->k.ctx, &kn, &nkn, err, sizeof(err));
 	if (ret) {
 		alog(a, LOG_ERR, "reading the kernel's nodes: %s", err);
 		return ret;
 	}
 	for (i = 0; i < nkn; i++) {
-		if (kn[i].self && kn[i].state == HBMD_NODE_FENCED) {
-			free(kn);
-			alog(a, LOG_ERR,
-			     "this node is fenced in the kernel: it rejoins only with a new segment (hbmctl segment del, then start hbmpoold again)");
-			return -ESTALE;
-		}
 		if (!kn[i].self && kn[i].id < NR_IDS)
 			a->kstate[kn[i].id] = kn[i].state == HBMD_NODE_FENCED ? K_FENCED : K_PRESENT;
 	}
@@ -1284,6 +1302,26 @@ int hbmd_agent_start(struct hbmd_agent *a)
 	if (ret) {
 		alog(a, LOG_ERR, "setting the kernel up: %s", err);
 		return ret;
+	}
+	/*
+	 * A fenced node stops here, before etcd.  Its fence is the domain's
+	 * flag, which only a new segment clears: read after setup, which
+	 * kept the segment (still fenced, if it was) or made a new one (as
+	 * after hbmctl segment del: the flag, still up until then, is gone).
+	 */
+	if (a->k.ops->fenced_read) {
+		bool fenced = false;
+
+		ret = a->k.ops->fenced_read(a->k.ctx, &fenced, err, sizeof(err));
+		if (ret) {
+			alog(a, LOG_ERR, "reading whether this node is fenced: %s", err);
+			return ret;
+		}
+		if (fenced) {
+			alog(a, LOG_ERR,
+			     "this node is fenced in the kernel: it rejoins only with a new segment (hbmctl segment del, then start hbmpoold again)");
+			return -ESTALE;
+		}
 	}
 	/*
 	 * The epoch never goes back, also across a restart: the table built
