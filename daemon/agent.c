@@ -837,16 +837,14 @@ static const char *const kstate_names[] = { "absent", "live", "fenced" };
  */
 static bool kernel_fenced(struct hbmd_agent *a)
 {
-	bool fenced = false;
+	struct hbmd_kernel_domain d;
 	char err[256] = "";
 
-	if (!a->k.ops->fenced_read)
-		return false;
-	if (a->k.ops->fenced_read(a->k.ctx, &fenced, err, sizeof(err))) {
-		alog(a, LOG_WARNING, "reading whether this node is fenced: %s", err);
+	if (a->k.ops->domain_read(a->k.ctx, &d, err, sizeof(err))) {
+		alog(a, LOG_WARNING, "reading the kernel's domain: %s", err);
 		return false;
 	}
-	return fenced;
+	return d.fenced;
 }
 
 /*
@@ -856,14 +854,14 @@ static bool kernel_fenced(struct hbmd_agent *a)
  */
 static bool kernel_fenced_now(struct hbmd_agent *a)
 {
-	bool fenced = true;
+	struct hbmd_kernel_domain d;
 	char err[256] = "";
 
-	if (!a->k.ops->fenced_read || a->k.ops->fenced_read(a->k.ctx, &fenced, err, sizeof(err)))
+	if (a->k.ops->domain_read(a->k.ctx, &d, err, sizeof(err)))
 		return true;
-	if (!fenced)
+	if (!d.fenced)
 		alog(a, LOG_DEBUG, "a domain event said fenced, the kernel says no more: ignored");
-	return fenced;
+	return d.fenced;
 }
 
 /*
@@ -1240,7 +1238,8 @@ int hbmd_agent_start(struct hbmd_agent *a)
 	};
 	struct hbmd_kernel_node *kn = NULL;
 	unsigned char key[65];
-	uint64_t ttl_ms = (uint64_t)c->lease_ttl_s * 1000, margin, retry, sent, epoch;
+	uint64_t ttl_ms = (uint64_t)c->lease_ttl_s * 1000, margin, retry, sent;
+	struct hbmd_kernel_domain dom;
 	int64_t id, granted;
 	char err[256] = "";
 	size_t nkn = 0, i;
@@ -1304,36 +1303,26 @@ int hbmd_agent_start(struct hbmd_agent *a)
 		return ret;
 	}
 	/*
-	 * A fenced node stops here, before etcd.  Its fence is the domain's
-	 * flag, which only a new segment clears: read after setup, which
-	 * kept the segment (still fenced, if it was) or made a new one (as
-	 * after hbmctl segment del: the flag, still up until then, is gone).
+	 * The domain, one read.  A fenced node stops here, before etcd.  Its
+	 * fence is the domain's flag, which only a new segment clears: read
+	 * after setup, which kept the segment (still fenced, if it was) or
+	 * made a new one (as after hbmctl segment del: the flag, still up
+	 * until then, is gone).  The epoch never goes back, also across a
+	 * restart: the table built from a range cannot see a deletion after
+	 * the last put (membership.h).
 	 */
-	if (a->k.ops->fenced_read) {
-		bool fenced = false;
-
-		ret = a->k.ops->fenced_read(a->k.ctx, &fenced, err, sizeof(err));
-		if (ret) {
-			alog(a, LOG_ERR, "reading whether this node is fenced: %s", err);
-			return ret;
-		}
-		if (fenced) {
-			alog(a, LOG_ERR,
-			     "this node is fenced in the kernel: it rejoins only with a new segment (hbmctl segment del, then start hbmpoold again)");
-			return -ESTALE;
-		}
-	}
-	/*
-	 * The epoch never goes back, also across a restart: the table built
-	 * from a range cannot see a deletion after the last put (membership.h).
-	 */
-	ret = a->k.ops->epoch_read(a->k.ctx, &epoch, err, sizeof(err));
+	ret = a->k.ops->domain_read(a->k.ctx, &dom, err, sizeof(err));
 	if (ret) {
-		alog(a, LOG_ERR, "reading the kernel's epoch: %s", err);
+		alog(a, LOG_ERR, "reading the kernel's domain (epoch, fenced): %s", err);
 		return ret;
 	}
-	a->members.epoch = (int64_t)epoch;
-	a->epoch_pushed = (int64_t)epoch;
+	if (dom.fenced) {
+		alog(a, LOG_ERR,
+		     "this node is fenced in the kernel: it rejoins only with a new segment (hbmctl segment del, then start hbmpoold again)");
+		return -ESTALE;
+	}
+	a->members.epoch = (int64_t)dom.epoch;
+	a->epoch_pushed = (int64_t)dom.epoch;
 
 	ret = hbm_etcd_open(&o, &a->etcd);
 	if (ret) {

@@ -198,24 +198,14 @@ static int fk_set_epoch(void *ctx, uint64_t epoch, char *err, size_t errlen)
 	return ret;
 }
 
-static int fk_fenced_read(void *ctx, bool *fenced, char *err, size_t errlen)
+static int fk_domain_read(void *ctx, struct hbmd_kernel_domain *d, char *err, size_t errlen)
 {
 	struct fake_kernel *fk = ctx;
 
 	pthread_mutex_lock(&fk->lock);
-	*fenced = fk->self_fenced;
-	pthread_mutex_unlock(&fk->lock);
-	snprintf(err, errlen, "%s", "");
-	return 0;
-}
-
-static int fk_epoch_read(void *ctx, uint64_t *epoch, char *err, size_t errlen)
-{
-	struct fake_kernel *fk = ctx;
-
-	pthread_mutex_lock(&fk->lock);
-	fk_log(fk, false, "epoch-read");
-	*epoch = fk->epoch;	/* 0 when unsupported: never set */
+	fk_log(fk, false, "domain-read");
+	d->epoch = fk->epoch;	/* 0 when unsupported: never set */
+	d->fenced = fk->self_fenced;
 	pthread_mutex_unlock(&fk->lock);
 	snprintf(err, errlen, "%s", "");
 	return 0;
@@ -472,8 +462,7 @@ static const struct hbmd_kernel_ops fk_ops = {
 	.node_add = fk_node_add,
 	.node_remove = fk_node_remove,
 	.node_fence = fk_node_fence,
-	.epoch_read = fk_epoch_read,
-	.fenced_read = fk_fenced_read,
+	.domain_read = fk_domain_read,
 	.set_epoch = fk_set_epoch,
 	.fence_self = fk_fence_self,
 	.nodes_read = fk_nodes_read,
