@@ -43,13 +43,6 @@
 #ifndef HBMPOOLD_AGENT_H
 #define HBMPOOLD_AGENT_H
 
-/*
- * hbmpoold's exit status when the node is fenced (hbmd_agent_start()
- * returned -ESTALE): it rejoins only with a new segment, so a restart
- * without one is of no use (the unit's RestartPreventExitStatus).
- */
-#define HBMD_EXIT_FENCED	3
-
 #include <poll.h>
 #include <stdbool.h>
 #include <stdint.h>

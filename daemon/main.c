@@ -19,7 +19,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sysexits.h>
 #include <unistd.h>
 
 #include <systemd/sd-daemon.h>
@@ -27,6 +26,7 @@
 #include "agent.h"
 #include "config.h"
 #include "control.h"
+#include "exit_status.h"
 #include "kernel.h"
 #include "log.h"
 #include "loop.h"
@@ -92,7 +92,7 @@ int main(int argc, char **argv)
 	struct hbmd_loop loop;
 	bool foreground = false, verbose = false;
 	char *errors = NULL;
-	int opt, ret, sig, rc = EXIT_SUCCESS;
+	int opt, ret, sig, rc = HBMD_EXIT_OK;
 	struct hbmd_control *ctl = NULL;
 	unsigned int n, nc, i;
 
@@ -109,16 +109,16 @@ int main(int argc, char **argv)
 			break;
 		case 'h':
 			usage(stdout);
-			return EXIT_SUCCESS;
+			return HBMD_EXIT_OK;
 		default:
 			usage(stderr);
-			return EX_USAGE;
+			return HBMD_EXIT_USAGE;
 		}
 	}
 	if (optind < argc) {
 		fprintf(stderr, "hbmpoold: unexpected argument \"%s\"\n", argv[optind]);
 		usage(stderr);
-		return EX_USAGE;
+		return HBMD_EXIT_USAGE;
 	}
 	hbmd_log_init(verbose ? LOG_DEBUG : LOG_INFO);
 
@@ -130,14 +130,14 @@ int main(int argc, char **argv)
 			hbmd_log(LOG_ERR, "%s", errors ? errors : strerror(-ret));
 		free(errors);
 		sd_notifyf(0, "STATUS=config %s: not starting", path);
-		return EX_CONFIG;
+		return HBMD_EXIT_CONFIG;
 	}
 
 	ret = hbmd_loop_init(&loop, true, err, sizeof(err));
 	if (ret) {
 		hbmd_log(LOG_ERR, "event loop: %s", err);
 		hbm_config_free(&conf);
-		return EXIT_FAILURE;
+		return HBMD_EXIT_FAILURE;
 	}
 #ifdef HBMD_FAKE_KERNEL
 	fk_init(&fake, conf.node_id, (uint64_t)time(NULL), false);
@@ -150,7 +150,7 @@ int main(int argc, char **argv)
 	if (ret) {
 		hbmd_log(LOG_ERR, "kernel: %s", err);
 		sd_notifyf(0, "STATUS=kernel: %s", err);
-		rc = EXIT_FAILURE;
+		rc = HBMD_EXIT_FAILURE;
 		goto out_loop;
 	}
 	ret = hbmd_agent_new(&conf, k, hbmd_log_cb, NULL, &agent);
@@ -163,7 +163,7 @@ int main(int argc, char **argv)
 			      err, sizeof(err))) {
 		hbmd_log(LOG_ERR, "[metrics] listen: %s", err);
 		sd_notifyf(0, "STATUS=[metrics] listen: %s", err);
-		rc = EXIT_FAILURE;
+		rc = HBMD_EXIT_FAILURE;
 		goto out;
 	}
 	if (metrics)
@@ -175,18 +175,18 @@ out_join:
 			 conf.domain, strerror(-ret));
 		sd_notifyf(0, "STATUS=could not join domain %s: %s", conf.domain, strerror(-ret));
 		/* fenced: nothing changes until an operator gives it a new segment */
-		rc = ret == -ESTALE ? HBMD_EXIT_FENCED : EXIT_FAILURE;
+		rc = ret == -ESTALE ? HBMD_EXIT_FENCED : HBMD_EXIT_FAILURE;
 		goto out;
 	}
 	ret = hbmd_control_open(conf.control_socket, agent_view, agent, &ctl, err, sizeof(err));
 	if (ret) {
 		hbmd_log(LOG_ERR, "control socket: %s", err);
-		rc = EXIT_FAILURE;
+		rc = HBMD_EXIT_FAILURE;
 		goto out;
 	}
 	if (!foreground && daemon(0, 1)) {
 		hbmd_log(LOG_ERR, "daemon: %s", strerror(errno));
-		rc = EXIT_FAILURE;
+		rc = HBMD_EXIT_FAILURE;
 		goto out;
 	}
 	if (sd_watchdog_enabled(0, &wd_usec) > 0 && wd_usec) {
@@ -212,7 +212,7 @@ out_join:
 		ret = hbmd_loop_wait(&loop, fds, n + nc + !!metrics, deadline, &sig);
 		if (ret < 0) {
 			hbmd_log(LOG_CRIT, "event loop: %s", strerror(-ret));
-			rc = EXIT_FAILURE;
+			rc = HBMD_EXIT_FAILURE;
 			break;
 		}
 		for (i = 0; i < n; i++)
