@@ -1401,6 +1401,20 @@ registered:
 	return 0;
 }
 
+void hbmd_agent_reconfigured(struct hbmd_agent *a)
+{
+	struct hbm_health_conf old = a->hconf;
+	uint64_t now = now_ms();
+	unsigned int i;
+
+	hbm_health_conf_from(&a->hconf, a->conf);
+	for (i = 0; i < NR_IDS; i++)
+		if (a->lh[i])
+			hbm_health_reconf(a->lh[i], &old, &a->hconf);
+	if (a->health_at != UINT64_MAX && a->health_at > now + a->hconf.interval_ms)
+		a->health_at = now + a->hconf.interval_ms;
+}
+
 /* ---- the loop's side ---- */
 
 unsigned int hbmd_agent_fds(struct hbmd_agent *a, struct pollfd *fds, unsigned int n)
