@@ -830,20 +830,38 @@ static void watch_poke(struct hbmd_agent *a, int fd, short revents)
 static const char *const kstate_names[] = { "absent", "live", "fenced" };
 
 /*
+ * Whether this node is fenced in the kernel now: the domain's fenced flag
+ * (domain-get), which domain-set fenced raises and only a new segment
+ * clears.  The self node's state is no guide: the kernel never sets it to
+ * fenced.  A kernel that cannot say: not fenced (a failed read is logged).
+ */
+static bool kernel_fenced(struct hbmd_agent *a)
+{
+	struct hbmd_kernel_domain d;
+	char err[256] = "";
+
+	if (a->k.ops->domain_read(a->k.ctx, &d, err, sizeof(err))) {
+		alog(a, LOG_WARNING, "reading the kernel's domain: %s", err);
+		return false;
+	}
+	return d.fenced;
+}
+
+/*
  * A domain event said "fenced": true when it was sent, and maybe no more
  * (a segment-new after it, at start, clears the flag).  Ask the kernel; a
  * kernel that cannot say is believed as the event says.
  */
 static bool kernel_fenced_now(struct hbmd_agent *a)
 {
-	bool fenced = true;
+	struct hbmd_kernel_domain d;
 	char err[256] = "";
 
-	if (!a->k.ops->fenced_read || a->k.ops->fenced_read(a->k.ctx, &fenced, err, sizeof(err)))
+	if (a->k.ops->domain_read(a->k.ctx, &d, err, sizeof(err)))
 		return true;
-	if (!fenced)
+	if (!d.fenced)
 		alog(a, LOG_DEBUG, "a domain event said fenced, the kernel says no more: ignored");
-	return fenced;
+	return d.fenced;
 }
 
 /*
@@ -871,6 +889,16 @@ static void knodes_reconcile(struct hbmd_agent *a)
 	int ret;
 
 	a->kdump_at = UINT64_MAX;
+	/*
+	 * This node fenced: the domain's flag (domain-get fenced), not the
+	 * self node's state, which the kernel never sets to fenced.  Read here
+	 * too because the domain event that said so may be among those lost.
+	 */
+	if (kernel_fenced(a)) {
+		fence_as(a, "this node was fenced in the kernel by someone else (domain-set fenced)",
+			 true);
+		return;
+	}
 	ret = a->k.ops->nodes_read(a->k.ctx, &kn, &nkn, err, sizeof(err));
 	if (ret) {
 		alog(a, LOG_WARNING, "reading the kernel's nodes: %s; trying again in %d ms", err,
@@ -881,15 +909,8 @@ static void knodes_reconcile(struct hbmd_agent *a)
 	for (i = 0; i < NR_IDS; i++)
 		k[i] = K_ABSENT;
 	for (i = 0; i < nkn; i++) {
-		if (kn[i].self) {
-			if (kn[i].state == HBMD_NODE_FENCED) {
-				free(kn);
-				fence_as(a, "this node was fenced in the kernel by someone else (domain-set fenced)",
-					 true);
-				return;
-			}
+		if (kn[i].self)
 			continue;
-		}
 		if (kn[i].id < NR_IDS && kn[i].state != HBMD_NODE_REMOVED)
 			k[kn[i].id] = kn[i].state == HBMD_NODE_FENCED ? K_FENCED : K_PRESENT;
 	}
@@ -977,10 +998,11 @@ static void kevents(struct hbmd_agent *a)
 			case HBMD_KEV_NODE_ADD:
 			case HBMD_KEV_NODE_DEL:
 			case HBMD_KEV_NODE_CHANGE:
-				if (e->self)
-					dump = dump || (e->kind != HBMD_KEV_NODE_DEL &&
-							e->state == HBMD_NODE_FENCED);
-				else if (e->id < NR_IDS && !kevent_agrees(a, e))
+				/*
+				 * The self node's events say nothing of a fence
+				 * (the domain's events do, below).
+				 */
+				if (!e->self && e->id < NR_IDS && !kevent_agrees(a, e))
 					dump = true;
 				break;
 			case HBMD_KEV_LINK:
@@ -1216,7 +1238,8 @@ int hbmd_agent_start(struct hbmd_agent *a)
 	};
 	struct hbmd_kernel_node *kn = NULL;
 	unsigned char key[65];
-	uint64_t ttl_ms = (uint64_t)c->lease_ttl_s * 1000, margin, retry, sent, epoch;
+	uint64_t ttl_ms = (uint64_t)c->lease_ttl_s * 1000, margin, retry, sent;
+	struct hbmd_kernel_domain dom;
 	int64_t id, granted;
 	char err[256] = "";
 	size_t nkn = 0, i;
@@ -1256,19 +1279,13 @@ int hbmd_agent_start(struct hbmd_agent *a)
 		a->kev_fd = ret < 0 ? -1 : ret;
 	}
 
-	/* The kernel: a fenced node stops here, before anything is set. */
+	/* The kernel's nodes, as this agent finds them. */
 	ret = a->k.ops->nodes_read(a->k.ctx, &kn, &nkn, err, sizeof(err));
 	if (ret) {
 		alog(a, LOG_ERR, "reading the kernel's nodes: %s", err);
 		return ret;
 	}
 	for (i = 0; i < nkn; i++) {
-		if (kn[i].self && kn[i].state == HBMD_NODE_FENCED) {
-			free(kn);
-			alog(a, LOG_ERR,
-			     "this node is fenced in the kernel: it rejoins only with a new segment (hbmctl segment del, then start hbmpoold again)");
-			return -ESTALE;
-		}
 		if (!kn[i].self && kn[i].id < NR_IDS)
 			a->kstate[kn[i].id] = kn[i].state == HBMD_NODE_FENCED ? K_FENCED : K_PRESENT;
 	}
@@ -1286,16 +1303,26 @@ int hbmd_agent_start(struct hbmd_agent *a)
 		return ret;
 	}
 	/*
-	 * The epoch never goes back, also across a restart: the table built
-	 * from a range cannot see a deletion after the last put (membership.h).
+	 * The domain, one read.  A fenced node stops here, before etcd.  Its
+	 * fence is the domain's flag, which only a new segment clears: read
+	 * after setup, which kept the segment (still fenced, if it was) or
+	 * made a new one (as after hbmctl segment del: the flag, still up
+	 * until then, is gone).  The epoch never goes back, also across a
+	 * restart: the table built from a range cannot see a deletion after
+	 * the last put (membership.h).
 	 */
-	ret = a->k.ops->epoch_read(a->k.ctx, &epoch, err, sizeof(err));
+	ret = a->k.ops->domain_read(a->k.ctx, &dom, err, sizeof(err));
 	if (ret) {
-		alog(a, LOG_ERR, "reading the kernel's epoch: %s", err);
+		alog(a, LOG_ERR, "reading the kernel's domain (epoch, fenced): %s", err);
 		return ret;
 	}
-	a->members.epoch = (int64_t)epoch;
-	a->epoch_pushed = (int64_t)epoch;
+	if (dom.fenced) {
+		alog(a, LOG_ERR,
+		     "this node is fenced in the kernel: it rejoins only with a new segment (hbmctl segment del, then start hbmpoold again)");
+		return -ESTALE;
+	}
+	a->members.epoch = (int64_t)dom.epoch;
+	a->epoch_pushed = (int64_t)dom.epoch;
 
 	ret = hbm_etcd_open(&o, &a->etcd);
 	if (ret) {
@@ -1372,6 +1399,20 @@ registered:
 	a->health_at = now_ms();
 	set_status(a);
 	return 0;
+}
+
+void hbmd_agent_reconfigured(struct hbmd_agent *a)
+{
+	struct hbm_health_conf old = a->hconf;
+	uint64_t now = now_ms();
+	unsigned int i;
+
+	hbm_health_conf_from(&a->hconf, a->conf);
+	for (i = 0; i < NR_IDS; i++)
+		if (a->lh[i])
+			hbm_health_reconf(a->lh[i], &old, &a->hconf);
+	if (a->health_at != UINT64_MAX && a->health_at > now + a->hconf.interval_ms)
+		a->health_at = now + a->hconf.interval_ms;
 }
 
 /* ---- the loop's side ---- */

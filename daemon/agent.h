@@ -43,13 +43,6 @@
 #ifndef HBMPOOLD_AGENT_H
 #define HBMPOOLD_AGENT_H
 
-/*
- * hbmpoold's exit status when the node is fenced (hbmd_agent_start()
- * returned -ESTALE): it rejoins only with a new segment, so a restart
- * without one is of no use (the unit's RestartPreventExitStatus).
- */
-#define HBMD_EXIT_FENCED	3
-
 #include <poll.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -97,6 +90,13 @@ void hbmd_agent_tick(struct hbmd_agent *a);
  */
 void hbmd_agent_stop(struct hbmd_agent *a, bool revoke);
 void hbmd_agent_free(struct hbmd_agent *a);
+/*
+ * The config the agent was given changed in place (a reload: only the keys
+ * hbm_config_key_reloadable() allows): its [health] values are taken from
+ * now on (the links keep their state; a shorter interval_ms brings the
+ * next sample forward).  From the caller's loop, as the other calls.
+ */
+void hbmd_agent_reconfigured(struct hbmd_agent *a);
 
 enum hbmd_agent_state hbmd_agent_state(const struct hbmd_agent *a);
 bool hbmd_agent_is_leader(const struct hbmd_agent *a);

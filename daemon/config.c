@@ -90,6 +90,7 @@ static const struct key keys[] = {
 };
 
 #define NKEYS	(sizeof(keys) / sizeof(keys[0]))
+_Static_assert(NKEYS <= HBM_CONF_MAX_KEYS, "struct hbm_config's line[] is too short");
 
 #define SEG_MIN		4096ULL
 #define SEG_MAX		(1ULL << 40)	/* the kernel's segment-new limit */
@@ -752,6 +753,7 @@ int hbm_config_load(const char *path, struct hbm_config *conf, char **errors)
 		return -EINVAL;
 	}
 	free(c.err);
+	memcpy(conf->line, c.seen, sizeof(c.seen));
 	return 0;
 }
 
@@ -778,6 +780,153 @@ const char *hbm_config_key(size_t i, const char **section)
 		return NULL;
 	*section = keys[i].section;
 	return keys[i].name;
+}
+
+/* ---- reload ---- */
+
+/* A key's value for a message, and for comparing two configs; 0, or -ENOSPC. */
+static int key_value(const struct key *k, const struct hbm_config *conf, char *buf,
+		     size_t len)
+{
+	const char *field = (const char *)conf + k->off;
+	const char *str;
+	size_t used = 0;
+	unsigned int i;
+	int n = 0;
+
+	switch (k->type) {
+	case T_NAME:
+		n = snprintf(buf, len, "%s", field);
+		break;
+	case T_PATH:
+	case T_PREFIX:
+	case T_ADDR:
+	case T_LISTEN:
+		str = *(char *const *)field;
+		n = snprintf(buf, len, "%s", str ? str : k->type == T_LISTEN ? "off" : "(none)");
+		break;
+	case T_UINT:
+		n = snprintf(buf, len, "%u", *(const unsigned int *)field);
+		break;
+	case T_PORT:
+		n = snprintf(buf, len, "%u", *(const uint16_t *)field);
+		break;
+	case T_SIZE:
+		n = snprintf(buf, len, "%llu", (unsigned long long)*(const uint64_t *)field);
+		break;
+	case T_ENDPOINTS:
+		buf[0] = '\0';
+		for (i = 0; i < conf->nr_endpoints; i++) {
+			n = snprintf(buf + used, len - used, "%s%s", i ? "," : "",
+				     conf->endpoints[i]);
+			if (n < 0 || (size_t)n >= len - used)
+				return -ENOSPC;
+			used += (size_t)n;
+		}
+		return 0;
+	case T_POLICY:
+		n = snprintf(buf, len, "%s",
+			     hbm_config_policy_name(*(const enum hbm_conf_policy *)field));
+		break;
+	case T_BOOL:
+		n = snprintf(buf, len, "%s", *(const bool *)field ? "yes" : "no");
+		break;
+	}
+	return n < 0 || (size_t)n >= len ? -ENOSPC : 0;
+}
+
+bool hbm_config_key_reloadable(size_t i)
+{
+	if (i >= NKEYS)
+		return false;
+	/* only values copied as they are (no string to own), see the copy below */
+	if (keys[i].type != T_UINT && keys[i].type != T_BOOL && keys[i].type != T_POLICY)
+		return false;
+	return !strcmp(keys[i].section, "health") || !strcmp(keys[i].section, "placement");
+}
+
+/* Append one line to a malloc'ed text; -ENOMEM. */
+static int text_add(char **text, size_t *len, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+static int text_add(char **text, size_t *len, const char *fmt, ...)
+{
+	va_list ap;
+	char *p;
+	int n;
+
+	va_start(ap, fmt);
+	n = vsnprintf(NULL, 0, fmt, ap);
+	va_end(ap);
+	if (n < 0)
+		return -ENOMEM;
+	p = realloc(*text, *len + (size_t)n + 2);
+	if (!p)
+		return -ENOMEM;
+	*text = p;
+	va_start(ap, fmt);
+	vsnprintf(p + *len, (size_t)n + 1, fmt, ap);
+	va_end(ap);
+	*len += (size_t)n;
+	p[(*len)++] = '\n';
+	p[*len] = '\0';
+	return 0;
+}
+
+int hbm_config_reload(struct hbm_config *cur, const struct hbm_config *next, const char *path,
+		      char **applied, char **errors)
+{
+	char *app = NULL, *err = NULL, old[1024], new[1024], where[32];
+	bool change[NKEYS] = { false };
+	size_t alen = 0, elen = 0, i;
+	int n = 0, ret = 0;
+
+	*applied = NULL;
+	*errors = NULL;
+	for (i = 0; i < NKEYS && !ret; i++) {
+		const struct key *k = &keys[i];
+		int r1 = key_value(k, cur, old, sizeof(old)), r2 = key_value(k, next, new, sizeof(new));
+
+		if (!r1 && !r2 && !strcmp(old, new))
+			continue;
+		if (r1)
+			snprintf(old, sizeof(old), "...");
+		if (r2)
+			snprintf(new, sizeof(new), "...");
+		if (next->line[i])
+			snprintf(where, sizeof(where), ":%u", next->line[i]);
+		else
+			where[0] = '\0';
+		if (hbm_config_key_reloadable(i)) {
+			change[i] = true;
+			n++;
+			ret = text_add(&app, &alen, "%s%s: [%s] %s: %s -> %s", path, where,
+				       k->section, k->name, old, new);
+		} else {
+			ret = text_add(&err, &elen,
+				       "%s%s: [%s] %s: changed (%s -> %s%s), but only a restart applies it; running value kept",
+				       path, where, k->section, k->name, old, new,
+				       next->line[i] ? "" : ", the default");
+		}
+	}
+	if (ret) {
+		free(app);
+		free(err);
+		return ret;
+	}
+	/* every message made: now apply, all or nothing */
+	for (i = 0; i < NKEYS; i++) {
+		const struct key *k = &keys[i];
+		size_t size = k->type == T_UINT ? sizeof(unsigned int) :
+			      k->type == T_BOOL ? sizeof(bool) : sizeof(enum hbm_conf_policy);
+
+		if (!change[i])
+			continue;
+		memcpy((char *)cur + k->off, (const char *)next + k->off, size);
+		cur->line[i] = next->line[i];
+	}
+	*applied = app;
+	*errors = err;
+	return n;
 }
 
 const char *hbm_config_policy_name(enum hbm_conf_policy p)

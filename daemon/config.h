@@ -76,6 +76,10 @@ struct hbm_config {
 
 	/* [control] */
 	char *control_socket;		/* default /run/hbmpool/hbmpoold.sock */
+
+	/* the line where each key was set (hbm_config_key()'s order), 0: not set */
+#define HBM_CONF_MAX_KEYS	48
+	unsigned int line[HBM_CONF_MAX_KEYS];
 };
 
 /*
@@ -93,6 +97,35 @@ void hbm_config_free(struct hbm_config *conf);
  * the last.
  */
 const char *hbm_config_key(size_t i, const char **section);
+
+/*
+ * Whether the i-th key takes a new value at run time (a reload, SIGHUP):
+ * [health] (the next sample is judged with the new values) and [placement]
+ * (read at each decision).  The others need a restart: the node's identity
+ * ([domain], [node]: set in the kernel and in etcd at start), the etcd
+ * client and the lease ([etcd]: a new TTL is a new lease), the sockets
+ * bound at start ([metrics], [control]).
+ */
+bool hbm_config_key_reloadable(size_t i);
+
+/*
+ * A reload: next (loaded from path, without error) against the running
+ * cur.  Each key whose value differs: a reloadable one is copied into cur
+ * and named in *applied ("hbmpoold.conf:20: [health] hold_ms: 10000 ->
+ * 2000", one per line); another is an error line in *errors, cur keeping
+ * its value:
+ *
+ *   hbmpoold.conf:8: [node] port: changed (7070 -> 7071), but only a restart applies it; running value kept
+ *
+ * (no line number, and ", the default", when the key was removed from the
+ * file).  The lines are next's, the file as it is now.  Both "\n"-terminated, malloc'ed (free() them), NULL if none.
+ * Reloadable keys are checked against each other only (the [health]
+ * checks), so taking them all from next with the others from cur is a
+ * valid config.  Returns how many keys were applied, or -ENOMEM (cur
+ * unchanged).
+ */
+int hbm_config_reload(struct hbm_config *cur, const struct hbm_config *next, const char *path,
+		      char **applied, char **errors);
 
 /* "bind", "interleave", "preferred". */
 const char *hbm_config_policy_name(enum hbm_conf_policy p);

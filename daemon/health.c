@@ -47,6 +47,16 @@ static unsigned int window_size(const struct hbm_health_conf *c)
 	return c->window > HBM_HEALTH_WINDOW_MAX ? HBM_HEALTH_WINDOW_MAX : c->window;
 }
 
+void hbm_health_reconf(struct hbm_link_health *h, const struct hbm_health_conf *old,
+		       const struct hbm_health_conf *c)
+{
+	if (window_size(old) == window_size(c))
+		return;
+	memset(h->win_req, 0, sizeof(h->win_req));
+	memset(h->win_fail, 0, sizeof(h->win_fail));
+	h->win_pos = 0;
+}
+
 /* The sample's deltas into the window; the error rate over it (-1: too few requests). */
 static int window_add(struct hbm_link_health *h, const struct hbm_health_conf *c,
 		      uint64_t req, uint64_t fail)

@@ -114,6 +114,14 @@ struct hbm_link_health {
 
 void hbm_health_init(struct hbm_link_health *h);
 /*
+ * The config changed from old to c (a reload): when the error window's
+ * size changed, its samples are dropped (the rate is built again over the
+ * new window); the state, its runs and the publication are kept, and the
+ * next sample is judged with c.
+ */
+void hbm_health_reconf(struct hbm_link_health *h, const struct hbm_health_conf *old,
+		       const struct hbm_health_conf *c);
+/*
  * Take one sample (times never going back).  Returns whether the state
  * changed (never on the first sample).  suppressed counts the samples
  * whose class differs from the previous sample's but did not change the

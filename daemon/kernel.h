@@ -52,6 +52,17 @@ struct hbmd_kernel_peer {
 #define HBMD_NODE_FENCED	2	/* HBMPOOL_NODE_STATE_FENCED */
 #define HBMD_NODE_REMOVED	3	/* HBMPOOL_NODE_STATE_REMOVED: on its way out */
 
+/* The domain as the kernel has it (domain-get). */
+struct hbmd_kernel_domain {
+	uint64_t epoch;			/* 0: none, or a kernel without it */
+	/*
+	 * This node fenced itself (domain-set fenced): its segment serves
+	 * nothing.  The domain's flag, never the self node's state; it
+	 * survives a segment's deletion, and a new segment clears it.
+	 */
+	bool fenced;
+};
+
 /* A node as the kernel has it. */
 struct hbmd_kernel_node {
 	uint32_t id;
@@ -130,13 +141,12 @@ struct hbmd_kernel_ops {
 	int (*node_remove)(void *ctx, uint32_t id, char *err, size_t errlen);
 	/* The member is dead: node-set state fenced (pending fetches fail at once). */
 	int (*node_fence)(void *ctx, uint32_t id, char *err, size_t errlen);
-	/* The epoch the kernel has (domain-get epoch; 0: none, or a kernel without it). */
-	int (*epoch_read)(void *ctx, uint64_t *epoch, char *err, size_t errlen);
 	/*
-	 * Whether this node is fenced now (domain-get fenced): an event says
-	 * what was true when it was sent, and a new segment may have ended it.
+	 * The domain as the kernel has it now (one domain-get): its epoch and
+	 * whether this node is fenced.  An event says what was true when it
+	 * was sent, and a new segment may have ended a fence since.
 	 */
-	int (*fenced_read)(void *ctx, bool *fenced, char *err, size_t errlen);
+	int (*domain_read)(void *ctx, struct hbmd_kernel_domain *d, char *err, size_t errlen);
 	/* domain-set epoch (never decreasing). */
 	int (*set_epoch)(void *ctx, uint64_t epoch, char *err, size_t errlen);
 	/* domain-set fenced: this node's segment stops serving.  Final. */

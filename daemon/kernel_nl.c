@@ -256,49 +256,30 @@ static int knl_node_fence(void *ctx, uint32_t id, char *err, size_t errlen)
 			   err, errlen);
 }
 
-static int epoch_cb(uint8_t cmd, struct nlattr *attrs, int len, void *arg)
+static int domain_cb(uint8_t cmd, struct nlattr *attrs, int len, void *arg)
 {
-	struct nlattr *tb[HBMPOOL_A_DOMAIN_EPOCH + 1];
+	struct nlattr *tb[HBMPOOL_A_DOMAIN_MAX + 1];
+	struct hbmd_kernel_domain *d = arg;
 
 	(void)cmd;
-	if (nla_parse(tb, HBMPOOL_A_DOMAIN_EPOCH, attrs, len, NULL))
+	if (nla_parse(tb, HBMPOOL_A_DOMAIN_MAX, attrs, len, NULL))
 		return -EPROTO;
 	if (tb[HBMPOOL_A_DOMAIN_EPOCH])
-		*(uint64_t *)arg = nla_get_u64(tb[HBMPOOL_A_DOMAIN_EPOCH]);
+		d->epoch = nla_get_u64(tb[HBMPOOL_A_DOMAIN_EPOCH]);
+	d->fenced = tb[HBMPOOL_A_DOMAIN_FENCED] != NULL;
 	return 0;
 }
 
-static int knl_epoch_read(void *ctx, uint64_t *epoch, char *err, size_t errlen)
+/* One domain-get: the epoch and the fenced flag (absent in an older kernel: 0, false). */
+static int knl_domain_read(void *ctx, struct hbmd_kernel_domain *d, char *err, size_t errlen)
 {
 	struct knl *k = ctx;
 	struct nl_msg *msg = knl_msg(k, HBMPOOL_CMD_DOMAIN_GET, 0, err, errlen);
 
+	memset(d, 0, sizeof(*d));
 	if (!msg)
 		return -ENOMEM;
-	*epoch = 0;
-	return knl_request(k, msg, HBMPOOL_CMD_DOMAIN_GET, 0, epoch_cb, epoch, err, errlen);
-}
-
-static int fenced_cb(uint8_t cmd, struct nlattr *attrs, int len, void *arg)
-{
-	struct nlattr *tb[HBMPOOL_A_DOMAIN_FENCED + 1];
-
-	(void)cmd;
-	if (nla_parse(tb, HBMPOOL_A_DOMAIN_FENCED, attrs, len, NULL))
-		return -EPROTO;
-	*(bool *)arg = tb[HBMPOOL_A_DOMAIN_FENCED] != NULL;
-	return 0;
-}
-
-static int knl_fenced_read(void *ctx, bool *fenced, char *err, size_t errlen)
-{
-	struct knl *k = ctx;
-	struct nl_msg *msg = knl_msg(k, HBMPOOL_CMD_DOMAIN_GET, 0, err, errlen);
-
-	if (!msg)
-		return -ENOMEM;
-	*fenced = false;
-	return knl_request(k, msg, HBMPOOL_CMD_DOMAIN_GET, 0, fenced_cb, fenced, err, errlen);
+	return knl_request(k, msg, HBMPOOL_CMD_DOMAIN_GET, 0, domain_cb, d, err, errlen);
 }
 
 static int knl_set_epoch(void *ctx, uint64_t epoch, char *err, size_t errlen)
@@ -683,8 +664,7 @@ static const struct hbmd_kernel_ops knl_ops = {
 	.node_add = knl_node_add,
 	.node_remove = knl_node_remove,
 	.node_fence = knl_node_fence,
-	.epoch_read = knl_epoch_read,
-	.fenced_read = knl_fenced_read,
+	.domain_read = knl_domain_read,
 	.set_epoch = knl_set_epoch,
 	.fence_self = knl_fence_self,
 	.nodes_read = knl_nodes_read,

@@ -7,7 +7,9 @@
  *
  * Reads the config (refusing to start on any error, all of them printed),
  * sets the kernel up and joins the domain (agent.c), then runs the event
- * loop (loop.c) until SIGTERM or SIGINT.  Under systemd (Type=notify) it
+ * loop (loop.c) until SIGTERM or SIGINT; SIGHUP reads the config again
+ * (reload(): [health] and [placement] take effect, other changes wait for
+ * a restart).  Under systemd (Type=notify) it
  * sends READY=1 once it is a member, STATUS= on every change and
  * WATCHDOG=1 at half of WatchdogSec=.  The control socket ([control]
  * socket) gives the domain's view as JSON (control.h); [metrics] listen,
@@ -19,7 +21,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sysexits.h>
 #include <unistd.h>
 
 #include <systemd/sd-daemon.h>
@@ -27,6 +28,7 @@
 #include "agent.h"
 #include "config.h"
 #include "control.h"
+#include "exit_status.h"
 #include "kernel.h"
 #include "log.h"
 #include "loop.h"
@@ -66,6 +68,57 @@ static void config_errors(const char *path, const char *errors)
 	hbmd_log(LOG_ERR, "%s: %u error%s: not starting", path, n, n == 1 ? "" : "s");
 }
 
+/* Each line of text at level, with a prefix. */
+static void log_lines(int level, const char *prefix, const char *text)
+{
+	const char *p = text, *nl;
+
+	while (p && *p) {
+		nl = strchr(p, '\n');
+		if (!nl)
+			nl = p + strlen(p);
+		hbmd_log(level, "%s%.*s", prefix, (int)(nl - p), p);
+		p = *nl ? nl + 1 : nl;
+	}
+}
+
+/*
+ * SIGHUP: the config file read again.  A file with an error changes
+ * nothing (every error logged).  Else the keys that may change at run
+ * time ([health], [placement]) take their new values; a change of another
+ * key is an error naming file, line and key, its running value kept
+ * (hbm_config_reload()).
+ */
+static void reload(const char *path, struct hbm_config *conf, struct hbmd_agent *agent)
+{
+	char *errors = NULL, *applied = NULL;
+	struct hbm_config next;
+	int ret, n;
+
+	ret = hbm_config_load(path, &next, &errors);
+	if (ret) {
+		log_lines(LOG_ERR, "SIGHUP: ", errors ? errors : strerror(-ret));
+		hbmd_log(LOG_ERR, "SIGHUP: %s: not reloaded, nothing changed", path);
+		free(errors);
+		return;
+	}
+	n = hbm_config_reload(conf, &next, path, &applied, &errors);
+	hbm_config_free(&next);
+	if (n < 0) {
+		hbmd_log(LOG_ERR, "SIGHUP: %s: %s; nothing changed", path, strerror(-n));
+		return;
+	}
+	log_lines(LOG_ERR, "SIGHUP: ", errors);
+	log_lines(LOG_NOTICE, "SIGHUP: applied: ", applied);
+	if (n)
+		hbmd_agent_reconfigured(agent);
+	hbmd_log(n || errors ? LOG_NOTICE : LOG_INFO, "SIGHUP: %s: %d change%s applied%s", path, n,
+		 n == 1 ? "" : "s",
+		 errors ? "; the others need a restart (the running values are kept)" : "");
+	free(errors);
+	free(applied);
+}
+
 static uint64_t min64(uint64_t x, uint64_t y)
 {
 	return x < y ? x : y;
@@ -80,6 +133,7 @@ static int agent_view(void *arg, char **json)
 int main(int argc, char **argv)
 {
 	const char *path = HBM_CONF_PATH;
+	char *conf_path = NULL;
 	struct pollfd fds[HBMD_LOOP_MAX_FDS];
 	uint64_t wd_usec = 0, wd_ms = 0, wd_next = UINT64_MAX;
 	char err[256] = "", status[256] = "";
@@ -92,7 +146,7 @@ int main(int argc, char **argv)
 	struct hbmd_loop loop;
 	bool foreground = false, verbose = false;
 	char *errors = NULL;
-	int opt, ret, sig, rc = EXIT_SUCCESS;
+	int opt, ret, sig, rc = HBMD_EXIT_OK;
 	struct hbmd_control *ctl = NULL;
 	unsigned int n, nc, i;
 
@@ -109,16 +163,16 @@ int main(int argc, char **argv)
 			break;
 		case 'h':
 			usage(stdout);
-			return EXIT_SUCCESS;
+			return HBMD_EXIT_OK;
 		default:
 			usage(stderr);
-			return EX_USAGE;
+			return HBMD_EXIT_USAGE;
 		}
 	}
 	if (optind < argc) {
 		fprintf(stderr, "hbmpoold: unexpected argument \"%s\"\n", argv[optind]);
 		usage(stderr);
-		return EX_USAGE;
+		return HBMD_EXIT_USAGE;
 	}
 	hbmd_log_init(verbose ? LOG_DEBUG : LOG_INFO);
 
@@ -130,14 +184,25 @@ int main(int argc, char **argv)
 			hbmd_log(LOG_ERR, "%s", errors ? errors : strerror(-ret));
 		free(errors);
 		sd_notifyf(0, "STATUS=config %s: not starting", path);
-		return EX_CONFIG;
+		return HBMD_EXIT_CONFIG;
+	}
+
+	/* for SIGHUP: daemon() makes / the working directory */
+	conf_path = realpath(path, NULL);
+	if (!conf_path)
+		conf_path = strdup(path);
+	if (!conf_path) {
+		hbmd_log(LOG_ERR, "out of memory");
+		hbm_config_free(&conf);
+		return HBMD_EXIT_FAILURE;
 	}
 
 	ret = hbmd_loop_init(&loop, true, err, sizeof(err));
 	if (ret) {
 		hbmd_log(LOG_ERR, "event loop: %s", err);
 		hbm_config_free(&conf);
-		return EXIT_FAILURE;
+		free(conf_path);
+		return HBMD_EXIT_FAILURE;
 	}
 #ifdef HBMD_FAKE_KERNEL
 	fk_init(&fake, conf.node_id, (uint64_t)time(NULL), false);
@@ -150,7 +215,7 @@ int main(int argc, char **argv)
 	if (ret) {
 		hbmd_log(LOG_ERR, "kernel: %s", err);
 		sd_notifyf(0, "STATUS=kernel: %s", err);
-		rc = EXIT_FAILURE;
+		rc = HBMD_EXIT_FAILURE;
 		goto out_loop;
 	}
 	ret = hbmd_agent_new(&conf, k, hbmd_log_cb, NULL, &agent);
@@ -163,7 +228,7 @@ int main(int argc, char **argv)
 			      err, sizeof(err))) {
 		hbmd_log(LOG_ERR, "[metrics] listen: %s", err);
 		sd_notifyf(0, "STATUS=[metrics] listen: %s", err);
-		rc = EXIT_FAILURE;
+		rc = HBMD_EXIT_FAILURE;
 		goto out;
 	}
 	if (metrics)
@@ -175,18 +240,18 @@ out_join:
 			 conf.domain, strerror(-ret));
 		sd_notifyf(0, "STATUS=could not join domain %s: %s", conf.domain, strerror(-ret));
 		/* fenced: nothing changes until an operator gives it a new segment */
-		rc = ret == -ESTALE ? HBMD_EXIT_FENCED : EXIT_FAILURE;
+		rc = ret == -ESTALE ? HBMD_EXIT_FENCED : HBMD_EXIT_FAILURE;
 		goto out;
 	}
 	ret = hbmd_control_open(conf.control_socket, agent_view, agent, &ctl, err, sizeof(err));
 	if (ret) {
 		hbmd_log(LOG_ERR, "control socket: %s", err);
-		rc = EXIT_FAILURE;
+		rc = HBMD_EXIT_FAILURE;
 		goto out;
 	}
 	if (!foreground && daemon(0, 1)) {
 		hbmd_log(LOG_ERR, "daemon: %s", strerror(errno));
-		rc = EXIT_FAILURE;
+		rc = HBMD_EXIT_FAILURE;
 		goto out;
 	}
 	if (sd_watchdog_enabled(0, &wd_usec) > 0 && wd_usec) {
@@ -212,7 +277,7 @@ out_join:
 		ret = hbmd_loop_wait(&loop, fds, n + nc + !!metrics, deadline, &sig);
 		if (ret < 0) {
 			hbmd_log(LOG_CRIT, "event loop: %s", strerror(-ret));
-			rc = EXIT_FAILURE;
+			rc = HBMD_EXIT_FAILURE;
 			break;
 		}
 		for (i = 0; i < n; i++)
@@ -237,8 +302,7 @@ out_join:
 			wd_next = hbmd_now_ms() + wd_ms;
 		}
 		if (sig == SIGHUP) {
-			hbmd_log(LOG_WARNING,
-				 "SIGHUP: reloading the config is not supported yet; restart hbmpoold to apply a new one");
+			reload(conf_path, &conf, agent);
 		} else if (sig) {
 			hbmd_log(LOG_NOTICE, "%s: stopping; the lease runs out in %u s unless hbmpoold is back on the same segment before",
 				 strsignal(sig), conf.lease_ttl_s);
@@ -254,5 +318,6 @@ out:
 out_loop:
 	hbmd_loop_fini(&loop);
 	hbm_config_free(&conf);
+	free(conf_path);
 	return rc;
 }

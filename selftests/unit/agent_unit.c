@@ -42,7 +42,10 @@
  *  4. etcd is stopped (SIGSTOP): every agent fences itself, each before
  *     its lease could have expired on etcd (before the last renewal
  *     proven + TTL), and after SIGCONT does nothing more; a daemon started
- *     again on that fenced kernel (the old segment) refuses to join.
+ *     again on that fenced kernel (the old segment) refuses to join: the
+ *     fence is the domain's flag (the fake kernel, as the real one, leaves
+ *     the self node live); after hbmctl segment del (the flag stays up)
+ *     it starts, on a new segment that ends the fence.
  *
  * Skipped (exit 4) without /usr/bin/etcd (or $HBM_ETCD) after the loop
  * tests.  TAP output; HBM_VERBOSE=1 shows the agents' logs.
@@ -994,8 +997,20 @@ static void test_agents(void)
 	rid = nodes[0].running ? 0 : 1;
 	node_free(&nodes[rid]);
 	i = node_start(&nodes[rid], 0, false);
-	ok(i == -ESTALE && !nodes[rid].running,
+	ok(i == -ESTALE && !nodes[rid].running && fk_find(&nodes[rid].fk, "setup") >= 0,
 	   "node %u restarted on its fenced kernel: refused (%d), it needs a new segment",
+	   nodes[rid].id, i);
+	/* as the admin guide says: hbmctl segment del, then start again */
+	node_free(&nodes[rid]);
+	i = fk_operator(&nodes[rid].fk, "segment-del", 0, true);
+	pthread_mutex_lock(&nodes[rid].fk.lock);
+	good = !i && nodes[rid].fk.self_fenced;
+	nodes[rid].fk.next_incarnation = 7000;
+	pthread_mutex_unlock(&nodes[rid].fk.lock);
+	i = node_start(&nodes[rid], 0, false);
+	ok(good && !i && nodes[rid].running && !nodes[rid].fk.self_fenced &&
+	   hbmd_agent_incarnation(nodes[rid].a) == 7000,
+	   "node %u: hbmctl segment del (the fence stays until a new segment), then a start: a new segment ends the fence and it joins (%d)",
 	   nodes[rid].id, i);
 	for (i = 0, good = true; i < NR; i++)
 		if (violations(&nodes[i], what, sizeof(what))) {

@@ -712,6 +712,111 @@ out:
 	free(man);
 }
 
+/*
+ * A reload (hbm_config_reload()): the running config against the file as
+ * it is now.  [health] and [placement] changes are applied; a change of
+ * another key is an error naming file, line and key, the running value
+ * kept; a key removed from the file is named without a line; nothing
+ * changed: nothing applied, no error.
+ */
+static void test_reload(void)
+{
+	struct hbm_config cur, next;
+	char *err, *applied, *errors, want[512];
+	const char *sec, *name, *p;
+	unsigned int lines;
+	size_t i;
+	int ret, n;
+
+	/* the running config: base() and lines 10..13 */
+	err = load(true, "[node]\nport = 7071\n[health]\nhold_ms = 5000\n", &cur, &ret);
+	free(err);
+	if (ret) {
+		ok(0, "the running config loads");
+		return;
+	}
+	ok(cur.line[0] == 2 && cur.port == 7071 && cur.hold_ms == 5000,
+	   "the line of each key is kept ([domain] name: %u)", cur.line[0]);
+
+	/* the same file again: nothing */
+	err = load(true, "[node]\nport = 7071\n[health]\nhold_ms = 5000\n", &next, &ret);
+	free(err);
+	n = ret ? -1 : hbm_config_reload(&cur, &next, path, &applied, &errors);
+	ok(n == 0 && !applied && !errors, "the same file: nothing applied, no error (%d)", n);
+	if (!ret)
+		hbm_config_free(&next);
+
+	/*
+	 * Now: the segment size changed (line 7), the port removed (back to
+	 * its default), hold_ms (11), degrade_after (12) and policy (14)
+	 * changed.
+	 */
+	snprintf(want, sizeof(want),
+		 "[domain]\nname = pod7\nkey_file = %s\n[node]\nid = 3\naddress = 10.0.0.3\n"
+		 "segment_size = 32G\n[etcd]\nendpoints = http://127.0.0.1:2379\n"
+		 "[health]\nhold_ms = 2000\ndegrade_after = 4\n[placement]\npolicy = bind\n",
+		 keypath);
+	err = load(false, want, &next, &ret);
+	free(err);
+	if (ret) {
+		ok(0, "the new file loads");
+		hbm_config_free(&cur);
+		return;
+	}
+	n = hbm_config_reload(&cur, &next, path, &applied, &errors);
+	snprintf(want, sizeof(want),
+		 "%s:12: [health] degrade_after: 3 -> 4\n%s:11: [health] hold_ms: 5000 -> 2000\n"
+		 "%s:14: [placement] policy: interleave -> bind\n", path, path, path);
+	ok(n == 3 && applied && !strcmp(applied, want),
+	   "[health] and [placement] changes applied (%d), each named with its line and both values (in the keys' order)",
+	   n);
+	if (applied && strcmp(applied, want))
+		printf("# applied:\n%s", applied);
+	ok(cur.hold_ms == 2000 && cur.degrade_after == 4 && cur.policy == HBM_POLICY_BIND,
+	   "the running config has the new [health] and [placement] values");
+	snprintf(want, sizeof(want),
+		 "%s:7: [node] segment_size: changed (17179869184 -> 34359738368), but only a restart applies it; running value kept\n",
+		 path);
+	ok(errors && strstr(errors, want), "a changed segment size: an error naming file, line and key");
+	snprintf(want, sizeof(want),
+		 "%s: [node] port: changed (7071 -> 7070, the default), but only a restart applies it; running value kept\n",
+		 path);
+	ok(errors && strstr(errors, want), "a key removed from the file: named, without a line");
+	for (p = errors, lines = 0; p && (p = strchr(p, '\n')); p++)
+		lines++;
+	ok(lines == 2 && cur.segment_bytes == 16ULL << 30 && cur.port == 7071,
+	   "two errors, and the running values of those keys kept");
+	if (errors && lines != 2)
+		printf("# errors:\n%s", errors);
+	free(applied);
+	free(errors);
+	hbm_config_free(&next);
+
+	/* back to the first file: an [etcd] change is refused too, [health] follows */
+	snprintf(want, sizeof(want), "lease_ttl = 20\n[health]\nhold_ms = 5000\n");
+	err = load(true, want, &next, &ret);
+	free(err);
+	n = ret ? -1 : hbm_config_reload(&cur, &next, path, &applied, &errors);
+	ok(n == 3 && cur.hold_ms == 5000 && cur.degrade_after == 3 &&
+	   cur.policy == HBM_POLICY_INTERLEAVE && cur.lease_ttl_s == 10 && errors &&
+	   strstr(errors, ":10: [etcd] lease_ttl: changed (10 -> 20)"),
+	   "[etcd] lease_ttl refused, [health] and [placement] back (%d)", n);
+	free(applied);
+	free(errors);
+	if (!ret)
+		hbm_config_free(&next);
+	hbm_config_free(&cur);
+
+	/* which keys a reload takes */
+	for (i = 0, ret = 1; (name = hbm_config_key(i, &sec)); i++)
+		if (hbm_config_key_reloadable(i) !=
+		    (!strcmp(sec, "health") || !strcmp(sec, "placement"))) {
+			printf("# [%s] %s\n", sec, name);
+			ret = 0;
+		}
+	ok(ret, "reloadable: every [health] and [placement] key, no other");
+}
+
 int main(void)
 {
 	char cmd[200];
@@ -733,6 +838,7 @@ int main(void)
 	test_endpoints();
 	test_files();
 	test_docs();
+	test_reload();
 
 	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
 	if (system(cmd))

@@ -84,15 +84,25 @@ static int fk_setup(void *ctx, const struct hbmd_kernel_setup *s, uint64_t *inca
 	struct fake_kernel *fk = ctx;
 
 	pthread_mutex_lock(&fk->lock);
-	fk_log(fk, true, "setup %s self %u key %zu segment %llu", s->domain, s->self_id, s->key_len,
-	       (unsigned long long)s->segment_bytes);
+	/*
+	 * Not a change the fence forbids: the kernel takes domain-set and
+	 * segment-new on a fenced node, and a new segment is the way out.
+	 */
+	fk_log(fk, false, "setup %s self %u key %zu segment %llu%s", s->domain, s->self_id,
+	       s->key_len, (unsigned long long)s->segment_bytes, fk->segment ? " (kept)" : "");
 	if (s->self_id != fk->self_id)
 		violate(fk, "setup with another self id", s->self_id);
 	else if (s->self_id < 1024)
 		fk->capacity[s->self_id] = s->segment_bytes;
-	*incarnation = fk->next_incarnation;
 	fk_emit(fk, HBMD_KEV_DOMAIN, 0, 0, false, fk->self_fenced);
-	fk_emit(fk, HBMD_KEV_SEGMENT, 0, 0, false, false);
+	if (!fk->segment) {
+		/* segment-new: a new incarnation, and the end of a fence */
+		fk->segment = true;
+		fk->incarnation = fk->next_incarnation;
+		fk->self_fenced = false;
+		fk_emit(fk, HBMD_KEV_SEGMENT, 0, 0, false, false);
+	}
+	*incarnation = fk->incarnation;
 	pthread_mutex_unlock(&fk->lock);
 	err[0] = '\0';
 	(void)errlen;
@@ -188,27 +198,31 @@ static int fk_set_epoch(void *ctx, uint64_t epoch, char *err, size_t errlen)
 	return ret;
 }
 
-static int fk_fenced_read(void *ctx, bool *fenced, char *err, size_t errlen)
+static int fk_domain_read(void *ctx, struct hbmd_kernel_domain *d, char *err, size_t errlen)
 {
 	struct fake_kernel *fk = ctx;
 
 	pthread_mutex_lock(&fk->lock);
-	*fenced = fk->self_fenced;
+	fk_log(fk, false, "domain-read");
+	d->epoch = fk->epoch;	/* 0 when unsupported: never set */
+	d->fenced = fk->self_fenced;
 	pthread_mutex_unlock(&fk->lock);
 	snprintf(err, errlen, "%s", "");
 	return 0;
 }
 
-static int fk_epoch_read(void *ctx, uint64_t *epoch, char *err, size_t errlen)
+/*
+ * Under the lock: domain-set fenced, as the kernel does it: the domain's
+ * flag (the self node's state does not change), one domain event if it
+ * was not up yet.
+ */
+static void fk_fence(struct fake_kernel *fk)
 {
-	struct fake_kernel *fk = ctx;
-
-	pthread_mutex_lock(&fk->lock);
-	fk_log(fk, false, "epoch-read");
-	*epoch = fk->epoch;	/* 0 when unsupported: never set */
-	pthread_mutex_unlock(&fk->lock);
-	snprintf(err, errlen, "%s", "");
-	return 0;
+	if (fk->self_fenced)
+		return;
+	fk->self_fenced = true;
+	fk->self_fenced_ms = ms();
+	fk_emit(fk, HBMD_KEV_DOMAIN, 0, 0, false, true);
 }
 
 static int fk_fence_self(void *ctx, char *err, size_t errlen)
@@ -221,9 +235,7 @@ static int fk_fence_self(void *ctx, char *err, size_t errlen)
 	if (fk->unsupported) {
 		ret = -EOPNOTSUPP;
 	} else {
-		fk->self_fenced = true;
-		fk->self_fenced_ms = ms();
-		fk_emit_node(fk, HBMD_KEV_NODE_CHANGE, fk->self_id, HBMD_NODE_FENCED);
+		fk_fence(fk);
 	}
 	pthread_mutex_unlock(&fk->lock);
 	snprintf(err, errlen, "%s", ret ? strerror(-ret) : "");
@@ -242,8 +254,8 @@ static int fk_nodes_read(void *ctx, struct hbmd_kernel_node **nodes, size_t *n, 
 	pthread_mutex_lock(&fk->lock);
 	fk_log(fk, false, "nodes-read");
 	*n = 0;
+	/* live, fenced or not: the kernel never fences its self node */
 	a[(*n)++] = (struct hbmd_kernel_node){ .id = fk->self_id, .self = true,
-		.state = fk->self_fenced ? HBMD_NODE_FENCED : 0,
 		.capacity = fk->self_id < 1024 ? fk->capacity[fk->self_id] : 0 };
 	for (i = 0; i < 1024; i++)
 		if (fk->node[i] != FK_ABSENT)
@@ -381,8 +393,15 @@ int fk_operator(struct fake_kernel *fk, const char *op, uint32_t id, bool notify
 	if (!notify)
 		fk->evfd = -1;	/* no event */
 	if (!strcmp(op, "fence-self")) {
-		fk->self_fenced = true;
-		fk_emit_node(fk, HBMD_KEV_NODE_CHANGE, fk->self_id, HBMD_NODE_FENCED);
+		fk_fence(fk);
+	} else if (!strcmp(op, "segment-del")) {
+		/* allowed while fenced; the fence stays until a new segment */
+		if (fk->segment) {
+			fk->segment = false;
+			fk_emit(fk, HBMD_KEV_SEGMENT, 0, 0, false, false);
+		} else {
+			ret = -ENOENT;
+		}
 	} else if (id >= 1024 || id == fk->self_id) {
 		ret = -EINVAL;
 	} else if (!strcmp(op, "del") && fk->node[id] != FK_ABSENT) {
@@ -443,8 +462,7 @@ static const struct hbmd_kernel_ops fk_ops = {
 	.node_add = fk_node_add,
 	.node_remove = fk_node_remove,
 	.node_fence = fk_node_fence,
-	.epoch_read = fk_epoch_read,
-	.fenced_read = fk_fenced_read,
+	.domain_read = fk_domain_read,
 	.set_epoch = fk_set_epoch,
 	.fence_self = fk_fence_self,
 	.nodes_read = fk_nodes_read,

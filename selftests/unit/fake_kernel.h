@@ -6,16 +6,18 @@
  * no unknown node fenced or removed, the epoch never decreasing, no change
  * once this node fenced itself (reads are fine).  unsupported: node_fence,
  * set_epoch and fence_self answer -EOPNOTSUPP, as a kernel without issue
- * 9's kernel side does (the calls are still logged).  For the metrics,
+ * 9's kernel side does (the calls are still logged).  The segment: setup
+ * makes one (incarnation next_incarnation) if there is none, else keeps it;
+ * a new one ends a fence, which survives "segment-del" (fk_operator).  For the metrics,
  * nodes carry their capacity (the segment's for this node, the add's for
  * a peer), each live peer has a link (up, live, rtt 250 us) and stats_read
  * gives the counters in stats (set them at will; reads are not logged).
  * Events (kernel.h's event channel): once events_open (logged
  * "events-open") made its eventfd, every change of the table is an event,
  * as the kernel's monitor group has it (node add/del/change, then a domain
- * change; the epoch, fence-self; the segment at setup; a link whose oper
- * state fk_set_link() changes); the queue holds FK_EVQ events, more is an
- * overrun.  fk_overrun() injects one; fk_operator() changes the table as
+ * change; the epoch, fence-self (a domain change only); the segment at
+ * setup; a link whose oper state fk_set_link() changes); the queue holds
+ * FK_EVQ events, more is an overrun.  fk_overrun() injects one; fk_operator() changes the table as
  * hbmctl would, behind the agent's back (logged "op-..."), with or
  * without its event.  Reads of events are counted (events_reads), not
  * logged.
@@ -37,7 +39,9 @@ struct fake_kernel {
 	uint32_t self_id;
 	bool unsupported;
 	unsigned int refuse_del;	/* the next node_remove calls: -EBUSY */
-	uint64_t next_incarnation;	/* the segment's, given by setup */
+	uint64_t next_incarnation;	/* a new segment's, given by setup */
+	bool segment;			/* one is exported (setup made it) */
+	uint64_t incarnation;		/* its incarnation */
 	char log[32768];
 	size_t log_len;
 	unsigned int calls, set_epoch_calls;
@@ -47,6 +51,11 @@ struct fake_kernel {
 	uint64_t capacity[1024];
 	struct hbmd_kernel_stats stats;
 	uint64_t epoch;
+	/*
+	 * This node fenced (domain-set fenced): the domain's flag, as the
+	 * kernel has it; the self node stays live in nodes_read.  Only a new
+	 * segment (setup without one) clears it.
+	 */
 	bool self_fenced;
 	uint64_t self_fenced_ms;	/* CLOCK_MONOTONIC */
 	/*
@@ -77,7 +86,8 @@ void fk_set_link(struct fake_kernel *fk, const struct hbmd_kernel_link *l);
 void fk_overrun(struct fake_kernel *fk);
 /*
  * An operator's change, as hbmctl makes it: "del" (node del), "fence" (node
- * set state fenced), "add" (node new), "fence-self" (domain set fenced);
+ * set state fenced), "add" (node new), "fence-self" (domain set fenced),
+ * "segment-del" (segment del; id unused);
  * notify: with its events (else they are lost, unseen).  -errno if the
  * table does not allow it.
  */

@@ -3,6 +3,8 @@
  * Unit test of hbmpoold itself (daemon/main.c), built with the fake kernel
  * (unit/hbmpoold_fake: -DHBMD_FAKE_KERNEL, a test build only):
  *
+ *  - the exit statuses (daemon/exit_status.h) are those of hbmpoold(8)'s
+ *    EXIT STATUS, and the unit restarts neither 3 nor 78;
  *  - a bad option: exit 64; a config with several errors: exit 78, every
  *    error printed, and the count;
  *  - against a real etcd on 127.0.0.1 (etcd_rig.h): started with a
@@ -13,8 +15,10 @@
  *    up), itself as leader, its capacity from the fake kernel; "hbmctl
  *    domain status" (unit/hbmctl_san) reads the same socket, as a table
  *    and as JSON; a daemon
- *    whose metrics port is taken exits before it joins; SIGHUP is logged
- *    and changes nothing; SIGTERM: STOPPING=1, exit 0, the control socket removed, the
+ *    whose metrics port is taken exits before it joins; SIGHUP with a
+ *    changed [health] key (applied) and [node] port (refused: file, line,
+ *    key), then with an invalid file (every error, nothing changed), still
+ *    running; SIGTERM: STOPPING=1, exit 0, the control socket removed, the
  *    key left to its lease.
  *
  * Skipped (exit 4) without /usr/bin/etcd after the offline part.  TAP.
@@ -26,6 +30,10 @@
 
 #include "tap.h"
 #include "etcd_rig.h"
+
+#include <ctype.h>
+
+#include "exit_status.h"
 
 #ifndef HBMPOOLD_FAKE
 #define HBMPOOLD_FAKE	"unit/hbmpoold_fake"
@@ -87,6 +95,76 @@ static int run(char *const argv[], char **out)
 	return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
 }
 
+/* The file's text (malloc'ed, NUL-terminated); NULL if unreadable. */
+static char *slurp(const char *path)
+{
+	FILE *f = fopen(path, "r");
+	char *buf = NULL;
+	long len;
+
+	if (!f)
+		return NULL;
+	if (!fseek(f, 0, SEEK_END) && (len = ftell(f)) >= 0 && !fseek(f, 0, SEEK_SET)) {
+		buf = malloc((size_t)len + 1);
+		if (buf && fread(buf, 1, (size_t)len, f) != (size_t)len) {
+			free(buf);
+			buf = NULL;
+		} else if (buf) {
+			buf[len] = '\0';
+		}
+	}
+	fclose(f);
+	return buf;
+}
+
+/* Does the number n stand alone (not in a longer number) in s[0..len)? */
+static bool has_number(const char *s, size_t len, int n)
+{
+	char num[16];
+	size_t k = (size_t)snprintf(num, sizeof(num), "%d", n), i;
+
+	for (i = 0; i + k <= len; i++)
+		if (!memcmp(s + i, num, k) && (!i || !isdigit((unsigned char)s[i - 1])) &&
+		    (i + k == len || !isdigit((unsigned char)s[i + k])))
+			return true;
+	return false;
+}
+
+/*
+ * daemon/exit_status.h against hbmpoold(8)'s EXIT STATUS (every status
+ * named there) and the unit (RestartPreventExitStatus=: fenced and config
+ * errors, not the failures a restart may mend).
+ */
+static void test_exit_statuses(void)
+{
+	static const int all[] = { HBMD_EXIT_OK, HBMD_EXIT_FAILURE, HBMD_EXIT_FENCED,
+				   HBMD_EXIT_USAGE, HBMD_EXIT_CONFIG };
+	char *man = slurp(HBM_TOP "/Documentation/man/hbmpoold.8");
+	char *unit = slurp(HBM_TOP "/daemon/hbmpoold.service");
+	const char *sec = man ? strstr(man, "\n.SH EXIT STATUS\n") : NULL, *end, *line, *eol;
+	bool good = sec != NULL;
+	unsigned int i;
+
+	end = sec ? strstr(sec + 1, "\n.SH ") : NULL;
+	if (sec && !end)
+		end = sec + strlen(sec);
+	for (i = 0; good && i < sizeof(all) / sizeof(all[0]); i++)
+		if (!has_number(sec, (size_t)(end - sec), all[i])) {
+			printf("# exit status %d is not in hbmpoold(8)'s EXIT STATUS\n", all[i]);
+			good = false;
+		}
+	ok(good, "every exit status of exit_status.h is in hbmpoold(8)'s EXIT STATUS");
+	line = unit ? strstr(unit, "\nRestartPreventExitStatus=") : NULL;
+	eol = line ? strchrnul(line + 1, '\n') : NULL;
+	ok(line && has_number(line, (size_t)(eol - line), HBMD_EXIT_FENCED) &&
+	   has_number(line, (size_t)(eol - line), HBMD_EXIT_CONFIG) &&
+	   !has_number(line, (size_t)(eol - line), HBMD_EXIT_FAILURE),
+	   "the unit restarts neither a fenced node (%d) nor a bad config (%d), but a failure (%d)",
+	   HBMD_EXIT_FENCED, HBMD_EXIT_CONFIG, HBMD_EXIT_FAILURE);
+	free(man);
+	free(unit);
+}
+
 static void test_offline(const char *tmp)
 {
 	char path[128], *out = NULL;
@@ -96,7 +174,8 @@ static void test_offline(const char *tmp)
 	int rc;
 
 	rc = run(bad_opt, &out);
-	ok(rc == 64 && out && strstr(out, "usage:"), "a bad option: exit 64 and the usage (%d)", rc);
+	ok(rc == HBMD_EXIT_USAGE && out && strstr(out, "usage:"),
+	   "a bad option: exit 64 and the usage (%d)", rc);
 	free(out);
 	snprintf(path, sizeof(path), "%s/bad.conf", tmp);
 	f = fopen(path, "w");
@@ -108,14 +187,23 @@ static void test_offline(const char *tmp)
 		"listen = localhost:9477\n");
 	fclose(f);
 	rc = run(bad_conf, &out);
-	ok(rc == 78 && out && strstr(out, ":2: [domain] name:") && strstr(out, ":3: [bogus]") &&
+	ok(rc == HBMD_EXIT_CONFIG && out && strstr(out, ":2: [domain] name:") && strstr(out, ":3: [bogus]") &&
 	   strstr(out, ":5: [etcd] lease_ttl:") && strstr(out, ":7: [metrics] listen:") &&
 	   strstr(out, "[node] id: required key missing") &&
 	   strstr(out, "errors: not starting"),
 	   "a config with errors: exit 78, each error with its line, and the count (%d)", rc);
-	if (rc != 78 && out)
+	if (rc != HBMD_EXIT_CONFIG && out)
 		printf("# %s", out);
 	free(out);
+}
+
+/* Does a line of the log file match the basic regular expression re? */
+static bool logged(const char *log, const char *re)
+{
+	char cmd[600];
+
+	snprintf(cmd, sizeof(cmd), "grep -q -- '%s' '%s'", re, log);
+	return !system(cmd);
 }
 
 /* The next datagram on the notify socket within ms; "" if none. */
@@ -237,7 +325,7 @@ static void test_port_taken(const char *key)
 
 static void test_daemon(void)
 {
-	char conf[128], key[128], nsock[108], ctl[108], log[128], env[3][160], buf[1024];
+	char conf[128], key[128], nsock[108], ctl[108], log[128], env[3][160], buf[1024], ctext[1024];
 	char murl[96], mbody[16384], ctype[128], want[96], args[256], out[4096];
 	long long epoch = -1;
 	int mport, mfd;
@@ -271,10 +359,13 @@ static void test_daemon(void)
 	mport = free_port(&mfd);
 	if (mfd >= 0)
 		close(mfd);
-	fprintf(f, "[domain]\nname = d\nkey_file = %s\netcd_prefix = /hbmdaemon\n"
-		"[node]\nid = 5\naddress = 127.0.0.1\nsegment_size = 1M\n"
-		"[etcd]\nendpoints = %s\nrequest_timeout_ms = 500\nlease_ttl = 3\n"
-		"[metrics]\nlisten = 127.0.0.1:%d\n[control]\nsocket = %s\n", key, url, mport, ctl);
+	/* 16 lines */
+	snprintf(ctext, sizeof(ctext),
+		 "[domain]\nname = d\nkey_file = %s\netcd_prefix = /hbmdaemon\n"
+		 "[node]\nid = 5\naddress = 127.0.0.1\nsegment_size = 1M\n"
+		 "[etcd]\nendpoints = %s\nrequest_timeout_ms = 500\nlease_ttl = 3\n"
+		 "[metrics]\nlisten = 127.0.0.1:%d\n[control]\nsocket = %s\n", key, url, mport, ctl);
+	fputs(ctext, f);
 	fclose(f);
 	test_port_taken(key);
 
@@ -361,9 +452,32 @@ static void test_daemon(void)
 	if (nfail)
 		printf("# %.2000s\n", mbody);
 
+	/* SIGHUP: [health] hold_ms applied, [node] port refused (lines 18, 20) */
+	f = fopen(conf, "w");
+	if (f) {
+		fprintf(f, "%s[health]\nhold_ms = 2000\n[node]\nport = 7071\n", ctext);
+		fclose(f);
+	}
 	kill(pid, SIGHUP);
 	usleep(300000);
 	ok(waitpid(pid, &st, WNOHANG) == 0, "SIGHUP: still running");
+	ok(logged(log, "SIGHUP: applied: .*d\\.conf:18: \\[health\\] hold_ms: 10000 -> 2000$") &&
+	   logged(log, "SIGHUP: .*d\\.conf:20: \\[node\\] port: changed (7070 -> 7071), but only a restart applies it; running value kept$") &&
+	   logged(log, "SIGHUP: .*d\\.conf: 1 change applied; the others need a restart"),
+	   "SIGHUP: [health] hold_ms applied; [node] port refused, named by file, line and key");
+	/* an invalid file: every error, nothing changed */
+	f = fopen(conf, "w");
+	if (f) {
+		fprintf(f, "%s[health]\nhold_ms = soon\n[bogus]\n", ctext);
+		fclose(f);
+	}
+	kill(pid, SIGHUP);
+	usleep(300000);
+	ok(waitpid(pid, &st, WNOHANG) == 0 &&
+	   logged(log, "SIGHUP: .*d\\.conf:18: \\[health\\] hold_ms: must be") &&
+	   logged(log, "SIGHUP: .*d\\.conf:19: \\[bogus\\]: unknown section") &&
+	   logged(log, "SIGHUP: .*d\\.conf: not reloaded, nothing changed"),
+	   "SIGHUP with an invalid file: every error logged, nothing changed, still running");
 
 	kill(pid, SIGTERM);
 	ok(notify_wait(nfd, "STOPPING=1", 3000, buf, sizeof(buf)), "SIGTERM: STOPPING=1");
@@ -380,8 +494,6 @@ static void test_daemon(void)
 	if (e)
 		hbm_etcd_close(e);
 	close(nfd);
-	snprintf(buf, sizeof(buf), "grep -q 'SIGHUP: reloading the config is not supported' '%s'", log);
-	ok(!system(buf), "SIGHUP is logged as not supported");
 	if (nfail) {
 		snprintf(buf, sizeof(buf), "sed 's/^/# /' '%s'", log);
 		if (system(buf))
@@ -401,6 +513,7 @@ int main(void)
 		ok(0, "mkdtemp");
 		return tap_finish();
 	}
+	test_exit_statuses();
 	test_offline(tmp);
 	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tmp);
 	if (system(cmd))

@@ -84,6 +84,38 @@ static void test_conf(void)
 	   !strcmp(hbm_health_name(HBM_HEALTH_DOWN), "down"), "names");
 }
 
+/*
+ * A reload: the error window's samples dropped when its size changes, kept
+ * when it does not; the state kept either way.
+ */
+static void test_reconf(void)
+{
+	struct hbm_health_conf c, small;
+	struct hbm_link_health h;
+	struct hbm_health_sample s;
+	unsigned int pos;
+	int i;
+
+	conf_defaults(&c);
+	small = c;
+	small.window = 2;
+	hbm_health_init(&h);
+	for (i = 0; i < 6; i++) {	/* 10 % failed: degraded */
+		s = good((uint64_t)i * 1000, (uint64_t)i * 100);
+		s.errors = (uint64_t)i * 10;
+		hbm_health_sample(&h, &c, &s);
+	}
+	pos = h.win_pos;
+	hbm_health_reconf(&h, &c, &c);
+	ok(h.state == HBM_HEALTH_DEGRADED && pos && h.win_pos == pos && h.win_req[pos - 1] == 100,
+	   "reload, the same window: its samples kept (%u)", pos);
+	hbm_health_reconf(&h, &c, &small);
+	for (i = 0; i < HBM_HEALTH_WINDOW_MAX && !h.win_req[i] && !h.win_fail[i]; i++)
+		;
+	ok(h.state == HBM_HEALTH_DEGRADED && h.win_pos == 0 && i == HBM_HEALTH_WINDOW_MAX,
+	   "reload, another window size: its samples dropped, the state kept");
+}
+
 /* Feed n samples made by mk(i); returns the index of the first change (-1: none). */
 static int feed(struct hbm_link_health *h, const struct hbm_health_conf *c, int n,
 		struct hbm_health_sample (*mk)(int i, void *arg), void *arg)
@@ -610,6 +642,7 @@ int main(void)
 {
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	test_conf();
+	test_reconf();
 	test_classes();
 	test_reset();
 	test_recovery();

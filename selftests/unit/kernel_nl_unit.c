@@ -14,7 +14,9 @@
  *     after the gap; an ENOBUFS is an overrun, and the next number after
  *     it is no gap;
  *  4. a buffer smaller than the pending events: they come out over several
- *     reads, in order, none lost.
+ *     reads, in order, none lost;
+ *  5. domain_read: the epoch and the fenced flag from one domain-get (an
+ *     older kernel's reply without them: 0, not fenced).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -60,17 +62,44 @@ void hbm_nl_close(struct hbm_nl *nl)
 	(void)nl;
 }
 
+/* Requests: only domain-get is answered, as the kernel's domain fill (below). */
+static uint8_t req_cmd;
+static unsigned int requests;
+static struct {
+	bool epoch;		/* the kernel has the attribute */
+	uint64_t epoch_v;
+	bool fenced;
+} domain;
+
 struct nl_msg *hbm_nl_msg(struct hbm_nl *nl, uint8_t cmd, int dump)
 {
-	(void)nl, (void)cmd, (void)dump;
+	(void)nl, (void)dump;
+	req_cmd = cmd;
 	return nlmsg_alloc();
 }
 
 int hbm_nl_request(struct hbm_nl *nl, struct nl_msg *msg, hbm_nl_reply_fn *cb, void *arg)
 {
-	(void)nl, (void)cb, (void)arg;
+	struct nl_msg *reply;
+	int ret;
+
+	(void)nl;
 	nlmsg_free(msg);
-	return -EIO;	/* no requests here */
+	requests++;
+	if (req_cmd != HBMPOOL_CMD_DOMAIN_GET)
+		return -EIO;
+	reply = nlmsg_alloc();
+	if (!reply)
+		return -ENOMEM;
+	ret = nla_put_string(reply, HBMPOOL_A_DOMAIN_NAME, "unit") ||
+	      nla_put_u32(reply, HBMPOOL_A_DOMAIN_SELF_ID, 1) ||
+	      (domain.epoch && nla_put_u64(reply, HBMPOOL_A_DOMAIN_EPOCH, domain.epoch_v)) ||
+	      (domain.fenced && nla_put_flag(reply, HBMPOOL_A_DOMAIN_FENCED)) ? -EMSGSIZE : 0;
+	if (!ret && cb)
+		ret = cb(HBMPOOL_CMD_DOMAIN_GET, nlmsg_attrdata(nlmsg_hdr(reply), 0),
+			 nlmsg_attrlen(nlmsg_hdr(reply), 0), arg);
+	nlmsg_free(reply);
+	return ret;
 }
 
 const char *hbm_nl_extack(const struct hbm_nl *nl)
@@ -182,6 +211,7 @@ static void add(int cmd, uint64_t seq, uint32_t id, uint32_t state)
 
 int main(void)
 {
+	struct hbmd_kernel_domain d = { .epoch = 7, .fenced = true };
 	struct hbmd_kernel_event ev[16];
 	struct hbmd_kernel k;
 	char err[256] = "";
@@ -266,6 +296,24 @@ int main(void)
 	   "10 events through a buffer of 4: all of them, in order, no overrun (%d)", total);
 	n = k.ops->events_read(k.ctx, ev, 1, err, sizeof(err));
 	ok(n == -EINVAL, "a buffer of 1: refused (room for an overrun and an event)");
+
+	/* the domain: one domain-get for the epoch and the fenced flag */
+	requests = 0;
+	n = k.ops->domain_read(k.ctx, &d, err, sizeof(err));
+	ok(n == 0 && requests == 1 && d.epoch == 0 && !d.fenced,
+	   "domain_read on a kernel without epoch and fenced: 0, not fenced (one request: %u)",
+	   requests);
+	domain.epoch = true;
+	domain.epoch_v = 42;
+	domain.fenced = true;
+	requests = 0;
+	n = k.ops->domain_read(k.ctx, &d, err, sizeof(err));
+	ok(n == 0 && requests == 1 && d.epoch == 42 && d.fenced,
+	   "domain_read: epoch %llu, fenced %d, from one domain-get (%u requests)",
+	   (unsigned long long)d.epoch, d.fenced, requests);
+	domain.fenced = false;
+	n = k.ops->domain_read(k.ctx, &d, err, sizeof(err));
+	ok(n == 0 && d.epoch == 42 && !d.fenced, "domain_read: no fenced flag, not fenced");
 
 	k.ops->close(k.ctx);
 	close(pipefd[0]);

@@ -23,7 +23,10 @@
  *     added again; an operator adds node 5, no member: fenced, then removed
  *     (after HBMD_REMOVE_DELAY_MS);
  *  6. another program fences node 2 itself (netlink domain-set fenced): its
- *     agent is fenced, without a fence-self call of its own.
+ *     agent is fenced, without a fence-self call of its own;
+ *  7. another program fences node 1 itself, the event lost, then an
+ *     overrun: the dump reads the domain's fenced flag (the self node's
+ *     state is no guide: the kernel leaves it live), the agent is fenced.
  * Every fake kernel counts no violation (no node added twice, no unknown
  * node removed or fenced).
  *
@@ -209,6 +212,11 @@ static bool node5_gone(void)
 	return kstate(&nodes[0], 5) == FK_ABSENT;
 }
 
+static bool node1_fenced(void)
+{
+	return hbmd_agent_state(nodes[0].a) == HBMD_AGENT_FENCED;
+}
+
 static bool node2_fenced(void)
 {
 	return hbmd_agent_state(nodes[1].a) == HBMD_AGENT_FENCED;
@@ -331,8 +339,9 @@ static void test_kmonitor(void)
 	fk_overrun(fk);
 	pump(REACT_MS, NULL);
 	ok(fk_count(fk, "nodes-read") == dumps + 1 && nodes[0].lost_warn == 1 &&
-	   nodes[0].lost_debug == 1 && fk->calls == calls + 1,
-	   "a second overrun: one more dump, not said again, nothing changed");
+	   nodes[0].lost_debug == 1 && fk->calls == calls + 2,
+	   "a second overrun: one more dump (the domain and the nodes: %u reads), not said again, nothing changed",
+	   fk->calls - calls);
 
 	/* 5. an operator fences a member; adds a node that is no member */
 	fk_operator(fk, "fence", 2, true);
@@ -355,6 +364,22 @@ static void test_kmonitor(void)
 	good = pump(REACT_MS, node2_fenced);
 	ok(good && nodes[1].fenced_by_other == 1 && fk_count(&nodes[1].fk, "fence-self") == 0,
 	   "domain-set fenced on node 2 by another program: its agent is fenced (%.0f ms), without a call of its own",
+	   (now() - t0) * 1000);
+
+	/*
+	 * 7. node 1 fenced by another program, its event lost, then an
+	 * overrun: the dump reads the domain's fenced flag (the kernel's self
+	 * node stays live, as the real one's does).
+	 */
+	fk_operator(fk, "fence-self", 0, false);
+	pump(REACT_MS, NULL);
+	ok(hbmd_agent_state(nodes[0].a) == HBMD_AGENT_RUNNING,
+	   "node 1 fenced by another program, its event lost: the agent cannot know");
+	t0 = now();
+	fk_overrun(fk);
+	good = pump(REACT_MS, node1_fenced);
+	ok(good && nodes[0].fenced_by_other == 1 && fk_count(fk, "fence-self") == 0,
+	   "then an overrun: the dump reads the domain's fenced flag, the agent is fenced (%.0f ms), without a call of its own",
 	   (now() - t0) * 1000);
 
 	for (i = 0, good = true; i < NR; i++) {
