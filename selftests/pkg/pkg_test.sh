@@ -69,11 +69,19 @@ mnt "$work/t" -t tmpfs -o size=4g,mode=0755 pkgtmp || skip_all "cannot mount a t
 mkdir "$work/t/upper" "$work/t/work"
 mnt "$root" -t overlay -o "lowerdir=/,upperdir=$work/t/upper,workdir=$work/t/work" pkgroot ||
 	skip_all "cannot mount an overlay on / (lowerdir=/)"
-mnt "$root/proc" -t proc proc
-mnt "$root/sys" -t sysfs sys
-mnt "$root/dev" --bind /dev
-mnt "$root/tmp" -t tmpfs -o mode=1777 tmp
-mnt "$root/run" -t tmpfs -o mode=0755 run
+# The API file systems of the chroot (the VM mounts its own: they go first).
+root_mounts() {
+	mnt "$root/proc" -t proc proc
+	mnt "$root/sys" -t sysfs sys
+	mnt "$root/dev" --bind /dev
+	mnt "$root/tmp" -t tmpfs -o mode=1777 tmp
+	mnt "$root/run" -t tmpfs -o mode=0755 run
+}
+root_umounts() {
+	local m
+	for m in run tmp dev sys proc; do umount "$root/$m"; done
+}
+root_mounts
 
 # in_root CMD...: run CMD in the throwaway root, output to the log of this
 # step (shown as TAP comments when it fails).
@@ -203,7 +211,7 @@ rio=$repo/build/rig/regionio
 
 # The VM: the throwaway root is its root (the chroot's /proc, /sys, ... are
 # unmounted first: the guest mounts its own).
-for m in run tmp dev sys proc; do umount "$root/$m"; done
+root_umounts
 vmout=$work/vm.txt
 rc=0
 RIG_HOSTROOT=$root "$repo/tools/rig/vm.sh" -i pkg -q -t "${RIG_TIMEOUT:-600}" \
@@ -223,11 +231,7 @@ fi
 
 # Back in the root: removal, then the checkout's own 'make dkms' and
 # 'make install' (what a developer does on a node without the packages).
-mnt "$root/proc" -t proc proc
-mnt "$root/sys" -t sysfs sys
-mnt "$root/dev" --bind /dev
-mnt "$root/tmp" -t tmpfs -o mode=1777 tmp
-mnt "$root/run" -t tmpfs -o mode=0755 run
+root_mounts
 check "dpkg --purge hbmpool-dkms: DKMS removes the module and its sources" in_root sh -c \
 	"dpkg --purge hbmpool-dkms && test ! -e $ko && test ! -e /usr/src/hbmpool-$version &&
 	 test ! -e /etc/modprobe.d/hbmpool.conf && ! dkms status -m hbmpool | grep -q ."
