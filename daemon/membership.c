@@ -283,6 +283,7 @@ static int get_loc_name(json_object *lo, const char *name, char *buf, char *err,
 		return 0;
 	if (!json_object_is_type(v, json_type_string) || !json_object_get_string_len(v) ||
 	    json_object_get_string_len(v) > HBM_LOC_NAME_MAX ||
+	    strlen(json_object_get_string(v)) != (size_t)json_object_get_string_len(v) ||
 	    !hbm_location_name_valid(json_object_get_string(v))) {
 		snprintf(err, errlen, "\"location\" \"%s\" is not a name of 1..%d A-Z a-z 0-9 . _ -",
 			 name, HBM_LOC_NAME_MAX);
@@ -334,6 +335,7 @@ static int member_fields(json_object *o, uint32_t kid, struct hbm_member *m, cha
 		return -EPROTO;
 	}
 	if (json_object_get_string_len(v) >= HBM_ADDR_MAX ||
+	    strlen(json_object_get_string(v)) != (size_t)json_object_get_string_len(v) ||
 	    (inet_pton(AF_INET, json_object_get_string(v), &a) != 1 &&
 	     inet_pton(AF_INET6, json_object_get_string(v), &a) != 1)) {
 		snprintf(err, errlen, "\"addr\" is not an IPv4 or IPv6 address");
@@ -706,10 +708,14 @@ bool hbm_location_equal(const struct hbm_location *a, const struct hbm_location 
 
 int hbm_location_format(const struct hbm_location *l, char *buf, size_t len)
 {
+	int ret;
+
 	if (!hbm_location_known(l))
-		return keyf(buf, len, "%s", "");
-	return keyf(buf, len, "%s/%s/%s", *l->site ? l->site : "-", *l->rack ? l->rack : "-",
-		    *l->tray ? l->tray : "-");
+		ret = keyf(buf, len, "%s", "");
+	else
+		ret = keyf(buf, len, "%s/%s/%s", *l->site ? l->site : "-",
+			   *l->rack ? l->rack : "-", *l->tray ? l->tray : "-");
+	return ret ? -ENOSPC : 0;
 }
 
 enum hbm_relation hbm_topology_relation(const struct hbm_location *self,
