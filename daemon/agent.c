@@ -265,9 +265,9 @@ static void kplace(struct hbmd_agent *a, const struct hbm_member *m)
 		a->add_retry_at = now_ms() + HBMD_RETRY_MS;
 		return;
 	}
-	alog(a, LOG_NOTICE, "node %u: distance %u, %s link (%s: %s)", m->id, dist,
-	     hbm_link_type_name(link), r == HBM_REL_OTHER ? "location" : "same",
-	     r == HBM_REL_OTHER ? "other or not known" : hbm_relation_name(r));
+	alog(a, LOG_NOTICE, "node %u: distance %u, %s link (%s%s)", m->id, dist,
+	     hbm_link_type_name(link), r == HBM_REL_OTHER ? "location other or not known" : "same ",
+	     r == HBM_REL_OTHER ? "" : hbm_relation_name(r));
 	a->kdist[m->id] = dist;
 	a->klink[m->id] = link;
 }
@@ -1218,31 +1218,35 @@ static int do_register(struct hbmd_agent *a, bool report)
 
 /*
  * A registration taken over holds what the daemon before this one wrote:
- * if the config says otherwise now (a location named, an address changed),
- * this node's value is written again, under the lease taken over, so that
- * the others see the change (theirs: a member change).  A failure is said
- * and left: the old value still describes a live segment.
+ * if the config names another location now, the value is written again
+ * with it, under the lease taken over, so that the others set this node's
+ * new distance (theirs: a change of its location only; nothing else of
+ * the value changes here: a new address would be a leave and a join, its
+ * chunks lost, and is not what a restart on the same segment does).  A
+ * failure is said and left: the old value still describes a live segment.
  */
 static void republish(struct hbmd_agent *a, const struct hbm_member *old)
 {
-	struct hbm_member me;
-	char *val = NULL;
+	struct hbm_member me = *old;
+	char *val = NULL, was[3 * HBM_LOC_NAME_MAX + 8], now[3 * HBM_LOC_NAME_MAX + 8];
 	int ret;
 
-	self_member(a, &me);
-	if (!strcmp(me.addr, old->addr) && me.port == old->port &&
-	    hbm_location_equal(&me.loc, &old->loc))
+	if (hbm_location_equal(&a->conf->loc, &old->loc))
 		return;
+	me.loc = a->conf->loc;
+	hbm_location_format(&old->loc, was, sizeof(was));
+	hbm_location_format(&me.loc, now, sizeof(now));
 	ret = hbm_member_encode(&me, &val);
 	if (!ret)
 		ret = hbm_etcd_put(a->etcd, a->member_key, val, strlen(val), a->lease.id, NULL);
 	free(val);
 	if (ret)
-		alog(a, LOG_WARNING, "%s: writing this node's new address or location: %s",
-		     a->member_key, ret == -ENOMEM ? strerror(ENOMEM) : hbm_etcd_error(a->etcd));
+		alog(a, LOG_WARNING, "%s: writing this node's new location (%s): %s; the others keep %s",
+		     a->member_key, *now ? now : "none", ret == -ENOMEM ? strerror(ENOMEM) :
+		     hbm_etcd_error(a->etcd), *was ? was : "none");
 	else
-		alog(a, LOG_NOTICE, "%s: this node's address or location written anew",
-		     a->member_key);
+		alog(a, LOG_NOTICE, "%s: this node's location is now %s (was %s)", a->member_key,
+		     *now ? now : "none", *was ? was : "none");
 }
 
 /*
