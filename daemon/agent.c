@@ -64,7 +64,11 @@ struct hbmd_agent {
 	bool epoch_failed;
 	enum kstate kstate[NR_IDS];
 	uint64_t remove_due[NR_IDS];	/* K_FENCED: when to node-del */
-	bool add_failed;		/* members still to add to the kernel */
+	/* K_PRESENT: the distance and link type it has from us, 0: not known */
+	uint32_t kdist[NR_IDS];
+	int klink[NR_IDS];
+	bool place_unsupported;		/* the ops have no node_place (said) */
+	bool add_failed;		/* members still to add (or place) in the kernel */
 	uint64_t add_retry_at;
 	unsigned int unsupported;	/* 1 << enum kop, reported */
 
@@ -199,6 +203,8 @@ static void kremove(struct hbmd_agent *a, uint32_t id)
 	if (!ret || ret == -ENOENT) {
 		a->kstate[id] = K_ABSENT;
 		a->remove_due[id] = 0;
+		a->kdist[id] = 0;
+		a->klink[id] = 0;
 		alog(a, LOG_INFO, "node %u removed from the kernel", id);
 		return;
 	}
@@ -225,17 +231,61 @@ static void kleave(struct hbmd_agent *a, uint32_t id, const char *why)
 	}
 }
 
+/*
+ * A member in the kernel gets the distance and link type of its location
+ * relative to this node's (topology.h), if it has others: its location
+ * changed, the [distance] table did, or the agent does not know what the
+ * kernel has (a node added before this daemon started).
+ */
+static void kplace(struct hbmd_agent *a, const struct hbm_member *m)
+{
+	enum hbm_relation r;
+	char err[256] = "";
+	uint32_t dist;
+	int link, ret;
+
+	if (m->id == a->conf->node_id || a->kstate[m->id] != K_PRESENT)
+		return;
+	r = hbm_topology_place(&a->conf->loc, &m->loc, &a->conf->dist, &dist, &link);
+	if (a->kdist[m->id] == dist && a->klink[m->id] == link)
+		return;
+	if (!a->k.ops->node_place) {
+		if (!a->place_unsupported)
+			alog(a, LOG_WARNING,
+			     "node %u: cannot change a node's distance and link type in this kernel interface: it keeps them until it joins again",
+			     m->id);
+		a->place_unsupported = true;
+		return;
+	}
+	ret = a->k.ops->node_place(a->k.ctx, m->id, dist, link, err, sizeof(err));
+	if (ret) {
+		alog(a, LOG_WARNING, "node %u: distance %u, %s link: %s; trying again in %d ms",
+		     m->id, dist, hbm_link_type_name(link), err, HBMD_RETRY_MS);
+		a->add_failed = true;
+		a->add_retry_at = now_ms() + HBMD_RETRY_MS;
+		return;
+	}
+	alog(a, LOG_NOTICE, "node %u: distance %u, %s link (%s%s)", m->id, dist,
+	     hbm_link_type_name(link), r == HBM_REL_OTHER ? "location other or not known" : "same ",
+	     r == HBM_REL_OTHER ? "" : hbm_relation_name(r));
+	a->kdist[m->id] = dist;
+	a->klink[m->id] = link;
+}
+
 static int kjoin(struct hbmd_agent *a, const struct hbm_member *m)
 {
 	struct hbmd_kernel_peer p = {
 		.id = m->id, .addr = m->addr, .port = m->port,
 		.capacity = m->segment_bytes < HBMD_PEER_CAPACITY_MAX ? m->segment_bytes :
 			    HBMD_PEER_CAPACITY_MAX,
-		.distance = HBMD_PEER_DISTANCE,
-		.link_type = HBMD_PEER_LINK_TYPE,
 	};
+	enum hbm_relation r;
+	bool existed = false;
 	char err[256] = "";
 	int ret;
+
+	r = hbm_topology_place(&a->conf->loc, &m->loc, &a->conf->dist, &p.distance,
+			       &p.link_type);
 
 	if (a->kstate[m->id] == K_FENCED)
 		kremove(a, m->id);	/* the old incarnation goes first */
@@ -249,6 +299,7 @@ static int kjoin(struct hbmd_agent *a, const struct hbm_member *m)
 	ret = a->k.ops->node_add(a->k.ctx, &p, err, sizeof(err));
 	if (ret == -EEXIST) {
 		alog(a, LOG_WARNING, "node %u was in the kernel already (%s): kept", m->id, err);
+		existed = true;
 		ret = 0;
 	}
 	if (ret) {
@@ -259,9 +310,16 @@ static int kjoin(struct hbmd_agent *a, const struct hbm_member *m)
 		return ret;
 	}
 	a->kstate[m->id] = K_PRESENT;
-	alog(a, LOG_NOTICE, "node %u joined: %s port %u, %llu bytes, incarnation %llu", m->id,
-	     m->addr, m->port, (unsigned long long)m->segment_bytes,
-	     (unsigned long long)m->incarnation);
+	a->kdist[m->id] = existed ? 0 : p.distance;
+	a->klink[m->id] = existed ? 0 : p.link_type;
+	alog(a, LOG_NOTICE,
+	     "node %u joined: %s port %u, %llu bytes, incarnation %llu; distance %u, %s link (%s%s)",
+	     m->id, m->addr, m->port, (unsigned long long)m->segment_bytes,
+	     (unsigned long long)m->incarnation, p.distance, hbm_link_type_name(p.link_type),
+	     r == HBM_REL_OTHER ? "location other or not known" : "same ",
+	     r == HBM_REL_OTHER ? "" : hbm_relation_name(r));
+	if (existed)
+		kplace(a, m);	/* what it was added with is not known */
 	return 0;
 }
 
@@ -286,7 +344,11 @@ static void push_epoch(struct hbmd_agent *a)
 	alog(a, LOG_INFO, "epoch %lld", (long long)a->epoch_pushed);
 }
 
-/* Members not in the kernel yet (a failed add): again. */
+/*
+ * Members not in the kernel yet (a failed add): again; those in it whose
+ * distance or link type is not what their location gives (a failed
+ * node-set, or added before this daemon started): set.
+ */
 static void retry_adds(struct hbmd_agent *a)
 {
 	size_t i;
@@ -295,8 +357,12 @@ static void retry_adds(struct hbmd_agent *a)
 	for (i = 0; i < a->members.n; i++) {
 		const struct hbm_member *m = &a->members.m[i];
 
-		if (m->id != a->conf->node_id && a->kstate[m->id] != K_PRESENT)
+		if (m->id == a->conf->node_id)
+			continue;
+		if (a->kstate[m->id] != K_PRESENT)
 			kjoin(a, m);
+		else
+			kplace(a, m);
 	}
 }
 
@@ -334,8 +400,11 @@ static void apply_events(struct hbmd_agent *a, const struct hbm_member_event *ev
 				       "came back with a new incarnation" : "moved");
 				kjoin(a, &e->new);
 			} else {
-				alog(a, LOG_DEBUG, "node %u: capacity %llu", e->id,
-				     (unsigned long long)e->new.capacity);
+				if (e->changed & HBM_MCH_LOCATION)
+					kplace(a, &e->new);
+				if (e->changed & HBM_MCH_CAPACITY)
+					alog(a, LOG_DEBUG, "node %u: capacity %llu", e->id,
+					     (unsigned long long)e->new.capacity);
 			}
 			break;
 		}
@@ -927,6 +996,8 @@ static void knodes_reconcile(struct hbmd_agent *a)
 			readd = readd || (member && a->kstate[id] == K_PRESENT);
 			a->kstate[id] = K_ABSENT;
 			a->remove_due[id] = 0;
+			a->kdist[id] = 0;
+			a->klink[id] = 0;
 		} else if (k[id] == K_FENCED) {
 			alog(a, LOG_WARNING, "node %u is fenced in the kernel by someone else: removing it%s",
 			     id, member ? ", then adding it again" : "");
@@ -935,6 +1006,8 @@ static void knodes_reconcile(struct hbmd_agent *a)
 			readd = readd || member;
 		} else if (a->kstate[id] == K_ABSENT) {
 			a->kstate[id] = K_PRESENT;
+			a->kdist[id] = 0;	/* added with what distance: not known */
+			a->klink[id] = 0;
 			if (member)
 				alog(a, LOG_NOTICE, "node %u was added to the kernel by someone else: kept (a member)",
 				     id);
@@ -1091,21 +1164,27 @@ int hbmd_agent_new(const struct hbm_config *conf, struct hbmd_kernel kernel, hbm
 	return 0;
 }
 
+/* This node's member value, from the config. */
+static void self_member(const struct hbmd_agent *a, struct hbm_member *me)
+{
+	*me = (struct hbm_member){
+		.id = a->conf->node_id, .port = a->conf->port,
+		.segment_bytes = a->conf->segment_bytes, .capacity = a->conf->segment_bytes,
+		.incarnation = a->incarnation, .loc = a->conf->loc,
+	};
+	snprintf(me->addr, sizeof(me->addr), "%s", a->conf->address);
+}
+
 /* This node's key, under the lease; an old one of ours is taken over. */
 static int do_register(struct hbmd_agent *a, bool report)
 {
-	struct hbm_member me = {
-		.id = a->conf->node_id, .port = a->conf->port,
-		.segment_bytes = a->conf->segment_bytes, .capacity = a->conf->segment_bytes,
-		.incarnation = a->incarnation,
-	};
 	struct hbm_etcd_kvs ex = { 0 };
-	struct hbm_member old;
+	struct hbm_member me, old;
 	bool created = false;
 	char *val = NULL, err[256];
 	int ret;
 
-	snprintf(me.addr, sizeof(me.addr), "%s", a->conf->address);
+	self_member(a, &me);
 	ret = hbm_member_encode(&me, &val);
 	if (ret)
 		return ret;
@@ -1135,6 +1214,39 @@ static int do_register(struct hbmd_agent *a, bool report)
 		     ex.n ? err : "(no value)");
 	hbm_etcd_kvs_free(&ex);
 	return -EEXIST;
+}
+
+/*
+ * A registration taken over holds what the daemon before this one wrote:
+ * if the config names another location now, the value is written again
+ * with it, under the lease taken over, so that the others set this node's
+ * new distance (theirs: a change of its location only; nothing else of
+ * the value changes here: a new address would be a leave and a join, its
+ * chunks lost, and is not what a restart on the same segment does).  A
+ * failure is said and left: the old value still describes a live segment.
+ */
+static void republish(struct hbmd_agent *a, const struct hbm_member *old)
+{
+	struct hbm_member me = *old;
+	char *val = NULL, was[3 * HBM_LOC_NAME_MAX + 8], now[3 * HBM_LOC_NAME_MAX + 8];
+	int ret;
+
+	if (hbm_location_equal(&a->conf->loc, &old->loc))
+		return;
+	me.loc = a->conf->loc;
+	hbm_location_format(&old->loc, was, sizeof(was));
+	hbm_location_format(&me.loc, now, sizeof(now));
+	ret = hbm_member_encode(&me, &val);
+	if (!ret)
+		ret = hbm_etcd_put(a->etcd, a->member_key, val, strlen(val), a->lease.id, NULL);
+	free(val);
+	if (ret)
+		alog(a, LOG_WARNING, "%s: writing this node's new location (%s): %s; the others keep %s",
+		     a->member_key, *now ? now : "none", ret == -ENOMEM ? strerror(ENOMEM) :
+		     hbm_etcd_error(a->etcd), *was ? was : "none");
+	else
+		alog(a, LOG_NOTICE, "%s: this node's location is now %s (was %s)", a->member_key,
+		     *now ? now : "none", *was ? was : "none");
 }
 
 /*
@@ -1180,6 +1292,7 @@ static int take_over(struct hbmd_agent *a, uint64_t margin, uint64_t retry)
 	a->lease.renew_at = sent;
 	alog(a, LOG_NOTICE, "took over lease %llx of this node's registration (same segment)",
 	     (unsigned long long)kvs.kv[0].lease);
+	republish(a, &old);
 out:
 	hbm_etcd_kvs_free(&kvs);
 	return ret;
@@ -1413,6 +1526,10 @@ void hbmd_agent_reconfigured(struct hbmd_agent *a)
 			hbm_health_reconf(a->lh[i], &old, &a->hconf);
 	if (a->health_at != UINT64_MAX && a->health_at > now + a->hconf.interval_ms)
 		a->health_at = now + a->hconf.interval_ms;
+	/* [distance]: the members in the kernel get the new distances now */
+	if (a->state == HBMD_AGENT_RUNNING)
+		for (i = 0; i < a->members.n; i++)
+			kplace(a, &a->members.m[i]);
 }
 
 /* ---- the loop's side ---- */
@@ -1640,6 +1757,38 @@ const char *hbmd_agent_status(const struct hbmd_agent *a)
 	return a->status;
 }
 
+/*
+ * A member's location (the levels it names), and for a peer the relation,
+ * distance and link type this node gives it from there (what kplace()
+ * sets; the kernel may still have others, until a node-set succeeds).
+ */
+static int member_topology_json(const struct hbmd_agent *a, const struct hbm_member *mb,
+				json_object *m)
+{
+	json_object *lo = json_object_new_object();
+	enum hbm_relation r;
+	uint32_t dist;
+	int link, bad = !lo;
+
+	if (!lo)
+		return 1;
+	if (*mb->loc.site)
+		bad |= json_object_object_add(lo, "site", json_object_new_string(mb->loc.site));
+	if (*mb->loc.rack)
+		bad |= json_object_object_add(lo, "rack", json_object_new_string(mb->loc.rack));
+	if (*mb->loc.tray)
+		bad |= json_object_object_add(lo, "tray", json_object_new_string(mb->loc.tray));
+	bad |= json_object_object_add(m, "location", lo);
+	if (mb->id == a->conf->node_id)
+		return bad;
+	r = hbm_topology_place(&a->conf->loc, &mb->loc, &a->conf->dist, &dist, &link);
+	bad |= json_object_object_add(m, "relation", json_object_new_string(hbm_relation_name(r)));
+	bad |= json_object_object_add(m, "distance", json_object_new_int64(dist));
+	bad |= json_object_object_add(m, "link_type",
+				      json_object_new_string(hbm_link_type_name(link)));
+	return bad;
+}
+
 int hbmd_agent_json(const struct hbmd_agent *a, char **json)
 {
 	static const char *const states[] = { "new", "member", "fenced", "stopped" };
@@ -1690,6 +1839,7 @@ int hbmd_agent_json(const struct hbmd_agent *a, char **json)
 		ADD(m, "incarnation", json_object_new_uint64(mb->incarnation));
 		ADD(m, "kernel", json_object_new_string(mb->id == a->conf->node_id ? "self" :
 							kstates[a->kstate[mb->id]]));
+		bad |= member_topology_json(a, mb, m);
 		bad |= json_object_array_add(ms, m);
 	}
 	if (ms)

@@ -13,9 +13,11 @@
  *    the lease could be gone, when etcd says it is gone, or when this
  *    node's key is deleted or taken by another incarnation;
  *  - apply every membership change to the kernel: a join adds the node
- *    (TCP transport), a leave fences it in the kernel and removes it
+ *    (TCP transport; the distance and link type of its location,
+ *    topology.h), a leave fences it in the kernel and removes it
  *    HBMD_REMOVE_DELAY_MS later, a new incarnation or address is a leave
- *    and a join; push the epoch after each change;
+ *    and a join, a new location a node-set of its distance and link
+ *    type; push the epoch after each change;
  *  - leader election: the leader key, created under the lease; tried again
  *    whenever the key is deleted;
  *  - link health: every [health] interval_ms, the kernel's links to members
@@ -94,7 +96,8 @@ void hbmd_agent_free(struct hbmd_agent *a);
  * The config the agent was given changed in place (a reload: only the keys
  * hbm_config_key_reloadable() allows): its [health] values are taken from
  * now on (the links keep their state; a shorter interval_ms brings the
- * next sample forward).  From the caller's loop, as the other calls.
+ * next sample forward); a new [distance] table is set at once on every
+ * member in the kernel whose distance changes (node-set).  From the caller's loop, as the other calls.
  */
 void hbmd_agent_reconfigured(struct hbmd_agent *a);
 
@@ -113,12 +116,16 @@ const struct hbm_lease *hbmd_agent_lease(const struct hbmd_agent *a);
  *    "lease": {"id": "299ca209d88a920d", "ttl_ms": 2000, "proven_for_ms": 1650},
  *    "members": [{"id": 1, "addr": "10.0.0.1", "port": 7070,
  *                 "segment_bytes": ..., "capacity": ..., "incarnation": ...,
- *                 "kernel": "live"}, ...],
+ *                 "kernel": "live", "location": {"rack": "r1", "tray": "t2"},
+ *                 "relation": "rack", "distance": 30, "link_type": "scaleout"},
+ *                ...],
  *    "links": [{"from": 1, "to": 2, "state": "degraded", "rtt_us": 250000,
  *               "error_pct": 0, "changes": 3, "since": 1764100000123}, ...]}
  * state: new, member, fenced, stopped; leader null when none is known;
  * kernel: how this agent left the member in the kernel (self, live,
- * fenced, absent); links: every node's published links (links.h), this
+ * fenced, absent); location: the levels the member names ({} if none);
+ * relation, distance, link_type (not for this node): what this node gives
+ * the member from the two locations and [distance] (topology.h); links: every node's published links (links.h), this
  * node's included as etcd has them.
  */
 int hbmd_agent_json(const struct hbmd_agent *a, char **json);

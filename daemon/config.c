@@ -28,7 +28,8 @@
 #include "config.h"
 
 enum key_type {
-	T_NAME,		/* the domain name, into a char array */
+	T_NAME,		/* a name (the domain's), into a char array */
+	T_LOC,		/* a location name (topology.h), into a char array */
 	T_PATH,		/* an absolute path, strdup'ed */
 	T_PREFIX,	/* an etcd key prefix, strdup'ed */
 	T_UINT,		/* unsigned int in [min, max] */
@@ -66,6 +67,9 @@ static const struct key keys[] = {
 	KEY("node", "address", T_ADDR, address, true, 0, 0, NULL),
 	KEY("node", "port", T_PORT, port, false, 1, 65535, NULL),
 	KEY("node", "segment_size", T_SIZE, segment_bytes, true, 0, 0, NULL),
+	KEY("node", "tray", T_LOC, loc.tray, false, 0, 0, NULL),
+	KEY("node", "rack", T_LOC, loc.rack, false, 0, 0, NULL),
+	KEY("node", "site", T_LOC, loc.site, false, 0, 0, NULL),
 	KEY("etcd", "endpoints", T_ENDPOINTS, endpoints, true, 0, 0, NULL),
 	KEY("etcd", "ca_file", T_PATH, ca_file, false, 0, 0, NULL),
 	KEY("etcd", "cert_file", T_PATH, cert_file, false, 0, 0, NULL),
@@ -85,6 +89,15 @@ static const struct key keys[] = {
 	KEY("placement", "policy", T_POLICY, policy, false, 0, 0, NULL),
 	KEY("placement", "avoid_degraded", T_BOOL, avoid_degraded, false, 0, 0, NULL),
 	KEY("placement", "full_pct", T_UINT, full_pct, false, 1, 100, "%"),
+	/* closest first, as enum hbm_relation: check_all() holds them in order */
+	KEY("distance", "same_tray", T_UINT, dist.d[HBM_REL_TRAY], false, HBM_DIST_MIN,
+	    HBM_DIST_MAX, NULL),
+	KEY("distance", "same_rack", T_UINT, dist.d[HBM_REL_RACK], false, HBM_DIST_MIN,
+	    HBM_DIST_MAX, NULL),
+	KEY("distance", "same_site", T_UINT, dist.d[HBM_REL_SITE], false, HBM_DIST_MIN,
+	    HBM_DIST_MAX, NULL),
+	KEY("distance", "other", T_UINT, dist.d[HBM_REL_OTHER], false, HBM_DIST_MIN,
+	    HBM_DIST_MAX, NULL),
 	KEY("metrics", "listen", T_LISTEN, metrics_listen, false, 0, 0, NULL),
 	KEY("control", "socket", T_PATH, control_socket, false, 0, 0, NULL),
 };
@@ -403,6 +416,7 @@ static void set_key(struct ctx *c, const struct key *k, const char *value)
 	int ret;
 
 	switch (k->type) {
+	case T_LOC:
 	case T_NAME:
 		if (!valid_name(value)) {
 			key_err(c, k, c->line,
@@ -591,6 +605,17 @@ bad:
 	return buf;
 }
 
+/* The index in keys[] of relation r's [distance] key. */
+static size_t dist_key(unsigned int r)
+{
+	size_t i;
+
+	for (i = 0; i < NKEYS; i++)
+		if (keys[i].off == OFF(dist.d[0]) + r * sizeof(unsigned int))
+			return i;
+	abort();	/* keys[] lacks one: a bug */
+}
+
 static void check_file(struct ctx *c, const struct key *k, const char *path)
 {
 	if (access(path, R_OK))
@@ -611,6 +636,32 @@ static void health_check(struct ctx *c, const char *first, const char *second, b
 	if (!c->seen[k - keys])
 		k = key_find("health", second);
 	err_add(c, "%s:%u: [health] %s: %s", c->path, c->seen[k - keys], k->name, msg);
+}
+
+/*
+ * [distance]: a closer relation is never farther.  Each pair out of order
+ * is reported once, naming the farther relation's key if it was set (the
+ * one that is too small), else the closer one's (too large).
+ */
+static void distance_check(struct ctx *c)
+{
+	const struct hbm_distances *d = &c->conf->dist;
+	const struct key *near, *far, *k;
+	unsigned int i, j;
+
+	for (i = HBM_REL_TRAY; i < HBM_REL_OTHER; i++) {
+		for (j = i + 1; j < HBM_REL_COUNT; j++)
+			if (d->d[j] < d->d[i])
+				break;
+		if (j == HBM_REL_COUNT)
+			continue;
+		near = &keys[dist_key(i)];
+		far = &keys[dist_key(j)];
+		k = c->seen[far - keys] ? far : near;
+		err_add(c, "%s:%u: [distance] %s: %s (%u) is less than %s (%u): a closer relation must never be farther",
+			c->path, c->seen[k - keys], k->name, far->name, d->d[j], near->name, d->d[i]);
+		return;		/* one message: the first pair out of order */
+	}
 }
 
 /* The checks that need the whole file: required keys, keys together. */
@@ -673,6 +724,7 @@ static void check_all(struct ctx *c)
 			c->path, c->seen[i], k->name, conf->lease_ttl_s,
 			conf->request_timeout_ms);
 	}
+	distance_check(c);
 	snprintf(msg, sizeof(msg), "down_error_pct (%u) must be over degraded_error_pct (%u)",
 		 conf->down_error_pct, conf->degraded_error_pct);
 	health_check(c, "down_error_pct", "degraded_error_pct",
@@ -702,6 +754,10 @@ static void defaults(struct hbm_config *conf)
 	conf->policy = HBM_POLICY_INTERLEAVE;
 	conf->avoid_degraded = true;
 	conf->full_pct = 95;
+	conf->dist.d[HBM_REL_TRAY] = HBM_DIST_TRAY_DEFAULT;
+	conf->dist.d[HBM_REL_RACK] = HBM_DIST_RACK_DEFAULT;
+	conf->dist.d[HBM_REL_SITE] = HBM_DIST_SITE_DEFAULT;
+	conf->dist.d[HBM_REL_OTHER] = HBM_DIST_OTHER_DEFAULT;
 }
 
 static int default_strings(struct ctx *c)
@@ -796,7 +852,8 @@ static int key_value(const struct key *k, const struct hbm_config *conf, char *b
 
 	switch (k->type) {
 	case T_NAME:
-		n = snprintf(buf, len, "%s", field);
+	case T_LOC:
+		n = snprintf(buf, len, "%s", *field ? field : "(none)");
 		break;
 	case T_PATH:
 	case T_PREFIX:
@@ -842,7 +899,8 @@ bool hbm_config_key_reloadable(size_t i)
 	/* only values copied as they are (no string to own), see the copy below */
 	if (keys[i].type != T_UINT && keys[i].type != T_BOOL && keys[i].type != T_POLICY)
 		return false;
-	return !strcmp(keys[i].section, "health") || !strcmp(keys[i].section, "placement");
+	return !strcmp(keys[i].section, "health") || !strcmp(keys[i].section, "placement") ||
+	       !strcmp(keys[i].section, "distance");
 }
 
 /* Append one line to a malloc'ed text; -ENOMEM. */

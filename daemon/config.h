@@ -24,6 +24,8 @@
 #include <stdint.h>
 #include <sys/socket.h>
 
+#include "topology.h"
+
 #define HBM_CONF_PATH		"/etc/hbmpool/hbmpoold.conf"
 #define HBM_CONF_MAX_ENDPOINTS	16
 #define HBM_CONF_NAME_MAX	31	/* the kernel's domain name max-len */
@@ -46,6 +48,7 @@ struct hbm_config {
 	char *address;			/* IPv4 or IPv6 literal */
 	uint16_t port;			/* default 7070 */
 	uint64_t segment_bytes;		/* page aligned, 4 KiB..1 TiB */
+	struct hbm_location loc;	/* tray, rack, site: "" when not set */
 
 	/* [etcd] */
 	char *endpoints[HBM_CONF_MAX_ENDPOINTS];	/* "http(s)://host:port" */
@@ -70,6 +73,9 @@ struct hbm_config {
 	enum hbm_conf_policy policy;	/* default interleave */
 	bool avoid_degraded;		/* default true */
 	unsigned int full_pct;		/* a node this full takes no new chunk, default 95 */
+
+	/* [distance]: per relation (topology.h), never decreasing */
+	struct hbm_distances dist;	/* default 20, 30, 40, 80 */
 
 	/* [metrics] */
 	char *metrics_listen;		/* "ADDR:PORT", "[ADDR6]:PORT"; NULL: off */
@@ -100,9 +106,11 @@ const char *hbm_config_key(size_t i, const char **section);
 
 /*
  * Whether the i-th key takes a new value at run time (a reload, SIGHUP):
- * [health] (the next sample is judged with the new values) and [placement]
- * (read at each decision).  The others need a restart: the node's identity
- * ([domain], [node]: set in the kernel and in etcd at start), the etcd
+ * [health] (the next sample is judged with the new values), [placement]
+ * (read at each decision) and [distance] (the agent sets the new
+ * distances of the nodes in the kernel at once: hbmd_agent_reconfigured()).
+ * The others need a restart: the node's identity ([domain], [node], its
+ * location included: set in the kernel and in etcd at start), the etcd
  * client and the lease ([etcd]: a new TTL is a new lease), the sockets
  * bound at start ([metrics], [control]).
  */
@@ -120,7 +128,7 @@ bool hbm_config_key_reloadable(size_t i);
  * (no line number, and ", the default", when the key was removed from the
  * file).  The lines are next's, the file as it is now.  Both "\n"-terminated, malloc'ed (free() them), NULL if none.
  * Reloadable keys are checked against each other only (the [health]
- * checks), so taking them all from next with the others from cur is a
+ * and [distance] checks), so taking them all from next with the others from cur is a
  * valid config.  Returns how many keys were applied, or -ENOMEM (cur
  * unchanged).
  */

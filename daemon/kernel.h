@@ -19,9 +19,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* How the agent adds a member today (no config key yet). */
-#define HBMD_PEER_DISTANCE	20
-#define HBMD_PEER_LINK_TYPE	2	/* HBMPOOL_LINK_TYPE_SCALEOUT */
+/*
+ * A member's distance and link type come from its location and this
+ * node's ([node] tray, rack, site) and the [distance] table: topology.h.
+ */
 /*
  * node-new's capacity is at most 64 GiB (the spec's check); the kernel
  * replaces it by the home's segment size once connected.
@@ -137,6 +138,14 @@ struct hbmd_kernel_ops {
 		     char *err, size_t errlen);
 	/* A member joins: node-new, transport tcp. */
 	int (*node_add)(void *ctx, const struct hbmd_kernel_peer *p, char *err, size_t errlen);
+	/*
+	 * node-set distance and link-type of a peer: its location changed, or
+	 * the [distance] table did (a reload).  Placement uses the new
+	 * distance for regions placed from then on.  May be NULL (the node
+	 * keeps what it was added with).
+	 */
+	int (*node_place)(void *ctx, uint32_t id, uint32_t distance, int link_type, char *err,
+			  size_t errlen);
 	/* node-del. */
 	int (*node_remove)(void *ctx, uint32_t id, char *err, size_t errlen);
 	/* The member is dead: node-set state fenced (pending fetches fail at once). */

@@ -6,6 +6,7 @@
  *
  * The control plane's operations:
  *   node-set   state = fenced      declares a peer dead
+ *   node-set   distance, link-type a peer's place (its location, [distance])
  *   domain-set epoch (u64)         the membership epoch, never decreasing
  *   domain-set fenced (flag)       this node fences itself
  * (the netlink spec, uapi/linux/hbmpool_nl.h).  An older
@@ -254,6 +255,21 @@ static int knl_node_fence(void *ctx, uint32_t id, char *err, size_t errlen)
 		return put_failed(msg, HBMPOOL_CMD_NODE_SET, err, errlen);
 	return knl_request(k, msg, HBMPOOL_CMD_NODE_SET, HBMPOOL_A_NODE_STATE, NULL, NULL,
 			   err, errlen);
+}
+
+static int knl_node_place(void *ctx, uint32_t id, uint32_t distance, int link_type,
+			  char *err, size_t errlen)
+{
+	struct knl *k = ctx;
+	struct nl_msg *msg = knl_msg(k, HBMPOOL_CMD_NODE_SET, 0, err, errlen);
+
+	if (!msg)
+		return -ENOMEM;
+	if (nla_put_u32(msg, HBMPOOL_A_NODE_ID, id) ||
+	    nla_put_u32(msg, HBMPOOL_A_NODE_DISTANCE, distance) ||
+	    nla_put_u32(msg, HBMPOOL_A_NODE_LINK_TYPE, (uint32_t)link_type))
+		return put_failed(msg, HBMPOOL_CMD_NODE_SET, err, errlen);
+	return knl_request(k, msg, HBMPOOL_CMD_NODE_SET, 0, NULL, NULL, err, errlen);
 }
 
 static int domain_cb(uint8_t cmd, struct nlattr *attrs, int len, void *arg)
@@ -664,6 +680,7 @@ static const struct hbmd_kernel_ops knl_ops = {
 	.node_add = knl_node_add,
 	.node_remove = knl_node_remove,
 	.node_fence = knl_node_fence,
+	.node_place = knl_node_place,
 	.domain_read = knl_domain_read,
 	.set_epoch = knl_set_epoch,
 	.fence_self = knl_fence_self,

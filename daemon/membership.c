@@ -77,6 +77,42 @@ static int to_string(json_object *o, char **json)
 	return *json ? 0 : -ENOMEM;
 }
 
+static int add_string(json_object *o, const char *name, const char *v)
+{
+	json_object *j = json_object_new_string(v);
+
+	if (!j || json_object_object_add(o, name, j)) {
+		json_object_put(j);
+		return -ENOMEM;
+	}
+	return 0;
+}
+
+/* "location": only the levels named; nothing when none is. */
+static int add_location(json_object *o, const struct hbm_location *l)
+{
+	json_object *lo;
+	int ret = 0;
+
+	if (!hbm_location_known(l))
+		return 0;
+	lo = json_object_new_object();
+	if (!lo)
+		return -ENOMEM;
+	if (*l->site)
+		ret = add_string(lo, "site", l->site);
+	if (!ret && *l->rack)
+		ret = add_string(lo, "rack", l->rack);
+	if (!ret && *l->tray)
+		ret = add_string(lo, "tray", l->tray);
+	if (!ret && json_object_object_add(o, "location", lo))
+		ret = -ENOMEM;
+	else if (!ret)
+		return 0;
+	json_object_put(lo);
+	return ret;
+}
+
 int hbm_member_encode(const struct hbm_member *m, char **json)
 {
 	json_object *o = json_object_new_object(), *a;
@@ -95,6 +131,7 @@ int hbm_member_encode(const struct hbm_member *m, char **json)
 	ret = ret ? ret : add_u64(o, "segment_bytes", m->segment_bytes);
 	ret = ret ? ret : add_u64(o, "capacity", m->capacity);
 	ret = ret ? ret : add_u64(o, "incarnation", m->incarnation);
+	ret = ret ? ret : add_location(o, &m->loc);
 	if (ret) {
 		json_object_put(o);
 		return ret;
@@ -236,6 +273,47 @@ static int key_id(const char *s, uint32_t *id)
 	return 0;
 }
 
+/* An optional name of "location" into buf ("" if absent). */
+static int get_loc_name(json_object *lo, const char *name, char *buf, char *err, size_t errlen)
+{
+	json_object *v;
+
+	buf[0] = '\0';
+	if (!json_object_object_get_ex(lo, name, &v))
+		return 0;
+	if (!json_object_is_type(v, json_type_string) || !json_object_get_string_len(v) ||
+	    json_object_get_string_len(v) > HBM_LOC_NAME_MAX ||
+	    strlen(json_object_get_string(v)) != (size_t)json_object_get_string_len(v) ||
+	    !hbm_location_name_valid(json_object_get_string(v))) {
+		snprintf(err, errlen, "\"location\" \"%s\" is not a name of 1..%d A-Z a-z 0-9 . _ -",
+			 name, HBM_LOC_NAME_MAX);
+		return -EPROTO;
+	}
+	strcpy(buf, json_object_get_string(v));
+	return 0;
+}
+
+/* The optional "location": absent (a daemon before locations) is none known. */
+static int get_location(json_object *o, struct hbm_location *l, char *err, size_t errlen)
+{
+	json_object *lo;
+	int ret;
+
+	memset(l, 0, sizeof(*l));
+	if (!json_object_object_get_ex(o, "location", &lo))
+		return 0;
+	if (!json_object_is_type(lo, json_type_object)) {
+		snprintf(err, errlen, "\"location\" is not an object");
+		return -EPROTO;
+	}
+	ret = get_loc_name(lo, "site", l->site, err, errlen);
+	if (!ret)
+		ret = get_loc_name(lo, "rack", l->rack, err, errlen);
+	if (!ret)
+		ret = get_loc_name(lo, "tray", l->tray, err, errlen);
+	return ret;
+}
+
 static int member_fields(json_object *o, uint32_t kid, struct hbm_member *m, char *err,
 			 size_t errlen)
 {
@@ -257,6 +335,7 @@ static int member_fields(json_object *o, uint32_t kid, struct hbm_member *m, cha
 		return -EPROTO;
 	}
 	if (json_object_get_string_len(v) >= HBM_ADDR_MAX ||
+	    strlen(json_object_get_string(v)) != (size_t)json_object_get_string_len(v) ||
 	    (inet_pton(AF_INET, json_object_get_string(v), &a) != 1 &&
 	     inet_pton(AF_INET6, json_object_get_string(v), &a) != 1)) {
 		snprintf(err, errlen, "\"addr\" is not an IPv4 or IPv6 address");
@@ -272,6 +351,8 @@ static int member_fields(json_object *o, uint32_t kid, struct hbm_member *m, cha
 		ret = get_u64(o, "capacity", 0, m->segment_bytes, &m->capacity, err, errlen);
 	if (!ret)
 		ret = get_u64(o, "incarnation", 1, UINT64_MAX - 1, &m->incarnation, err, errlen);
+	if (!ret)
+		ret = get_location(o, &m->loc, err, errlen);
 	return ret;
 }
 
@@ -539,6 +620,8 @@ static unsigned int changes(const struct hbm_member *a, const struct hbm_member 
 		c |= HBM_MCH_CAPACITY;
 	if (a->incarnation != b->incarnation)
 		c |= HBM_MCH_INCARNATION;
+	if (!hbm_location_equal(&a->loc, &b->loc))
+		c |= HBM_MCH_LOCATION;
 	return c;
 }
 
@@ -596,4 +679,111 @@ int hbm_json_u64(json_object *o, const char *name, uint64_t min, uint64_t max, u
 		 char *err, size_t errlen)
 {
 	return get_u64(o, name, min, max, out, err, errlen);
+}
+
+/* ---- topology (topology.h) ---- */
+
+bool hbm_location_name_valid(const char *s)
+{
+	size_t n = strlen(s);
+
+	if (n > HBM_LOC_NAME_MAX)
+		return false;
+	for (; *s; s++)
+		if (!(*s >= 'a' && *s <= 'z') && !(*s >= 'A' && *s <= 'Z') &&
+		    !(*s >= '0' && *s <= '9') && *s != '-' && *s != '_' && *s != '.')
+			return false;
+	return true;
+}
+
+bool hbm_location_known(const struct hbm_location *l)
+{
+	return *l->site || *l->rack || *l->tray;
+}
+
+bool hbm_location_equal(const struct hbm_location *a, const struct hbm_location *b)
+{
+	return !strcmp(a->site, b->site) && !strcmp(a->rack, b->rack) && !strcmp(a->tray, b->tray);
+}
+
+int hbm_location_format(const struct hbm_location *l, char *buf, size_t len)
+{
+	int ret;
+
+	if (!hbm_location_known(l))
+		ret = keyf(buf, len, "%s", "");
+	else
+		ret = keyf(buf, len, "%s/%s/%s", *l->site ? l->site : "-",
+			   *l->rack ? l->rack : "-", *l->tray ? l->tray : "-");
+	return ret ? -ENOSPC : 0;
+}
+
+enum hbm_relation hbm_topology_relation(const struct hbm_location *self,
+					const struct hbm_location *peer)
+{
+	bool site_same = !strcmp(self->site, peer->site);
+	bool rack_same = site_same && !strcmp(self->rack, peer->rack);
+
+	if (rack_same && *self->tray && !strcmp(self->tray, peer->tray))
+		return HBM_REL_TRAY;
+	if (site_same && *self->rack && !strcmp(self->rack, peer->rack))
+		return HBM_REL_RACK;
+	if (*self->site && site_same)
+		return HBM_REL_SITE;
+	return HBM_REL_OTHER;
+}
+
+const char *hbm_relation_name(enum hbm_relation r)
+{
+	switch (r) {
+	case HBM_REL_TRAY:
+		return "tray";
+	case HBM_REL_RACK:
+		return "rack";
+	case HBM_REL_SITE:
+		return "site";
+	case HBM_REL_OTHER:
+	case HBM_REL_COUNT:
+		break;
+	}
+	return "other";
+}
+
+int hbm_topology_link_type(const struct hbm_location *self, const struct hbm_location *peer)
+{
+	switch (hbm_topology_relation(self, peer)) {
+	case HBM_REL_TRAY:
+		return HBM_LINK_SCALEUP;
+	case HBM_REL_RACK:
+	case HBM_REL_SITE:
+		return HBM_LINK_SCALEOUT;
+	default:
+		/* across sites only when both name theirs; else not known to be */
+		return *self->site && *peer->site ? HBM_LINK_SCALEACROSS : HBM_LINK_SCALEOUT;
+	}
+}
+
+enum hbm_relation hbm_topology_place(const struct hbm_location *self,
+				     const struct hbm_location *peer,
+				     const struct hbm_distances *dist, uint32_t *distance,
+				     int *link_type)
+{
+	enum hbm_relation r = hbm_topology_relation(self, peer);
+
+	*distance = dist->d[r];
+	*link_type = hbm_topology_link_type(self, peer);
+	return r;
+}
+
+const char *hbm_link_type_name(int link_type)
+{
+	switch (link_type) {
+	case HBM_LINK_SCALEUP:
+		return "scaleup";
+	case HBM_LINK_SCALEOUT:
+		return "scaleout";
+	case HBM_LINK_SCALEACROSS:
+		return "scaleacross";
+	}
+	return "?";
 }

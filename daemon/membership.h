@@ -8,7 +8,8 @@
  *   PREFIX/DOMAIN/members/ID   one per member, under the member's lease:
  *       {"id": 3, "addr": "10.0.0.3", "port": 7070,
  *        "segment_bytes": 17179869184, "capacity": 17179869184,
- *        "incarnation": 1234567890123}
+ *        "incarnation": 1234567890123,
+ *        "location": {"site": "fra1", "rack": "r12", "tray": "t3"}}
  *   PREFIX/DOMAIN/leader       the elected daemon, under its lease:
  *       {"id": 3, "incarnation": 1234567890123}
  *
@@ -16,7 +17,11 @@
  * addr is an IPv4 or IPv6 literal; port 1..65535; capacity (bytes free for
  * new chunks) at most segment_bytes; incarnation non-zero (the kernel draws
  * a new one per segment: a new incarnation means the old segment's data is
- * gone).  Unknown fields are ignored, for later versions.
+ * gone).  "location" (topology.h) is optional, as are each of its names
+ * (only those the node's config names are there; none: no "location"): a
+ * value without it, from a daemon before locations, is a member of no
+ * known location.  Each name given is 1..31 of A-Z a-z 0-9 . _ -.
+ * Unknown fields are ignored (in "location" too), for later versions.
  *
  * The epoch is the etcd revision of the last membership change: the
  * greatest mod_revision of the member keys, raised by every put and delete
@@ -34,6 +39,7 @@
 #include <stdint.h>
 
 #include "etcd.h"
+#include "topology.h"
 
 #define HBM_MEMBER_MAX_ID	1023
 #define HBM_ADDR_MAX		46	/* INET6_ADDRSTRLEN */
@@ -45,6 +51,7 @@ struct hbm_member {
 	uint64_t segment_bytes;
 	uint64_t capacity;
 	uint64_t incarnation;
+	struct hbm_location loc;	/* "" where not named */
 	int64_t create_revision;	/* of its key: when it registered */
 	int64_t mod_revision;
 	int64_t lease;
@@ -118,6 +125,7 @@ enum hbm_member_ev_type {
 #define HBM_MCH_SEGMENT		(1u << 1)	/* segment_bytes */
 #define HBM_MCH_CAPACITY	(1u << 2)
 #define HBM_MCH_INCARNATION	(1u << 3)	/* a new segment: the old one's data is lost */
+#define HBM_MCH_LOCATION	(1u << 4)	/* its tray, rack or site */
 
 struct hbm_member_event {
 	enum hbm_member_ev_type type;

@@ -17,7 +17,13 @@
  *  1. all join: each kernel has the two others, never itself; the epochs
  *     agree; exactly one leader, and all agree on it; node 2's control
  *     socket shows it all; a quiet domain: every watch is checked after
- *     2 TTLs, and nothing changes;
+ *     2 TTLs, and nothing changes; topology: nodes 1 and 2 name the same
+ *     site and rack, other trays, node 3 no location (a daemon before
+ *     locations): each kernel got its peers with the distance and link
+ *     type of their relation (30 scale-out; 80 scale-out), node 2's
+ *     control socket shows locations and relations; a reload of node 1's
+ *     [distance] same_rack sets node 2's new distance in node 1's kernel
+ *     (node-set), node 3's not;
  *  1c. link health ([health] every 100 ms, hold 1 s): the leader's fake
  *     kernel gets links to the two others: published, every agent sees
  *     them up; one slowed (RTT 500 ms) is degraded in every view, in etcd
@@ -141,6 +147,8 @@ struct node {
 	pthread_t th;
 	bool running;		/* a thread drives it */
 	atomic_int cmd;
+	const char *loc;		/* its [node] location lines */
+	atomic_uint reconf_rack;	/* a reload of [distance] same_rack to this, 0: none */
 	/* what the thread saw last, under fk.lock */
 	bool leader, fenced;
 	int leader_id;
@@ -247,6 +255,11 @@ static void *drive(void *arg)
 			if (fds[i].revents)
 				hbmd_agent_event(n->a, fds[i].fd, fds[i].revents);
 		hbmd_agent_tick(n->a);
+		if (atomic_load(&n->reconf_rack)) {
+			/* as hbmpoold's SIGHUP: the config changed in place, in the loop */
+			n->conf.dist.d[HBM_REL_RACK] = atomic_exchange(&n->reconf_rack, 0);
+			hbmd_agent_reconfigured(n->a);
+		}
 		for (i = k; i < k + kc; i++)
 			if (fds[i].revents &&
 			    hbmd_control_event(n->ctl, fds[i].fd, fds[i].revents, err,
@@ -270,12 +283,12 @@ static int write_conf(struct node *n, const char *key)
 		return -errno;
 	fprintf(f,
 		"[domain]\nname = unit\nkey_file = %s\netcd_prefix = /hbmunit\n"
-		"[node]\nid = %u\naddress = 127.0.0.1\nport = %u\nsegment_size = 1M\n"
+		"[node]\nid = %u\naddress = 127.0.0.1\nport = %u\nsegment_size = 1M\n%s"
 		"[etcd]\nendpoints = %s\nconnect_timeout_ms = 200\nrequest_timeout_ms = 300\n"
 		"lease_ttl = %d\n"
 		"[health]\ninterval_ms = %d\nerror_window_ms = 1000\ndegrade_after = 2\n"
 		"down_after = 2\nrecover_after = 3\nhold_ms = %d\n",
-		key, n->id, 7070 + n->id, url, TTL_S, HEALTH_MS, HOLD_MS);
+		key, n->id, 7070 + n->id, n->loc ? n->loc : "", url, TTL_S, HEALTH_MS, HOLD_MS);
 	return fclose(f) ? -errno : 0;
 }
 
@@ -485,6 +498,23 @@ static void test_control(struct node *n, int64_t epoch, int leader)
 	}
 	ok(ms && json_object_array_length(ms) == NR && live == NR - 1 && self == 1,
 	   "... and the %d members, the others live in the kernel", NR);
+	/* node 2's view: node 1 in its rack, node 3 of no location */
+	m = ms && json_object_array_length(ms) == NR ? json_object_array_get_idx(ms, 0) : NULL;
+	{
+		json_object *lo = NULL, *l3 = NULL, *m3 = m ? json_object_array_get_idx(ms, 2) : NULL;
+
+		if (m)
+			json_object_object_get_ex(m, "location", &lo);
+		if (m3)
+			json_object_object_get_ex(m3, "location", &l3);
+		ok(lo && !strcmp(jstr(lo, "tray"), "t1") && !strcmp(jstr(lo, "rack"), "r1") &&
+		   !strcmp(jstr(lo, "site"), "s1") && !strcmp(jstr(m, "relation"), "rack") &&
+		   jint(m, "distance") == 30 && !strcmp(jstr(m, "link_type"), "scaleout") &&
+		   l3 && json_object_object_length(l3) == 0 && !strcmp(jstr(m3, "relation"), "other") &&
+		   jint(m3, "distance") == 80 && !strcmp(jstr(m3, "link_type"), "scaleout"),
+		   "... with their locations, and the relation, distance and link type node %u gives them",
+		   n->id);
+	}
 	json_object_put(o);
 }
 
@@ -672,6 +702,9 @@ static void test_agents(void)
 		ok(0, "the domain key file");
 		return;
 	}
+	/* nodes 1 and 2: one rack, two trays; node 3 names no location */
+	nodes[0].loc = "tray = t1\nrack = r1\nsite = s1\n";
+	nodes[1].loc = "tray = t2\nrack = r1\nsite = s1\n";
 	for (i = 0; i < NR; i++) {
 		nodes[i].i = i;
 		nodes[i].id = (uint32_t)i + 1;
@@ -702,6 +735,23 @@ static void test_agents(void)
 		good = good && fk_find(&nodes[i].fk, line) < 0;
 	}
 	ok(good, "no agent adds its own node");
+	for (i = 0, good = true; i < NR; i++) {
+		int j;
+
+		for (j = 0; j < NR; j++) {
+			bool rack = i < 2 && j < 2;
+
+			if (i == j)
+				continue;
+			snprintf(line, sizeof(line), "add %u 127.0.0.1:%u capacity 1048576 distance %d link 2",
+				 nodes[j].id, 7070 + nodes[j].id, rack ? 30 : 80);
+			if (fk_find(&nodes[i].fk, line) < 0) {
+				printf("# node %u's kernel: no \"%s\"\n", nodes[i].id, line);
+				good = false;
+			}
+		}
+	}
+	ok(good, "each peer added with its relation's distance and link type: nodes 1 and 2 (same rack) 30 scale-out, node 3 (no location) 80 scale-out");
 	t0 = now();
 	while ((!epochs_agree(&e0) || e0 <= 0) && now() - t0 < 3)
 		usleep(20000);
@@ -743,6 +793,15 @@ static void test_agents(void)
 	ok(good && all_see_each_other() && epochs_agree(&e1) && e1 == e0 && leaders(&new_lid) == 1,
 	   "a quiet domain for %d s: each agent checks it (%u, %u, %u times: one small range each), nothing changes",
 	   2 * TTL_S, nodes[0].idle_resyncs, nodes[1].idle_resyncs, nodes[2].idle_resyncs);
+
+	/* 1b'. a reload of node 1's [distance]: node 2 (same rack) gets the new distance */
+	atomic_store(&nodes[0].reconf_rack, 35);
+	for (t0 = now(); fk_find(&nodes[0].fk, "place 2 distance 35 link 2") < 0 && now() - t0 < 2;)
+		usleep(20000);
+	usleep(100000);
+	ok(fk_find(&nodes[0].fk, "place 2 distance 35 link 2") >= 0 &&
+	   fk_count(&nodes[0].fk, "place") == 1 && violations(&nodes[0], what, sizeof(what)) == 0,
+	   "node 1's [distance] same_rack reloaded (35): node 2 set to it in its kernel, node 3 left at 80");
 
 	/* 1c. link health: the leader's links published, seen by all */
 	test_links(&nodes[lid - 1]);
@@ -890,6 +949,55 @@ static void test_agents(void)
 	ok(all_see_each_other() && violations(&nodes[rid], what, sizeof(what)) == 0,
 	   "its kernel kept its nodes: nothing added twice, nothing removed (%u calls since)",
 	   nodes[rid].fk.calls - before);
+
+	/*
+	 * 3b'. node 3, a daemon of no location, restarted on the same
+	 * segment with one (node 2's site, rack and tray): its value is
+	 * written again, and each other sets it to its new distance and link
+	 * type in its kernel (node-set, no rejoin): node 2 scale-up 20, node 1
+	 * scale-out same_rack; node 3's own kernel gets its peers' too.
+	 */
+	if (nodes[NR - 1].running) {
+		struct node *n3 = &nodes[NR - 1];
+
+		node_halt(n3, STOP);
+		hbmd_agent_free(n3->a);
+		hbmd_control_close(n3->ctl);
+		n3->ctl = NULL;
+		hbm_config_free(&n3->conf);
+		n3->a = NULL;
+		n3->loc = "tray = t2\nrack = r1\nsite = s1\n";
+		good = !write_conf(n3, key) && !node_start(n3, 1000 + (uint64_t)(NR - 1), false);
+		for (i = 0; good && i < NR - 1; i++) {
+			if (!nodes[i].running)
+				continue;
+			if (i == 1)
+				snprintf(line, sizeof(line), "place %u distance 20 link 1", n3->id);
+			else
+				snprintf(line, sizeof(line), "place %u distance %u link 2", n3->id,
+					 nodes[i].conf.dist.d[HBM_REL_RACK]);
+			for (t0 = now(); fk_find(&nodes[i].fk, line) < 0 && now() - t0 < 3;)
+				usleep(20000);
+			if (fk_find(&nodes[i].fk, line) < 0) {
+				printf("# node %u's kernel: no \"%s\"\n", nodes[i].id, line);
+				good = false;
+			}
+			snprintf(line, sizeof(line), "place %u distance %d link %d", nodes[i].id,
+				 i == 1 ? 20 : 30, i == 1 ? 1 : 2);
+			if (fk_find(&n3->fk, line) < 0) {
+				printf("# node %u's kernel: no \"%s\"\n", n3->id, line);
+				good = false;
+			}
+		}
+		ok(good && n3->took_over == 1 && all_see_each_other() &&
+		   violations(&nodes[0], what, sizeof(what)) == 0 &&
+		   violations(&nodes[1], what, sizeof(what)) == 0 &&
+		   violations(n3, what, sizeof(what)) == 0,
+		   "node %u back on its segment with a location: each running peer sets it to its new distance (node 1 %s, node 2 %s), and it sets theirs, no rejoin",
+		   n3->id, nodes[0].running ? "checked" : "not running", nodes[1].running ? "checked" : "not running");
+	} else {
+		ok(0, "node %d runs at step 3b'", NR);
+	}
 
 	/*
 	 * 3c. a crash, and a reboot on a new segment at once: the old key

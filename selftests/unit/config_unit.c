@@ -113,8 +113,11 @@ static void test_good(void)
 	   conf.degrade_after == 3 && conf.down_after == 3 && conf.recover_after == 5 &&
 	   conf.hold_ms == 10000 &&
 	   conf.policy == HBM_POLICY_INTERLEAVE && conf.avoid_degraded && conf.full_pct == 95 &&
-	   conf.metrics_listen && !strcmp(conf.metrics_listen, "127.0.0.1:9477"),
+	   conf.metrics_listen && !strcmp(conf.metrics_listen, "127.0.0.1:9477") &&
+	   conf.dist.d[HBM_REL_TRAY] == 20 && conf.dist.d[HBM_REL_RACK] == 30 &&
+	   conf.dist.d[HBM_REL_SITE] == 40 && conf.dist.d[HBM_REL_OTHER] == 80,
 	   "defaults applied");
+	ok(!*conf.loc.tray && !*conf.loc.rack && !*conf.loc.site, "no location: none named");
 	ok(!strcmp(conf.etcd_prefix, "/hbmpool") &&
 	   !strcmp(conf.control_socket, "/run/hbmpool/hbmpoold.sock") && !conf.ca_file,
 	   "default prefix and control socket, no TLS");
@@ -124,6 +127,7 @@ static void test_good(void)
 		 "; a comment\n# another\n\n"
 		 "[domain]\nname = a-b_c.9\nkey_file = %s\netcd_prefix = /x/y\n"
 		 "[node]\nid = 1023\naddress = fd00::1\nport = 7071\nsegment_size = 4096\n"
+		 "tray = t-1.a_B\nrack = R12\nsite = fra.1\n"
 		 "[etcd]\nendpoints = https://e1:2379 , https://[::1]:2380/,https://10.1.1.1:1\n"
 		 "ca_file = %s\ncert_file = %s\nkey_file = %s\n"
 		 "connect_timeout_ms = 100\nrequest_timeout_ms = 500\nlease_ttl = 2\n"
@@ -132,6 +136,7 @@ static void test_good(void)
 		 "down_after = 1\nrecover_after = 1000\nhold_ms = 0\n"
 		 "[placement]\npolicy = preferred\navoid_degraded = no ; inline comment\n"
 		 "full_pct = 100\n"
+		 "[distance]\nsame_tray = 11\nsame_rack = 11\nsame_site = 255\nother = 255\n"
 		 "[metrics]\nlisten = [::1]:65535\n[control]\nsocket = /tmp/x.sock\n",
 		 keypath, keypath, keypath, keypath);
 	err = load(false, text, &conf, &ret);
@@ -155,7 +160,43 @@ static void test_good(void)
 	   "every value read");
 	ok(conf.ca_file && conf.cert_file && conf.key_file_tls && !strcmp(conf.etcd_prefix, "/x/y") &&
 	   !strcmp(conf.control_socket, "/tmp/x.sock"), "paths read");
+	ok(!strcmp(conf.loc.tray, "t-1.a_B") && !strcmp(conf.loc.rack, "R12") &&
+	   !strcmp(conf.loc.site, "fra.1"), "location read");
+	ok(conf.dist.d[HBM_REL_TRAY] == 11 && conf.dist.d[HBM_REL_RACK] == 11 &&
+	   conf.dist.d[HBM_REL_SITE] == 255 && conf.dist.d[HBM_REL_OTHER] == 255,
+	   "distances read (equal neighbours allowed)");
 	hbm_config_free(&conf);
+}
+
+static void test_topology(void)
+{
+	expect(true, "[node]\ntray = a/b\n",
+	       ":11: [node] tray: \"a/b\": must be 1..31 of A-Z a-z 0-9 . _ -", "a tray with a /");
+	expect(true, "[node]\nrack = r 1\n", ":11: [node] rack: \"r 1\": must be", "a rack with a space");
+	expect(true, "[node]\nsite = 0123456789012345678901234567890123\n",
+	       ":11: [node] site: \"0123456789012345678901234567890123\": must be", "a site too long");
+	expect(true, "[node]\nsite =\n", ":11: [node] site: empty value", "an empty site");
+	expect(true, "[node]\ntray = a\ntray = b\n", ":12: [node] tray: given twice (first on line 11)",
+	       "a tray twice");
+	expect(true, "[distance]\nsame_tray = 10\n", ":11: [distance] same_tray: must be 11..255, not \"10\"",
+	       "distance 10 is this node's");
+	expect(true, "[distance]\nother = 256\n", ":11: [distance] other: must be 11..255, not \"256\"",
+	       "distance over 255");
+	expect(true, "[distance]\nsame_rack = 15\n",
+	       ":11: [distance] same_rack: same_rack (15) is less than same_tray (20): a closer relation must never be farther",
+	       "same_rack under the default same_tray: named");
+	expect(true, "[distance]\nsame_tray = 50\n",
+	       ":11: [distance] same_tray: same_rack (30) is less than same_tray (50)",
+	       "same_tray over the default same_rack: same_tray named (same_rack not set)");
+	expect(true, "[distance]\nsame_rack = 20\nsame_site = 25\nother = 24\n",
+	       ":13: [distance] other: other (24) is less than same_site (25)",
+	       "other under same_site: other named");
+	expect(true, "[distance]\nsame_site = 90\n",
+	       ":11: [distance] same_site: other (80) is less than same_site (90)",
+	       "same_site over the default other");
+	expect_ok(true, "[distance]\nsame_tray = 40\nsame_rack = 40\nsame_site = 40\nother = 40\n",
+		  "every distance equal: loads");
+	expect_ok(true, "[node]\ntray = t1\n", "a tray alone (no rack, no site): loads");
 }
 
 static void test_sizes(void)
@@ -807,14 +848,41 @@ static void test_reload(void)
 		hbm_config_free(&next);
 	hbm_config_free(&cur);
 
+	/* the location is identity: refused; [distance] follows */
+	err = load(true, "[node]\nrack = r1\n", &cur, &ret);
+	free(err);
+	if (ret) {
+		ok(0, "a config with a rack loads");
+		return;
+	}
+	err = load(true, "[node]\nrack = r2\ntray = t1\n[distance]\nsame_tray = 15\nother = 90\n",
+		   &next, &ret);
+	free(err);
+	n = ret ? -1 : hbm_config_reload(&cur, &next, path, &applied, &errors);
+	ok(n == 2 && cur.dist.d[HBM_REL_TRAY] == 15 && cur.dist.d[HBM_REL_OTHER] == 90 &&
+	   cur.dist.d[HBM_REL_RACK] == 30 && !strcmp(cur.loc.rack, "r1") && !*cur.loc.tray &&
+	   applied && strstr(applied, ":14: [distance] same_tray: 20 -> 15\n") &&
+	   strstr(applied, ":15: [distance] other: 80 -> 90\n") && errors &&
+	   strstr(errors, ":11: [node] rack: changed (r1 -> r2), but only a restart applies it") &&
+	   strstr(errors, ":12: [node] tray: changed ((none) -> t1), but only a restart applies it"),
+	   "[node] rack and tray refused (identity), [distance] applied (%d)", n);
+	if (errors && n != 2)
+		printf("# errors:\n%s", errors);
+	free(applied);
+	free(errors);
+	if (!ret)
+		hbm_config_free(&next);
+	hbm_config_free(&cur);
+
 	/* which keys a reload takes */
 	for (i = 0, ret = 1; (name = hbm_config_key(i, &sec)); i++)
 		if (hbm_config_key_reloadable(i) !=
-		    (!strcmp(sec, "health") || !strcmp(sec, "placement"))) {
+		    (!strcmp(sec, "health") || !strcmp(sec, "placement") ||
+		     !strcmp(sec, "distance"))) {
 			printf("# [%s] %s\n", sec, name);
 			ret = 0;
 		}
-	ok(ret, "reloadable: every [health] and [placement] key, no other");
+	ok(ret, "reloadable: every [health], [placement] and [distance] key, no other");
 }
 
 int main(void)
@@ -835,6 +903,7 @@ int main(void)
 	test_good();
 	test_sizes();
 	test_errors();
+	test_topology();
 	test_endpoints();
 	test_files();
 	test_docs();

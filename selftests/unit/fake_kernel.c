@@ -123,6 +123,10 @@ static int fk_node_add(void *ctx, const struct hbmd_kernel_peer *p, char *err, s
 	} else if (fk->node[p->id] != FK_ABSENT) {
 		violate(fk, "add of a node that is there", p->id);
 		ret = -EEXIST;
+	} else if (p->distance < 11 || p->distance > 255 || p->link_type < 1 ||
+		   p->link_type > 3) {
+		violate(fk, "add with a distance or link type the kernel refuses", p->id);
+		ret = -EINVAL;
 	} else {
 		fk->node[p->id] = FK_LIVE;
 		fk->capacity[p->id] = p->capacity;
@@ -170,6 +174,29 @@ static int fk_node_fence(void *ctx, uint32_t id, char *err, size_t errlen)
 	} else {
 		fk->node[id] = FK_FENCED;
 		fk_emit_node(fk, HBMD_KEV_NODE_CHANGE, id, HBMD_NODE_FENCED);
+	}
+	pthread_mutex_unlock(&fk->lock);
+	snprintf(err, errlen, "%s", ret ? strerror(-ret) : "");
+	return ret;
+}
+
+static int fk_node_place(void *ctx, uint32_t id, uint32_t distance, int link_type, char *err,
+			 size_t errlen)
+{
+	struct fake_kernel *fk = ctx;
+	int ret = 0;
+
+	pthread_mutex_lock(&fk->lock);
+	fk_log(fk, true, "place %u distance %u link %d", id, distance, link_type);
+	if (id >= 1024 || id == fk->self_id || fk->node[id] == FK_ABSENT) {
+		violate(fk, "place of this node or an unknown node", id);
+		ret = -ENODEV;
+	} else if (distance < 11 || distance > 255 || link_type < 1 || link_type > 3) {
+		violate(fk, "place with a distance or link type the kernel refuses", id);
+		ret = -EINVAL;
+	} else {
+		fk_emit_node(fk, HBMD_KEV_NODE_CHANGE, id,
+			     fk->node[id] == FK_FENCED ? HBMD_NODE_FENCED : 0);
 	}
 	pthread_mutex_unlock(&fk->lock);
 	snprintf(err, errlen, "%s", ret ? strerror(-ret) : "");
@@ -462,6 +489,7 @@ static const struct hbmd_kernel_ops fk_ops = {
 	.node_add = fk_node_add,
 	.node_remove = fk_node_remove,
 	.node_fence = fk_node_fence,
+	.node_place = fk_node_place,
 	.domain_read = fk_domain_read,
 	.set_epoch = fk_set_epoch,
 	.fence_self = fk_fence_self,

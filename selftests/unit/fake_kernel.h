@@ -4,7 +4,9 @@
  * table of nodes, every call logged (one line each) and the rules a real
  * kernel would enforce checked (violations counted): no node added twice,
  * no unknown node fenced or removed, the epoch never decreasing, no change
- * once this node fenced itself (reads are fine).  unsupported: node_fence,
+ * once this node fenced itself (reads are fine), a distance in 11..255 and
+ * a link type scaleup..scaleacross at add and at node_place ("place ID
+ * distance D link L", a peer in the table only: a node-change event).  unsupported: node_fence,
  * set_epoch and fence_self answer -EOPNOTSUPP, as a kernel without issue
  * 9's kernel side does (the calls are still logged).  The segment: setup
  * makes one (incarnation next_incarnation) if there is none, else keeps it;

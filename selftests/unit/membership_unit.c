@@ -6,7 +6,9 @@
  * the table from a range (sorted, bad entries left out and explained,
  * duplicates refused, the epoch), watch events applied to it, diffs into
  * join/leave/change events, and a seeded fuzz of member values that must
- * never crash nor let an invalid member in.  TAP output.
+ * never crash nor let an invalid member in; the location in a member's
+ * value and the topology (topology.h): relations, distances, link types.
+ * TAP output.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -431,6 +433,158 @@ static void test_fuzz(void)
 	   refused, accepted);
 }
 
+static struct hbm_location loc(const char *site, const char *rack, const char *tray)
+{
+	struct hbm_location l = { 0 };
+
+	snprintf(l.site, sizeof(l.site), "%s", site);
+	snprintf(l.rack, sizeof(l.rack), "%s", rack);
+	snprintf(l.tray, sizeof(l.tray), "%s", tray);
+	return l;
+}
+
+static void test_location_values(void)
+{
+	struct hbm_member m = {
+		.id = 5, .addr = "10.0.0.5", .port = 7070, .segment_bytes = 8192,
+		.capacity = 8192, .incarnation = 9,
+	}, p;
+	struct hbm_members a, b;
+	struct hbm_member_event *ev;
+	struct hbm_etcd_event e;
+	struct hbm_etcd_kv k;
+	char *json, err[320];
+	size_t n;
+	int ret;
+
+	ret = hbm_member_encode(&m, &json);
+	ok(!ret && json && !strstr(json, "location"), "no location named: no \"location\": %s",
+	   json ? json : "");
+	free(json);
+	m.loc = loc("fra1", "", "t3");
+	ret = hbm_member_encode(&m, &json);
+	ok(!ret && json && strstr(json, "\"location\":{\"site\":\"fra1\",\"tray\":\"t3\"}"),
+	   "the levels named, only: %s", json ? json : "");
+	k = kv(PFX "5", json, 30);
+	ret = hbm_member_parse(PFX, &k, &p, err, sizeof(err));
+	ok(!ret && !strcmp(p.loc.site, "fra1") && !*p.loc.rack && !strcmp(p.loc.tray, "t3"),
+	   "and parsed back");
+	free(json);
+	k = kv(PFX "5", mval(5, "10.0.0.5", 7070, 8192, 8192, 9), 30);
+	ret = hbm_member_parse(PFX, &k, &p, err, sizeof(err));
+	ok(!ret && !hbm_location_known(&p.loc),
+	   "a value without \"location\" (a daemon before locations): a member, location not known");
+	k = kv(PFX "5", "{\"id\":5,\"addr\":\"10.0.0.5\",\"port\":7070,\"segment_bytes\":8192,"
+	       "\"capacity\":8192,\"incarnation\":9,\"location\":{\"rack\":\"r1\",\"row\":7}}", 30);
+	ret = hbm_member_parse(PFX, &k, &p, err, sizeof(err));
+	ok(!ret && !strcmp(p.loc.rack, "r1"), "an unknown field in \"location\" is ignored");
+
+#define LOCVAL(l) "{\"id\":3,\"addr\":\"10.0.0.3\",\"port\":7070,\"segment_bytes\":8192," \
+		  "\"capacity\":8192,\"incarnation\":1,\"location\":" l "}"
+	bad(PFX "3", LOCVAL("\"r1\""), PFX "3: \"location\" is not an object",
+	    "a location not an object");
+	bad(PFX "3", LOCVAL("{\"tray\":7}"), "\"location\" \"tray\" is not a name",
+	    "a tray not a string");
+	bad(PFX "3", LOCVAL("{\"rack\":\"\"}"), "\"location\" \"rack\" is not a name",
+	    "an empty rack");
+	bad(PFX "3", LOCVAL("{\"site\":\"a/b\"}"), "\"location\" \"site\" is not a name",
+	    "a site with a /");
+	bad(PFX "3", LOCVAL("{\"site\":\"0123456789012345678901234567890123\"}"),
+	    "\"location\" \"site\" is not a name", "a site of 34 characters");
+	bad(PFX "3", LOCVAL("{\"tray\":\"t\\u0000x\"}"), "\"location\" \"tray\" is not a name",
+	    "a tray with a NUL");
+#undef LOCVAL
+	bad(PFX "3", "{\"id\":3,\"addr\":\"10.0.0.3\\u0000x\",\"port\":7070,\"segment_bytes\":8192,"
+	    "\"capacity\":8192,\"incarnation\":1}", "\"addr\" is not an IPv4 or IPv6 address",
+	    "an address with a NUL after a valid one");
+
+	/* a rejoin with a new location: a change, HBM_MCH_LOCATION alone */
+	k = kv(PFX "5", mval(5, "10.0.0.5", 7070, 8192, 8192, 9), 30);
+	hbm_members_build(PFX, &k, 1, &a);
+	hbm_members_copy(&a, &b);
+	m.loc = loc("", "r2", "");
+	hbm_member_encode(&m, &json);
+	e = (struct hbm_etcd_event){ .type = HBM_ETCD_EV_PUT, .kv = kv(PFX "5", json, 31) };
+	ret = hbm_members_apply(&b, PFX, &e, err, sizeof(err));
+	free(json);
+	ev = NULL;
+	ret = ret ? ret : hbm_members_diff(&a, &b, &ev, &n);
+	ok(!ret && n == 1 && ev[0].type == HBM_MEMBER_CHANGE && ev[0].changed == HBM_MCH_LOCATION &&
+	   !hbm_location_known(&ev[0].old.loc) && !strcmp(ev[0].new.loc.rack, "r2"),
+	   "a member whose location changed: a change of its location only");
+	free(ev);
+	hbm_members_free(&a);
+	hbm_members_free(&b);
+}
+
+static void test_topology(void)
+{
+	static const struct {
+		struct hbm_location self, peer;
+		enum hbm_relation rel;
+		int link;
+		const char *what;
+	} t[] = {
+		{ { "s", "r", "t" }, { "s", "r", "t" }, HBM_REL_TRAY, HBM_LINK_SCALEUP,
+		  "same site, rack, tray" },
+		{ { "", "", "t" }, { "", "", "t" }, HBM_REL_TRAY, HBM_LINK_SCALEUP,
+		  "same tray, no rack nor site named by either" },
+		{ { "s", "r", "t1" }, { "s", "r", "t2" }, HBM_REL_RACK, HBM_LINK_SCALEOUT,
+		  "same rack, another tray" },
+		{ { "s", "r1", "t" }, { "s", "r2", "t" }, HBM_REL_SITE, HBM_LINK_SCALEOUT,
+		  "a tray name in another rack is another tray" },
+		{ { "", "r1", "t" }, { "", "r2", "t" }, HBM_REL_OTHER, HBM_LINK_SCALEOUT,
+		  "another rack, no site named: other, scale-out" },
+		{ { "s1", "r", "t" }, { "s2", "r", "t" }, HBM_REL_OTHER, HBM_LINK_SCALEACROSS,
+		  "another site: other, scale-across (rack and tray names are the site's)" },
+		{ { "s", "r", "t" }, { "s", "", "t" }, HBM_REL_SITE, HBM_LINK_SCALEOUT,
+		  "a peer that names no rack: same site only" },
+		{ { "s", "r", "t" }, { "", "r", "t" }, HBM_REL_OTHER, HBM_LINK_SCALEOUT,
+		  "a peer that names no site: not known to be close" },
+		{ { "s", "r", "t" }, { "", "", "" }, HBM_REL_OTHER, HBM_LINK_SCALEOUT,
+		  "a peer of no location (an old daemon): other, scale-out" },
+		{ { "", "", "" }, { "", "", "" }, HBM_REL_OTHER, HBM_LINK_SCALEOUT,
+		  "neither names a location: other, scale-out" },
+		{ { "", "", "" }, { "s", "r", "t" }, HBM_REL_OTHER, HBM_LINK_SCALEOUT,
+		  "this node of no location: other" },
+		{ { "s", "", "" }, { "s", "", "" }, HBM_REL_SITE, HBM_LINK_SCALEOUT,
+		  "same site, nothing else named" },
+		{ { "", "r", "" }, { "", "r", "" }, HBM_REL_RACK, HBM_LINK_SCALEOUT,
+		  "same rack, no site named" },
+		{ { "S", "r", "t" }, { "s", "r", "t" }, HBM_REL_OTHER, HBM_LINK_SCALEACROSS,
+		  "names are case-sensitive" },
+	};
+	const struct hbm_distances d = { { 20, 30, 40, 80 } };
+	struct hbm_location x = loc("s", "r", "t");
+	enum hbm_relation r;
+	char buf[128];
+	uint32_t dist;
+	size_t i;
+	int link;
+
+	for (i = 0; i < sizeof(t) / sizeof(t[0]); i++) {
+		r = hbm_topology_place(&t[i].self, &t[i].peer, &d, &dist, &link);
+		ok(r == t[i].rel && link == t[i].link && dist == d.d[t[i].rel] &&
+		   hbm_topology_relation(&t[i].peer, &t[i].self) == r,
+		   "%s: %s, distance %u, %s (and the same from the peer)", t[i].what,
+		   hbm_relation_name(r), dist, hbm_link_type_name(link));
+	}
+	ok(!strcmp(hbm_relation_name(HBM_REL_TRAY), "tray") &&
+	   !strcmp(hbm_relation_name(HBM_REL_OTHER), "other") &&
+	   !strcmp(hbm_link_type_name(HBM_LINK_SCALEACROSS), "scaleacross") &&
+	   !strcmp(hbm_link_type_name(0), "?"), "names of relations and link types");
+	ok(!hbm_location_format(&x, buf, sizeof(buf)) && !strcmp(buf, "s/r/t"),
+	   "a location formatted: %s", buf);
+	x = loc("", "r", "");
+	ok(!hbm_location_format(&x, buf, sizeof(buf)) && !strcmp(buf, "-/r/-"),
+	   "levels not named: -: %s", buf);
+	ok(hbm_location_format(&x, buf, 3) == -ENOSPC, "too small a buffer: -ENOSPC");
+	ok(hbm_location_name_valid("") && hbm_location_name_valid("a-Z_0.9") &&
+	   !hbm_location_name_valid("a b") && !hbm_location_name_valid("\xc3\xa9") &&
+	   !hbm_location_name_valid("01234567890123456789012345678901"),
+	   "names: \"\" (none) or 1..31 of A-Z a-z 0-9 . _ -");
+}
+
 int main(void)
 {
 	test_keys();
@@ -438,6 +592,8 @@ int main(void)
 	test_bad_values();
 	test_build();
 	test_apply_diff();
+	test_location_values();
+	test_topology();
 	test_scale();
 	test_fuzz();
 	return tap_finish();
