@@ -146,7 +146,7 @@ has() {
 # etcd's keys sort), node 10 on IPv6; links out of order too.
 now_ms=$(($(date +%s) * 1000))
 cat > "$tmp/view.json" <<EOF
-{"node":2,"state":"member","status":"member: node 2, 3 members, epoch 17, follower","epoch":17,"leader":1,"is_leader":false,"incarnation":4242,"lease":{"id":"7a3f0c","ttl_ms":2000,"proven_for_ms":1834},"members":[{"id":10,"addr":"fd00::a","port":7070,"segment_bytes":1073741824,"capacity":1073741824,"incarnation":77,"kernel":"fenced"},{"id":1,"addr":"10.0.0.1","port":7070,"segment_bytes":1073741824,"capacity":1610612736,"incarnation":5,"kernel":"live"},{"id":2,"addr":"10.0.0.2","port":7071,"segment_bytes":4294967296,"capacity":4294967296,"incarnation":4242,"kernel":"self"}],"links":[{"from":2,"to":1,"state":"up","rtt_us":250,"error_pct":0,"changes":1,"since":$((now_ms - 75000))},{"from":1,"to":2,"state":"degraded","rtt_us":12500,"error_pct":3,"changes":2,"since":$((now_ms - 7200000))},{"from":10,"to":1,"state":"down","rtt_us":0,"error_pct":100,"changes":5,"since":$((now_ms - 5000))},{"from":1,"to":10,"state":"up","rtt_us":2000000,"error_pct":0,"changes":0,"since":0}]}
+{"node":2,"state":"member","status":"member: node 2, 3 members, epoch 17, follower","epoch":17,"leader":1,"is_leader":false,"incarnation":4242,"lease":{"id":"7a3f0c","ttl_ms":2000,"proven_for_ms":1834},"members":[{"id":10,"addr":"fd00::a","port":7070,"segment_bytes":1073741824,"capacity":1073741824,"incarnation":77,"kernel":"fenced","location":{},"relation":"other","distance":80,"link_type":"scaleout"},{"id":1,"addr":"10.0.0.1","port":7070,"segment_bytes":1073741824,"capacity":1610612736,"incarnation":5,"kernel":"live","location":{"site":"s1","rack":"r1","tray":"t1"},"relation":"tray","distance":20,"link_type":"scaleup"},{"id":2,"addr":"10.0.0.2","port":7071,"segment_bytes":4294967296,"capacity":4294967296,"incarnation":4242,"kernel":"self","location":{"site":"s1","rack":"r1","tray":"t1"}}],"links":[{"from":2,"to":1,"state":"up","rtt_us":250,"error_pct":0,"changes":1,"since":$((now_ms - 75000))},{"from":1,"to":2,"state":"degraded","rtt_us":12500,"error_pct":3,"changes":2,"since":$((now_ms - 7200000))},{"from":10,"to":1,"state":"down","rtt_us":0,"error_pct":100,"changes":5,"since":$((now_ms - 5000))},{"from":1,"to":10,"state":"up","rtt_us":2000000,"error_pct":0,"changes":0,"since":0}]}
 EOF
 
 # --- the readable view ----------------------------------------------------
@@ -161,11 +161,11 @@ has '^lease +7a3f0c \(ttl 2000 ms, proven for 1834 ms\)$'
 ok $? "the lease: id, ttl, proven for"
 has '^members +3$' && has '^links +4: 2 up, 1 degraded, 1 down$'
 ok $? "members and links counted, links by state"
-has '^ID +ADDR +SEGMENT +CAPACITY +INCARNATION +KERNEL$' &&
-	has '^1 +10\.0\.0\.1:7070 +1G +1\.5G +5 +live$' &&
-	has '^2 +10\.0\.0\.2:7071 +4G +4G +4242 +self$' &&
-	has '^10 +\[fd00::a\]:7070 +1G +1G +77 +fenced$'
-ok $? "members table: id, addr:port ([v6]:port), segment, capacity, incarnation, kernel"
+has '^ID +ADDR +SEGMENT +CAPACITY +INCARNATION +KERNEL +LOCATION +RELATION +DISTANCE +LINK$' &&
+	has '^1 +10\.0\.0\.1:7070 +1G +1\.5G +5 +live +site=s1,rack=r1,tray=t1 +tray +20 +scaleup$' &&
+	has '^2 +10\.0\.0\.2:7071 +4G +4G +4242 +self +site=s1,rack=r1,tray=t1 +- +- +-$' &&
+	has '^10 +\[fd00::a\]:7070 +1G +1G +77 +fenced +- +other +80 +scaleout$'
+ok $? "members table: id, addr:port ([v6]:port), segment, capacity, incarnation, kernel, location, relation, distance, link"
 [ "$(grep -E '^(1|2|10) ' "$out" | awk '{print $1}' | head -3 | tr '\n' ' ')" = "1 2 10 " ]
 ok $? "members sorted by id"
 has '^FROM +TO +STATE +RTT +ERRORS +CHANGES +SINCE$' &&

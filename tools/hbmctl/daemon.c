@@ -350,6 +350,28 @@ static const char *addr_cell(json_object *row, char *buf, size_t len)
 	return buf;
 }
 
+/* A member's location, "site/rack/tray" of the levels it names; "-" if none. */
+static const char *location_cell(json_object *row, char *buf, size_t len)
+{
+	static const char *const levels[] = { "site", "rack", "tray" };
+	json_object *lo, *v;
+	size_t n = 0;
+	unsigned int i;
+
+	if (!json_object_object_get_ex(row, "location", &lo) ||
+	    !json_object_is_type(lo, json_type_object))
+		return "-";
+	buf[0] = '\0';
+	for (i = 0; i < sizeof(levels) / sizeof(levels[0]) && n < len; i++) {
+		if (!json_object_object_get_ex(lo, levels[i], &v) ||
+		    !json_object_is_type(v, json_type_string))
+			continue;
+		n += snprintf(buf + n, len - n, "%s%s=%s", n ? "," : "", levels[i],
+			      json_object_get_string(v));
+	}
+	return buf[0] ? buf : "-";
+}
+
 /* 250 -> "250us", 12500 -> "12.5ms", 2000000 -> "2.0s"; 0 (none yet) -> "-". */
 static const char *rtt_cell(json_object *row, char *buf, size_t len)
 {
@@ -441,6 +463,10 @@ static void print_view(json_object *v)
 		{ "CAPACITY", "capacity", F_SIZE, NULL },
 		{ "INCARNATION", "incarnation", F_STR, NULL },
 		{ "KERNEL", "kernel", F_STR, NULL },
+		{ "LOCATION", NULL, F_FUNC, location_cell },
+		{ "RELATION", "relation", F_STR, NULL },
+		{ "DISTANCE", "distance", F_STR, NULL },
+		{ "LINK", "link_type", F_STR, NULL },
 	};
 	static const struct out_col links[] = {
 		{ "FROM", "from", F_STR, NULL },
