@@ -143,6 +143,8 @@ id = $k
 address = 10.77.0.$k
 port = 7070
 segment_size = 32M
+rack = r1
+tray = t$(( k < 3 ? 1 : 2 ))
 [etcd]
 endpoints = http://10.78.0.100:2379
 connect_timeout_ms = 1000
@@ -200,6 +202,9 @@ elif what == "events":		# monitor events of node ID changing or going
         if e.get("event") in ("node-change-ntf", "node-del-ntf") and e.get("id") == int(sys.argv[2]):
             n += 1
     print(n)
+elif what == "place":		# the distance and link type of node ID here
+    ns = [n for n in hbm("node", "show") if n["id"] == int(sys.argv[2])]
+    print(f'{ns[0]["distance"]} {ns[0]["link-type"]}' if ns else "absent")
 elif what == "health":
     try:
         print(hbm("link", "show", sys.argv[2])[0].get("health", "none"))
@@ -248,6 +253,11 @@ check "one epoch in the three kernels, > 0 ($e1)" sh -c "[ \$(echo $e1 | wc -w) 
 l1=$(for k in 1 2 3; do q "$k" "$HD q ctl leader"; done | sort -u | tr '\n' ' ')
 check "one leader for the three daemons ($l1)" sh -c "[ \$(echo $l1 | wc -w) = 1 ] && [ '$l1' != 'none ' ]"
 check "the control socket lists 3 members" [ "$(q 2 "$HD q ctl members")" = 3 ]
+# VM1 and VM2 name tray t1, VM3 tray t2, all rack r1 ([distance] defaults).
+check "VM1: node 2 (same tray) at distance 20 on a scale-up link" \
+	[ "$(q 1 "$HD q place 2")" = "20 scaleup" ]
+check "VM1: node 3 (same rack, other tray) at distance 30 on a scale-out link" \
+	[ "$(q 1 "$HD q place 3")" = "30 scaleout" ]
 check "VM2: hbmctl domain status shows the daemon's view: 3 members, the leader" gx 2 \
 	"$H domain status --socket /run/hbmpoold.sock && $H -j domain status --socket /run/hbmpoold.sock | python3 -c 'import json,sys; d=json.load(sys.stdin); sys.exit(not (len(d[\"members\"]) == 3 and d[\"state\"] == \"member\" and d[\"leader\"] is not None))'"
 
