@@ -476,22 +476,33 @@ static char *slurp(const char *p)
 }
 
 /*
+ * The text between the header hdr_fmt (with the section's name) and the
+ * next line starting with end; from the header's last character on if
+ * keep_nl (its '\n', for a first entry that must follow one).
+ */
+static const char *block_of(const char *text, const char *hdr_fmt, const char *section,
+			    const char *end, bool keep_nl, size_t *len)
+{
+	char hdr[40];
+	const char *s, *e;
+
+	snprintf(hdr, sizeof(hdr), hdr_fmt, section);
+	s = strstr(text, hdr);
+	if (!s)
+		return NULL;
+	s += strlen(hdr) - keep_nl;
+	e = strstr(s + keep_nl, end);
+	*len = e ? (size_t)(e - s) : strlen(s);
+	return s;
+}
+
+/*
  * The text of [section] in text: from its header line to the next header
  * (a line starting with '[' in the example, a "[...]" title in the rst).
  */
 static const char *section_of(const char *text, const char *section, size_t *len)
 {
-	char hdr[40];
-	const char *s, *e;
-
-	snprintf(hdr, sizeof(hdr), "\n[%s]\n", section);
-	s = strstr(text, hdr);
-	if (!s)
-		return NULL;
-	s += strlen(hdr);
-	e = strstr(s, "\n[");
-	*len = e ? (size_t)(e - s) : strlen(s);
-	return s;
+	return block_of(text, "\n[%s]\n", section, "\n[", false, len);
 }
 
 static bool has(const char *s, size_t len, const char *needle)
@@ -510,17 +521,7 @@ static bool has(const char *s, size_t len, const char *needle)
  */
 static const char *man_section_of(const char *man, const char *section, size_t *len)
 {
-	char hdr[40];
-	const char *s, *e;
-
-	snprintf(hdr, sizeof(hdr), "\n.SS [%s]\n", section);
-	s = strstr(man, hdr);
-	if (!s)
-		return NULL;
-	s += strlen(hdr) - 1;	/* from its '\n', for the first entry */
-	e = strstr(s + 1, "\n.S");
-	*len = e ? (size_t)(e - s) : strlen(s);
-	return s;
+	return block_of(man, "\n.SS [%s]\n", section, "\n.S", true, len);
 }
 
 /*
