@@ -70,16 +70,17 @@ mkdir "$work/t/upper" "$work/t/work"
 mnt "$root" -t overlay -o "lowerdir=/,upperdir=$work/t/upper,workdir=$work/t/work" pkgroot ||
 	skip_all "cannot mount an overlay on / (lowerdir=/)"
 # The API file systems of the chroot (the VM mounts its own: they go first).
+# /tmp stays the overlay's (writes go to its tmpfs layer): a tmpfs there
+# would hide a checkout under /tmp, as CI's clean clone is.
 root_mounts() {
 	mnt "$root/proc" -t proc proc
 	mnt "$root/sys" -t sysfs sys
 	mnt "$root/dev" --bind /dev
-	mnt "$root/tmp" -t tmpfs -o mode=1777 tmp
 	mnt "$root/run" -t tmpfs -o mode=0755 run
 }
 root_umounts() {
 	local m
-	for m in run tmp dev sys proc; do umount "$root/$m"; done
+	for m in run dev sys proc; do umount "$root/$m"; done
 }
 root_mounts
 
@@ -105,10 +106,10 @@ fi
 rm -rf "$root/usr/src/hbmpool-$version" "$root/lib/modules/$KVER/updates/dkms/hbmpool.ko"
 chroot "$root" sh -c 'getent group hbmpool >/dev/null && groupdel hbmpool' 2>/dev/null
 
-cp "${pkgs[@]}" "$root/tmp/"
+cp "${pkgs[@]}" "$root/run/"
 check "dpkg -i hbmpool-dkms hbmpool-tools hbmpoold" \
-	in_root dpkg -i /tmp/hbmpool-dkms_"$version"_all.deb \
-	/tmp/hbmpool-tools_"$version"_amd64.deb /tmp/hbmpoold_"$version"_amd64.deb
+	in_root dpkg -i /run/hbmpool-dkms_"$version"_all.deb \
+	/run/hbmpool-tools_"$version"_amd64.deb /run/hbmpoold_"$version"_amd64.deb
 check "dpkg: all three installed and configured" in_root sh -c \
 	"dpkg-query -W -f='\${db:Status-Abbrev} \${Package} \${Version}\n' hbmpool-dkms hbmpool-tools hbmpoold |
 	 awk '\$1 == \"ii\" && \$3 == \"$version\" { n++ } END { exit n != 3 }'"
@@ -177,7 +178,7 @@ check "hbmpoold refuses the example config as is (exit 78, file:line: key)" in_r
 	'hbmpoold -f -c /usr/share/doc/hbmpoold/hbmpoold.conf.example; [ $? = 78 ]'
 check "the uapi headers compile (<linux/hbmpool.h>, <linux/hbmpool_nl.h>)" in_root sh -c \
 	'printf "#include <linux/hbmpool.h>\n#include <linux/hbmpool_nl.h>\nint main(void) { return sizeof(struct hbmpool_region_create) == 0; }\n" |
-	 gcc -std=c11 -Wall -Werror -x c -o /tmp/uapi - && /tmp/uapi'
+	 gcc -std=c11 -Wall -Werror -x c -o /run/uapi - && /run/uapi'
 check "bash completion of hbmctl loads" in_root bash -c \
 	'. /usr/share/bash-completion/completions/hbmctl && complete -p hbmctl'
 # shellcheck disable=SC2016 # expanded in the root's shell
@@ -191,7 +192,7 @@ man_ok() {
 	local page=$1 file
 	in_root man -w "$page" || return 1
 	file=$(out)
-	in_root sh -c "LC_ALL=C.UTF-8 MANROFFSEQ='' MANWIDTH=80 man --warnings -E UTF-8 -l -Tutf8 -Z $file >/tmp/man.out && test -s /tmp/man.out"
+	in_root sh -c "LC_ALL=C.UTF-8 MANROFFSEQ='' MANWIDTH=80 man --warnings -E UTF-8 -l -Tutf8 -Z $file >/run/man.out && test -s /run/man.out"
 }
 check "man renders hbmctl(8) without a warning" man_ok hbmctl
 check "man renders hbmpoold(8) without a warning" man_ok hbmpoold
@@ -242,7 +243,7 @@ check "make dkms (the checkout) builds and installs hbmpool $version for $KVER" 
 check "make dkms-remove undoes it" in_root sh -c \
 	"make -C $repo --no-print-directory dkms-remove && test ! -e $ko &&
 	 test ! -e /usr/src/hbmpool-$version && ! dkms status -m hbmpool | grep -q ."
-stage=/tmp/stage
+stage=/run/stage
 want="usr/local/sbin/hbmctl usr/local/sbin/hbmpoold usr/local/share/man/man8/hbmctl.8
 usr/local/share/man/man8/hbmpoold.8 usr/local/share/man/man5/hbmpoold.conf.5
 usr/local/share/bash-completion/completions/hbmctl usr/local/include/linux/hbmpool.h
