@@ -44,7 +44,11 @@ int hbmpool_nl_node_fill(struct sk_buff *msg, struct hbmpool_node *node,
 	    (conf.addr_len &&
 	     nla_put(msg, HBMPOOL_A_NODE_ADDR, conf.addr_len, conf.addr)) ||
 	    (conf.port && nla_put_u16(msg, HBMPOOL_A_NODE_PORT, conf.port)) ||
-	    (!node->transport && nla_put_flag(msg, HBMPOOL_A_NODE_SELF)))
+	    (!node->transport && nla_put_flag(msg, HBMPOOL_A_NODE_SELF)) ||
+	    nla_put_u32(msg, HBMPOOL_A_NODE_WEIGHT, conf.weight) ||
+	    nla_put_u8(msg, HBMPOOL_A_NODE_DRAINING, conf.draining) ||
+	    nla_put_u32(msg, HBMPOOL_A_NODE_EFFECTIVE_WEIGHT,
+			hbmpool_node_weight(node, &conf)))
 		goto err_cancel;
 	nest = nla_nest_start(msg, HBMPOOL_A_NODE_STATS);
 	if (!nest || hbmpool_nl_put_stats(msg, v, false))
@@ -185,6 +189,15 @@ static int hbmpool_nl_node_conf(struct genl_info *info,
 		conf->link = nla_get_u32(tb[HBMPOOL_A_NODE_LINK_TYPE]);
 		which |= HBMPOOL_CONF_LINK;
 	}
+	/* node-new's policy refuses these two: only node-set gives them */
+	if (tb[HBMPOOL_A_NODE_WEIGHT]) {
+		conf->weight = nla_get_u32(tb[HBMPOOL_A_NODE_WEIGHT]);
+		which |= HBMPOOL_CONF_WEIGHT;
+	}
+	if (tb[HBMPOOL_A_NODE_DRAINING]) {
+		conf->draining = nla_get_u8(tb[HBMPOOL_A_NODE_DRAINING]);
+		which |= HBMPOOL_CONF_DRAINING;
+	}
 	return which;
 }
 
@@ -249,7 +262,7 @@ int hbmpool_nl_node_set(struct sk_buff *skb, struct genl_info *info)
 	}
 	if (!which) {
 		NL_SET_ERR_MSG(info->extack,
-			       "nothing to set: name, distance, link-type, addr, port or state");
+			       "nothing to set: name, distance, link-type, addr, port, weight, draining or state");
 		return -EINVAL;
 	}
 	return hbmpool_node_set(nla_get_u32(info->attrs[HBMPOOL_A_NODE_ID]), &conf,
