@@ -66,6 +66,12 @@ static struct netlink_range_validation hbmpool_port_range = {
 	.max = U16_MAX,
 };
 
+/* 0..65535 does not fit NLA_POLICY_RANGE's s16 bounds */
+static struct netlink_range_validation hbmpool_weight_range = {
+	.min = 0,
+	.max = HBMPOOL_WEIGHT_MAX,
+};
+
 static const struct nla_policy hbmpool_params_set_policy[HBMPOOL_A_PARAMS_MAX + 1] = {
 	[HBMPOOL_A_PARAMS_CACHE_BUDGET_PAGES] =
 		NLA_POLICY_FULL_RANGE(NLA_U64, &hbmpool_budget_range),
@@ -103,7 +109,7 @@ static const struct nla_policy hbmpool_node_set_policy[HBMPOOL_A_NODE_DRAINING +
 	[HBMPOOL_A_NODE_NAME] = { .type = NLA_NUL_STRING, .len = HBMPOOL_NL_NAME_MAX },
 	[HBMPOOL_A_NODE_ADDR] = NLA_POLICY_RANGE(NLA_BINARY, 4, 16),
 	[HBMPOOL_A_NODE_PORT] = NLA_POLICY_FULL_RANGE(NLA_U16, &hbmpool_port_range),
-	[HBMPOOL_A_NODE_WEIGHT] = NLA_POLICY_RANGE(NLA_U32, 0, HBMPOOL_WEIGHT_MAX),
+	[HBMPOOL_A_NODE_WEIGHT] = NLA_POLICY_FULL_RANGE(NLA_U32, &hbmpool_weight_range),
 	[HBMPOOL_A_NODE_DRAINING] = NLA_POLICY_MAX(NLA_U8, 1),
 };
 
