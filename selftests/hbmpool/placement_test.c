@@ -3,7 +3,7 @@
  * Placement over the states and weights the control plane sets: weighted
  * interleave spreads chunks in proportion to the nodes' weights (set or
  * automatic); draining, fenced and link-down nodes take no new chunk under
- * any policy; bind and preferred go to the nearest eligible node; with no
+ * any policy (nor unreachable ones); bind and preferred go to the nearest eligible node; with no
  * eligible node the create is ENOSPC; node-set refuses bad weights and
  * draining values with an extack.  Where the chunks went is read from the
  * nodes' free_bytes (each chunk reserves its size there).
@@ -230,6 +230,12 @@ TEST_F(plc, skips_link_down)
 	ASSERT_EQ(0, ret) TH_LOG("link up: %s (%s)", strerror(-ret), self->ext);
 	ASSERT_LE(0, create(self, 2, 2, HBMPOOL_POLICY_BIND, HBM_NODES(N_A, N_B), 0));
 	EXPECT_EQ(2, used_mib(N_A));
+	/* unreachable (the transport lost the link): skipped too */
+	ASSERT_EQ(0, hbm_node_knob(N_A, "link_down", 1));
+	ASSERT_LE(0, create(self, 3, 2, HBMPOOL_POLICY_BIND, HBM_NODES(N_A, N_C), 0));
+	EXPECT_EQ(2, used_mib(N_A));
+	EXPECT_EQ(2, used_mib(N_C));
+	ASSERT_EQ(0, hbm_node_knob(N_A, "link_down", 0));
 }
 
 /* No eligible node: ENOSPC under every policy, nothing reserved; eligible again, it fits. */
