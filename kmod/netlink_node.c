@@ -189,15 +189,6 @@ static int hbmpool_nl_node_conf(struct genl_info *info,
 		conf->link = nla_get_u32(tb[HBMPOOL_A_NODE_LINK_TYPE]);
 		which |= HBMPOOL_CONF_LINK;
 	}
-	/* node-new's policy refuses these two: only node-set gives them */
-	if (tb[HBMPOOL_A_NODE_WEIGHT]) {
-		conf->weight = nla_get_u32(tb[HBMPOOL_A_NODE_WEIGHT]);
-		which |= HBMPOOL_CONF_WEIGHT;
-	}
-	if (tb[HBMPOOL_A_NODE_DRAINING]) {
-		conf->draining = nla_get_u8(tb[HBMPOOL_A_NODE_DRAINING]);
-		which |= HBMPOOL_CONF_DRAINING;
-	}
 	return which;
 }
 
@@ -245,6 +236,18 @@ int hbmpool_nl_node_set(struct sk_buff *skb, struct genl_info *info)
 	which = hbmpool_nl_node_conf(info, &conf);
 	if (which < 0)
 		return which;
+	/*
+	 * Only node-set's policy, and so its attrs[] array, reaches these two:
+	 * node-new's stops at port.
+	 */
+	if (info->attrs[HBMPOOL_A_NODE_WEIGHT]) {
+		conf.weight = nla_get_u32(info->attrs[HBMPOOL_A_NODE_WEIGHT]);
+		which |= HBMPOOL_CONF_WEIGHT;
+	}
+	if (info->attrs[HBMPOOL_A_NODE_DRAINING]) {
+		conf.draining = nla_get_u8(info->attrs[HBMPOOL_A_NODE_DRAINING]);
+		which |= HBMPOOL_CONF_DRAINING;
+	}
 	if (info->attrs[HBMPOOL_A_NODE_STATE]) {
 		struct nlattr *st = info->attrs[HBMPOOL_A_NODE_STATE];
 

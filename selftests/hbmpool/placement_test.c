@@ -259,7 +259,7 @@ TEST_F(plc, none_eligible)
 	EXPECT_EQ(2, used_mib(N_B));
 }
 
-/* node-set refuses a weight above 65535 and draining other than 0 or 1, with an extack; and this node's own entry. */
+/* node-set refuses a weight above 65535 and draining other than 0 or 1 (ERANGE, with an extack at the attribute); and this node's own entry (EINVAL), and an absent node (ENODEV). */
 TEST_F(plc, bad_values)
 {
 	uint64_t w;
@@ -267,11 +267,11 @@ TEST_F(plc, bad_values)
 
 	ret = hbm_nl_node_weight(self->nl, N_A, HBMPOOL_WEIGHT_MAX + 1, self->ext,
 				 sizeof(self->ext));
-	EXPECT_EQ(-EINVAL, ret);
+	EXPECT_EQ(-ERANGE, ret);
 	EXPECT_NE(0, strlen(self->ext)) TH_LOG("no extack for weight 65536");
 	EXPECT_EQ(HBMPOOL_A_NODE_WEIGHT, hbm_nl_extack_attr(self->nl));
 	ret = hbm_nl_node_draining(self->nl, N_A, 2, self->ext, sizeof(self->ext));
-	EXPECT_EQ(-EINVAL, ret);
+	EXPECT_EQ(-ERANGE, ret);
 	EXPECT_NE(0, strlen(self->ext)) TH_LOG("no extack for draining 2");
 	EXPECT_EQ(HBMPOOL_A_NODE_DRAINING, hbm_nl_extack_attr(self->nl));
 	ret = hbm_nl_node_weight(self->nl, N_A, HBMPOOL_WEIGHT_MAX, self->ext,
