@@ -212,6 +212,8 @@ struct hbmpool_node_conf {
 	u16 port;
 	u32 distance;
 	enum hbmpool_link link;
+	u32 weight;			/* 0: automatic, see hbmpool_node_weight() */
+	bool draining;			/* no new chunks go to the node */
 };
 
 struct hbmpool_node {
@@ -219,7 +221,8 @@ struct hbmpool_node {
 	u32 id;
 	/*
 	 * conf_lock protects conf (written under hbmpool_nodes_lock too, so
-	 * placement, which holds that, reads conf.distance without it).
+	 * placement, which holds that, reads conf.distance, conf.weight and
+	 * conf.draining without it).
 	 */
 	spinlock_t conf_lock;
 	struct hbmpool_node_conf conf;
@@ -261,7 +264,11 @@ enum {
 	HBMPOOL_CONF_PORT = BIT(2),
 	HBMPOOL_CONF_DISTANCE = BIT(3),
 	HBMPOOL_CONF_LINK = BIT(4),
+	HBMPOOL_CONF_WEIGHT = BIT(5),
+	HBMPOOL_CONF_DRAINING = BIT(6),
 };
+
+u32 hbmpool_node_weight(struct hbmpool_node *node, const struct hbmpool_node_conf *conf);
 
 int hbmpool_nodes_init(void);
 void hbmpool_nodes_exit(void);

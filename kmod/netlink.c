@@ -38,6 +38,8 @@ static_assert((int)HBMPOOL_LINK_SCALEACROSS == (int)HBMPOOL_LINK_TYPE_SCALEACROS
 static_assert(HBMPOOL_POLICY_BIND == HBMPOOL_PLACEMENT_POLICY_BIND);
 static_assert(HBMPOOL_POLICY_INTERLEAVE == HBMPOOL_PLACEMENT_POLICY_INTERLEAVE);
 static_assert(HBMPOOL_POLICY_PREFERRED == HBMPOOL_PLACEMENT_POLICY_PREFERRED);
+static_assert(HBMPOOL_POLICY_WEIGHTED_INTERLEAVE ==
+	      HBMPOOL_PLACEMENT_POLICY_WEIGHTED_INTERLEAVE);
 
 /* ---- policies, one per operation that takes attributes ---- */
 
@@ -62,6 +64,12 @@ static struct netlink_range_validation hbmpool_capacity_range = {
 static struct netlink_range_validation hbmpool_port_range = {
 	.min = 1,
 	.max = U16_MAX,
+};
+
+/* 0..65535 does not fit NLA_POLICY_RANGE's s16 bounds */
+static struct netlink_range_validation hbmpool_weight_range = {
+	.min = 0,
+	.max = HBMPOOL_WEIGHT_MAX,
 };
 
 static const struct nla_policy hbmpool_params_set_policy[HBMPOOL_A_PARAMS_MAX + 1] = {
@@ -91,7 +99,7 @@ static const struct nla_policy hbmpool_node_new_policy[HBMPOOL_A_NODE_PORT + 1] 
 	[HBMPOOL_A_NODE_PORT] = NLA_POLICY_FULL_RANGE(NLA_U16, &hbmpool_port_range),
 };
 
-static const struct nla_policy hbmpool_node_set_policy[HBMPOOL_A_NODE_PORT + 1] = {
+static const struct nla_policy hbmpool_node_set_policy[HBMPOOL_A_NODE_DRAINING + 1] = {
 	[HBMPOOL_A_NODE_ID] = HBMPOOL_NL_ID,
 	[HBMPOOL_A_NODE_STATE] = NLA_POLICY_MAX(NLA_U32, HBMPOOL_NODE_STATE_REMOVED),
 	[HBMPOOL_A_NODE_DISTANCE] = NLA_POLICY_RANGE(NLA_U32, HBMPOOL_DISTANCE_LOCAL + 1,
@@ -101,6 +109,8 @@ static const struct nla_policy hbmpool_node_set_policy[HBMPOOL_A_NODE_PORT + 1] 
 	[HBMPOOL_A_NODE_NAME] = { .type = NLA_NUL_STRING, .len = HBMPOOL_NL_NAME_MAX },
 	[HBMPOOL_A_NODE_ADDR] = NLA_POLICY_RANGE(NLA_BINARY, 4, 16),
 	[HBMPOOL_A_NODE_PORT] = NLA_POLICY_FULL_RANGE(NLA_U16, &hbmpool_port_range),
+	[HBMPOOL_A_NODE_WEIGHT] = NLA_POLICY_FULL_RANGE(NLA_U32, &hbmpool_weight_range),
+	[HBMPOOL_A_NODE_DRAINING] = NLA_POLICY_MAX(NLA_U8, 1),
 };
 
 static const struct nla_policy hbmpool_domain_set_policy[HBMPOOL_A_DOMAIN_MAX + 1] = {

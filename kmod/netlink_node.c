@@ -44,7 +44,11 @@ int hbmpool_nl_node_fill(struct sk_buff *msg, struct hbmpool_node *node,
 	    (conf.addr_len &&
 	     nla_put(msg, HBMPOOL_A_NODE_ADDR, conf.addr_len, conf.addr)) ||
 	    (conf.port && nla_put_u16(msg, HBMPOOL_A_NODE_PORT, conf.port)) ||
-	    (!node->transport && nla_put_flag(msg, HBMPOOL_A_NODE_SELF)))
+	    (!node->transport && nla_put_flag(msg, HBMPOOL_A_NODE_SELF)) ||
+	    nla_put_u32(msg, HBMPOOL_A_NODE_WEIGHT, conf.weight) ||
+	    nla_put_u8(msg, HBMPOOL_A_NODE_DRAINING, conf.draining) ||
+	    nla_put_u32(msg, HBMPOOL_A_NODE_EFFECTIVE_WEIGHT,
+			hbmpool_node_weight(node, &conf)))
 		goto err_cancel;
 	nest = nla_nest_start(msg, HBMPOOL_A_NODE_STATS);
 	if (!nest || hbmpool_nl_put_stats(msg, v, false))
@@ -232,6 +236,18 @@ int hbmpool_nl_node_set(struct sk_buff *skb, struct genl_info *info)
 	which = hbmpool_nl_node_conf(info, &conf);
 	if (which < 0)
 		return which;
+	/*
+	 * Only node-set's policy, and so its attrs[] array, reaches these two:
+	 * node-new's stops at port.
+	 */
+	if (info->attrs[HBMPOOL_A_NODE_WEIGHT]) {
+		conf.weight = nla_get_u32(info->attrs[HBMPOOL_A_NODE_WEIGHT]);
+		which |= HBMPOOL_CONF_WEIGHT;
+	}
+	if (info->attrs[HBMPOOL_A_NODE_DRAINING]) {
+		conf.draining = nla_get_u8(info->attrs[HBMPOOL_A_NODE_DRAINING]);
+		which |= HBMPOOL_CONF_DRAINING;
+	}
 	if (info->attrs[HBMPOOL_A_NODE_STATE]) {
 		struct nlattr *st = info->attrs[HBMPOOL_A_NODE_STATE];
 
@@ -249,7 +265,7 @@ int hbmpool_nl_node_set(struct sk_buff *skb, struct genl_info *info)
 	}
 	if (!which) {
 		NL_SET_ERR_MSG(info->extack,
-			       "nothing to set: name, distance, link-type, addr, port or state");
+			       "nothing to set: name, distance, link-type, addr, port, weight, draining or state");
 		return -EINVAL;
 	}
 	return hbmpool_node_set(nla_get_u32(info->attrs[HBMPOOL_A_NODE_ID]), &conf,

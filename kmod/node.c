@@ -14,6 +14,7 @@
 #include <net/netlink.h>
 
 #include "hbmpool.h"
+#include "pchoice.h"
 #include "tcp.h"
 
 /*
@@ -78,6 +79,19 @@ u64 hbmpool_node_free(struct hbmpool_node *node)
 		return left > 0 ? (u64)left << PAGE_SHIFT : 0;
 	}
 	return node->transport->ops->free_bytes(node);
+}
+
+/*
+ * The weight weighted interleave gives @node with settings @conf (a copy,
+ * or node->conf under hbmpool_nodes_lock): the one set, else the automatic
+ * one, from its capacity and distance (hbmpool_pweight_auto()).
+ */
+u32 hbmpool_node_weight(struct hbmpool_node *node,
+			const struct hbmpool_node_conf *conf)
+{
+	if (conf->weight)
+		return conf->weight;
+	return hbmpool_pweight_auto(hbmpool_node_capacity(node), conf->distance);
 }
 
 /*
@@ -356,6 +370,10 @@ static int hbmpool_node_conf_check(u32 id, const struct hbmpool_node_conf *conf,
 		hbmpool_node_refuse(extack, id, "link type: scaleup, scaleout or scaleacross");
 		return -EINVAL;
 	}
+	if ((which & HBMPOOL_CONF_WEIGHT) && conf->weight > HBMPOOL_WEIGHT_MAX) {
+		hbmpool_node_refuse(extack, id, "weight: 0 (automatic) or 1..65535");
+		return -EINVAL;
+	}
 	return 0;
 }
 
@@ -501,8 +519,9 @@ static struct hbmpool_node *hbmpool_node_for_change(u32 id, bool self_ok,
  *
  * This node's own entry takes a name, an address and a port: where its
  * home listens for other nodes (the TCP transport); the change is refused
- * if it cannot listen there.  Placement uses a new distance for regions
- * placed from now on.  Return: 0, -EINVAL, -ENODEV, or the socket's error
+ * if it cannot listen there.  Placement uses a new distance, weight or
+ * draining flag for regions placed from now on; the chunks placed already
+ * stay where they are.  Return: 0, -EINVAL, -ENODEV, or the socket's error
  * (-EADDRINUSE, -EADDRNOTAVAIL, ...).
  */
 int hbmpool_node_set(u32 id, const struct hbmpool_node_conf *conf,
@@ -564,6 +583,10 @@ int hbmpool_node_set(u32 id, const struct hbmpool_node_conf *conf,
 		node->conf.distance = conf->distance;
 	if (which & HBMPOOL_CONF_LINK)
 		node->conf.link = conf->link;
+	if (which & HBMPOOL_CONF_WEIGHT)
+		node->conf.weight = conf->weight;
+	if (which & HBMPOOL_CONF_DRAINING)
+		node->conf.draining = conf->draining;
 	spin_unlock(&node->conf_lock);
 	kobject_uevent(&node->dev.kobj, KOBJ_CHANGE);
 	hbmpool_event(HBMPOOL_EVENT_NODE_CHANGE, node);

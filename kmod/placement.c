@@ -8,6 +8,10 @@
  * rcu_read_lock() through hbmpool_read_copy() and hbmpool_write_set(); a map
  * that changes is replaced whole, never edited in place.  Each copy holds a
  * reference on its node.
+ *
+ * Which node takes a chunk is pchoice.c's pure logic; this file gathers
+ * what it needs of the nodes (their class, distance, weight, free bytes)
+ * under hbmpool_nodes_lock and asks the homes for the chunks.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -15,20 +19,10 @@
 #include <linux/mutex.h>
 #include <linux/rcupdate.h>
 #include <linux/slab.h>
-#include <linux/sort.h>
 
 #include "hbmpool.h"
-
-static int hbmpool_node_cmp(const void *a, const void *b)
-{
-	const struct hbmpool_node *x = *(const struct hbmpool_node **)a;
-	const struct hbmpool_node *y = *(const struct hbmpool_node **)b;
-
-	/* under hbmpool_nodes_lock, which node-set holds to change them */
-	if (x->conf.distance != y->conf.distance)
-		return x->conf.distance < y->conf.distance ? -1 : 1;
-	return x->id < y->id ? -1 : 1;
-}
+#include "linkstate.h"
+#include "pchoice.h"
 
 static u64 hbmpool_chunk_len(struct hbmpool_region *r, u32 i)
 {
@@ -98,59 +92,93 @@ static void hbmpool_chunks_free(struct hbmpool_region *r, u32 nr)
 }
 
 /*
- * Chooses a home for every chunk of @r under its policy and reserves the
- * capacity; all or nothing.  -ENODEV: a node of the set does not exist;
- * -ENOSPC: the set lacks the room.  Serialised with node removal by
+ * How @node may take new chunks (see pchoice.h).  @li: room for the
+ * transport's view of the link.  Under hbmpool_nodes_lock, which node-set
+ * and link-set hold to change what this reads.
+ */
+static enum hbmpool_pclass hbmpool_node_pclass(struct hbmpool_node *node,
+					       struct hbmpool_link_info *li)
+{
+	lockdep_assert_held(&hbmpool_nodes_lock);
+	/* unreachable, fenced, removed, or its link set down */
+	if (!hbmpool_node_usable(node) || node->conf.draining)
+		return HBMPOOL_PCLASS_NEVER;
+	if (node->transport->ops->link_info) {
+		memset(li, 0, sizeof(*li));
+		node->transport->ops->link_info(node, li);
+		if (li->health == HBMPOOL_LSTATE_DEGRADED)
+			return HBMPOOL_PCLASS_DEGRADED;
+	}
+	return HBMPOOL_PCLASS_OK;
+}
+
+/*
+ * Chooses a home for every chunk of @r under its policy (hbmpool_pchoose())
+ * and reserves the capacity; all or nothing.  Only eligible nodes take
+ * chunks: live, link up, not draining, with room; one whose link is
+ * degraded only when no other is.  A home that refuses a chunk takes no
+ * more of this region.  -ENODEV: a node of the set does not exist;
+ * -ENOSPC: the eligible nodes of the set lack the room (none eligible
+ * included).  Serialised with node removal and node-set by
  * hbmpool_nodes_lock.
  */
 int hbmpool_place(struct hbmpool_region *r)
 {
-	struct hbmpool_node **set, **ordered;
-	unsigned int nr = 0, j, bit;
+	struct hbmpool_pstate st = { .policy = r->policy };
+	struct hbmpool_link_info *li;
+	struct hbmpool_node **set;
+	struct hbmpool_pcand *cand;
+	unsigned int nr = 0, n, bit;
 	u64 avail = 0;
 	u32 i;
-	int err = 0;
+	int err = -ENOMEM;
 
-	j = bitmap_weight(r->nodes, HBMPOOL_MAX_NODES);
-	set = kcalloc(2 * j, sizeof(*set), GFP_KERNEL);
-	if (!set)
-		return -ENOMEM;
-	ordered = set + j;
+	n = bitmap_weight(r->nodes, HBMPOOL_MAX_NODES);
+	set = kcalloc(n, sizeof(*set), GFP_KERNEL);
+	cand = kcalloc(n, sizeof(*cand), GFP_KERNEL);
+	li = kmalloc(sizeof(*li), GFP_KERNEL);
+	if (!set || !cand || !li)
+		goto out_free;
 
+	err = 0;
 	mutex_lock(&hbmpool_nodes_lock);
 	for_each_set_bit(bit, r->nodes, HBMPOOL_MAX_NODES) {
-		set[nr] = __hbmpool_node_lookup(bit);
-		if (!set[nr] || !set[nr]->transport) {
+		struct hbmpool_node *node = __hbmpool_node_lookup(bit);
+		struct hbmpool_pcand *c = &cand[nr];
+
+		if (!node || !node->transport) {
 			err = -ENODEV;
 			goto out_unlock;
 		}
-		avail += set[nr]->transport->ops->free_bytes(set[nr]);
-		nr++;
+		set[nr++] = node;
+		c->id = node->id;
+		c->distance = node->conf.distance;
+		c->weight = hbmpool_node_weight(node, &node->conf);
+		c->preferred = r->policy == HBMPOOL_POLICY_PREFERRED &&
+			       node->id == r->preferred;
+		c->pclass = hbmpool_node_pclass(node, li);
+		if (c->pclass != HBMPOOL_PCLASS_NEVER) {
+			c->free = node->transport->ops->free_bytes(node);
+			avail += c->free;
+		}
 	}
 	if (r->length > avail) {
 		err = -ENOSPC;
 		goto out_unlock;
 	}
-	memcpy(ordered, set, nr * sizeof(set[0]));
-	sort(ordered, nr, sizeof(ordered[0]), hbmpool_node_cmp, NULL);
 
 	for (i = 0; i < r->nr_chunks; i++) {
-		bool ok = false;
+		u64 len = hbmpool_chunk_len(r, i);
+		int k;
 
-		switch (r->policy) {
-		case HBMPOOL_POLICY_INTERLEAVE:
-			ok = hbmpool_chunk_alloc(r, i, set[i % nr]);
-			break;
-		case HBMPOOL_POLICY_PREFERRED:
-			ok = hbmpool_chunk_alloc(r, i,
-						 __hbmpool_node_lookup(r->preferred));
-			fallthrough;
-		case HBMPOOL_POLICY_BIND:
-			for (j = 0; !ok && j < nr; j++)
-				ok = hbmpool_chunk_alloc(r, i, ordered[j]);
-			break;
+		while ((k = hbmpool_pchoose(cand, nr, &st, len)) >= 0) {
+			if (hbmpool_chunk_alloc(r, i, set[k])) {
+				cand[k].free -= len;
+				break;
+			}
+			cand[k].pclass = HBMPOOL_PCLASS_NEVER;
 		}
-		if (!ok) {
+		if (k < 0) {
 			hbmpool_chunks_free(r, i);
 			err = -ENOSPC;
 			goto out_unlock;
@@ -160,6 +188,9 @@ int hbmpool_place(struct hbmpool_region *r)
 	}
 out_unlock:
 	mutex_unlock(&hbmpool_nodes_lock);
+out_free:
+	kfree(li);
+	kfree(cand);
 	kfree(set);
 	return err;
 }

@@ -32,6 +32,7 @@ static const char * const hbmpool_policy_names[] = {
 	[HBMPOOL_POLICY_BIND] = "bind",
 	[HBMPOOL_POLICY_INTERLEAVE] = "interleave",
 	[HBMPOOL_POLICY_PREFERRED] = "preferred",
+	[HBMPOOL_POLICY_WEIGHTED_INTERLEAVE] = "weighted-interleave",
 };
 
 const char *hbmpool_policy_name(u32 policy)

@@ -121,6 +121,31 @@ static ssize_t free_bytes_show(struct device *dev, struct device_attribute *attr
 }
 static DEVICE_ATTR_RO(free_bytes);
 
+static ssize_t weight_show(struct device *dev, struct device_attribute *attr,
+			   char *buf)
+{
+	return sysfs_emit(buf, "%u\n", READ_ONCE(to_node(dev)->conf.weight));
+}
+static DEVICE_ATTR_RO(weight);
+
+static ssize_t effective_weight_show(struct device *dev,
+				     struct device_attribute *attr, char *buf)
+{
+	struct hbmpool_node *node = to_node(dev);
+	struct hbmpool_node_conf conf;
+
+	hbmpool_node_conf_read(node, &conf);
+	return sysfs_emit(buf, "%u\n", hbmpool_node_weight(node, &conf));
+}
+static DEVICE_ATTR_RO(effective_weight);
+
+static ssize_t draining_show(struct device *dev, struct device_attribute *attr,
+			     char *buf)
+{
+	return sysfs_emit(buf, "%u\n", READ_ONCE(to_node(dev)->conf.draining));
+}
+static DEVICE_ATTR_RO(draining);
+
 static struct attribute *hbmpool_node_attrs[] = {
 	&dev_attr_id.attr,
 	&dev_attr_state.attr,
@@ -129,6 +154,9 @@ static struct attribute *hbmpool_node_attrs[] = {
 	&dev_attr_transport.attr,
 	&dev_attr_capacity_bytes.attr,
 	&dev_attr_free_bytes.attr,
+	&dev_attr_weight.attr,
+	&dev_attr_effective_weight.attr,
+	&dev_attr_draining.attr,
 	NULL,
 };
 

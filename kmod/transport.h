@@ -99,8 +99,9 @@ struct hbmpool_req {
 };
 
 /*
- * What a transport knows of its link to a node, for link-get: its health
- * (enum hbmpool_lstate of linkstate.h), round trips and counters.
+ * What a transport knows of its link to a node, for link-get and for
+ * placement: its health (enum hbmpool_lstate of linkstate.h), round trips
+ * and counters.
  */
 struct hbmpool_link_info {
 	u32 health;
@@ -146,6 +147,8 @@ struct hbmpool_link_info {
  *	(the core already refuses requests while it is down); a transport
  *	with connections closes or reopens them.  May sleep.
  * @link_info: optional.  Fill @li (zeroed by the caller); must not sleep.
+ *	Placement calls it under hbmpool_nodes_lock (a degraded link is
+ *	its last resort), so it must not take that lock.
  * @fence: optional.  @node was declared dead (the core refuses requests to
  *	it from now on): complete what the transport holds for it at once
  *	(-ENODEV) and never reach it again.  May sleep; called once, perhaps

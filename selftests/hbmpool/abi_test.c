@@ -85,20 +85,25 @@ static void good_create(struct hbmpool_region_create *rc)
 /*
  * GET_FEATURES reports API 1, 1024 nodes, the page size, this node's id (0
  * on a fresh module), the chunk entry size and every feature the tests rely
- * on, and no feature bit the header does not define (REGION_OPEN is bit 7).
+ * on, and no feature bit the header does not define (REGION_OPEN is bit 7,
+ * POLICY_WEIGHTED_INTERLEAVE bit 8, the highest).
  */
 TEST_F(abi, features)
 {
 	const uint64_t need = HBMPOOL_FEAT_POLICY_BIND | HBMPOOL_FEAT_POLICY_INTERLEAVE |
 		HBMPOOL_FEAT_POLICY_PREFERRED | HBMPOOL_FEAT_REGION_INFO |
 		HBMPOOL_FEAT_REGION_STATS | HBMPOOL_FEAT_REGION_SYNC |
-		HBMPOOL_FEAT_REGION_PREFETCH | HBMPOOL_FEAT_REGION_OPEN;
+		HBMPOOL_FEAT_REGION_PREFETCH | HBMPOOL_FEAT_REGION_OPEN |
+		HBMPOOL_FEAT_POLICY_WEIGHTED_INTERLEAVE;
 	struct hbmpool_features f;
 
 	ASSERT_EQ(HBMPOOL_FEATURES_SIZE_VER0, sizeof(f));
 	ASSERT_EQ(HBMPOOL_CHUNK_INFO_SIZE_VER0, sizeof(struct hbmpool_chunk_info));
 	ASSERT_EQ(1024, HBMPOOL_MAX_NODES);
 	ASSERT_EQ(0x80, HBMPOOL_FEAT_REGION_OPEN);
+	ASSERT_EQ(0x100, HBMPOOL_FEAT_POLICY_WEIGHTED_INTERLEAVE);
+	ASSERT_EQ(3, HBMPOOL_POLICY_WEIGHTED_INTERLEAVE);
+	ASSERT_EQ(HBMPOOL_POLICY_WEIGHTED_INTERLEAVE, HBMPOOL_POLICY_MAX);
 	memset(&f, 0, sizeof(f));
 	f.size = sizeof(f);
 	f.self_node = 0xdead;		/* out only: overwritten */
@@ -114,7 +119,7 @@ TEST_F(abi, features)
 	EXPECT_EQ(24, f.chunk_info_size);
 	EXPECT_EQ(sizeof(struct hbmpool_chunk_info), f.chunk_info_size);
 	EXPECT_EQ(need, f.features & need);
-	EXPECT_EQ(0, f.features & ~((HBMPOOL_FEAT_REGION_OPEN << 1) - 1))
+	EXPECT_EQ(0, f.features & ~((HBMPOOL_FEAT_POLICY_WEIGHTED_INTERLEAVE << 1) - 1))
 		TH_LOG("features 0x%llx: a bit the header does not define",
 		       (unsigned long long)f.features);
 	for (size_t i = 0; i < ARRAY_SIZE(f.reserved); i++) {
@@ -651,20 +656,29 @@ TEST_F(abi, enospc_no_leak)
 	EXPECT_EQ(cap_near, node_free(N_NEAR));
 	EXPECT_EQ(cap_far, node_free(N_FAR));
 
-	/* Fill 3 MiB of the far node, then interleave 4 MiB over both:
-	 * each node needs 2 MiB, the far one has 1 MiB left -> ENOSPC,
-	 * and nothing stays reserved on the near node. */
+	/* Fill 3 MiB of the far node, then interleave more than is left
+	 * over both -> ENOSPC, nothing stays reserved on the near node. */
 	hbm_create_init(&rc, 3 * HBMT_MIB, HBMT_MIB, HBMPOOL_POLICY_BIND, HBM_NODES(N_FAR), 0, "fill");
 	fd = hbm_region_create(self->env.devfd, &rc);
 	ASSERT_LE(0, fd);
 	self->r[0].fd = fd;
 	EXPECT_EQ(cap_far - 3 * HBMT_MIB, node_free(N_FAR));
-	hbm_create_init(&rc, 4 * HBMT_MIB, HBMT_MIB, HBMPOOL_POLICY_INTERLEAVE, both, 0, "il");
+	hbm_create_init(&rc, cap_near + cap_far - 2 * HBMT_MIB, HBMT_MIB,
+			HBMPOOL_POLICY_INTERLEAVE, both, 0, "il");
 	EXPECT_EQ(-ENOSPC, hbm_region_create(self->env.devfd, &rc));
 	EXPECT_EQ(cap_near, node_free(N_NEAR));
 	EXPECT_EQ(cap_far - 3 * HBMT_MIB, node_free(N_FAR));
-	/* Exactly what is left still fits (bind spills to the far node). */
-	hbm_create_init(&rc, 5 * HBMT_MIB, HBMT_MIB, HBMPOOL_POLICY_BIND, both, 0, "rest");
+	/* Interleave goes on past the full far node: 4 MiB, the far node
+	 * takes its last 1 MiB, the near one 3 MiB. */
+	hbm_create_init(&rc, 4 * HBMT_MIB, HBMT_MIB, HBMPOOL_POLICY_INTERLEAVE, both, 0, "il");
+	fd = hbm_region_create(self->env.devfd, &rc);
+	ASSERT_LE(0, fd) TH_LOG("interleave with a spill: %s", strerror(-fd));
+	self->r[2].fd = fd;
+	EXPECT_EQ(cap_near - 3 * HBMT_MIB, node_free(N_NEAR));
+	EXPECT_EQ(cap_far - 4 * HBMT_MIB, node_free(N_FAR));
+	/* Exactly what is left still fits (bind skips the full far node). */
+	hbm_create_init(&rc, cap_near + cap_far - 7 * HBMT_MIB, HBMT_MIB,
+			HBMPOOL_POLICY_BIND, both, 0, "rest");
 	fd = hbm_region_create(self->env.devfd, &rc);
 	ASSERT_LE(0, fd) TH_LOG("exact fit: %s", strerror(-fd));
 	self->r[1].fd = fd;
@@ -672,11 +686,12 @@ TEST_F(abi, enospc_no_leak)
 	EXPECT_EQ(0, node_free(N_FAR));
 	hbm_create_init(&rc, HBMT_PAGE, HBMPOOL_CHUNK_MIN, HBMPOOL_POLICY_BIND, both, 0, "full");
 	EXPECT_EQ(-ENOSPC, hbm_region_create(self->env.devfd, &rc));
-	EXPECT_EQ(n0 + 2, nregions());
+	EXPECT_EQ(n0 + 3, nregions());
 
 	close(self->r[0].fd);
 	close(self->r[1].fd);
-	self->r[0].fd = self->r[1].fd = -1;
+	close(self->r[2].fd);
+	self->r[0].fd = self->r[1].fd = self->r[2].fd = -1;
 	EXPECT_EQ(0, hbmt_wait_node(N_NEAR, "free_bytes", HBMT_EQ, cap_near, 5000, NULL));
 	EXPECT_EQ(0, hbmt_wait_node(N_FAR, "free_bytes", HBMT_EQ, cap_far, 5000, NULL));
 	EXPECT_EQ(n0, nregions());

@@ -237,7 +237,7 @@ fi
 
 # --- node name, address, port; node set -----------------------------------
 if missing domain show; then
-	for _ in 1 2 3 4 5 6; do skip "node name/addr/port, node-set: this hbmpool.ko has no domain-get, so none of them (EOPNOTSUPP)"; done
+	for _ in $(seq 14); do skip "node name/addr/port, node-set: this hbmpool.ko has no domain-get, so none of them (EOPNOTSUPP)"; done
 else
 	check "node add with name, IPv4 address and port: exit 0" \
 		rc 0 node add 41 capacity 16M distance 20 name n41 addr 10.1.2.3 port 7000
@@ -253,6 +253,24 @@ else
 	ctl node show 41
 	check "node show: the address in the table" has "$out" "[fe80::1:2]:7001" "n41"
 	check "node set, absent node: ENODEV" refused "No such device" "no such node" node set 62 distance 30
+	# weight and draining: 16 MiB at distance 30 weighs 16 * 10 / 30 = 5
+	ctl -j node show 41
+	check "node show -j: weight 0 (automatic), effective-weight 5, not draining" \
+		json "j[0]['weight'] == 0 and j[0]['effective-weight'] == 5 and j[0]['draining'] is False"
+	check "node set weight and draining on: exit 0" rc 0 node set 41 weight 7 draining on
+	ctl -j node show 41
+	check "node set weight, draining: shown, and in sysfs" \
+		sh -c "[ \"\$(cat $sys/nodes/node41/weight) \$(cat $sys/nodes/node41/effective_weight) \$(cat $sys/nodes/node41/draining)\" = '7 7 1' ]" &&
+		json "j[0]['weight'] == 7 and j[0]['effective-weight'] == 7 and j[0]['draining'] is True"
+	ctl node show 41
+	check "node show: weight and draining in the table" \
+		sh -c "head -n 1 '$out' | grep -q 'WEIGHT' && awk '\$1 == 41 && / 7 / && / yes / { f = 1 } END { exit !f }' '$out'"
+	check "node set weight auto, draining off: exit 0, automatic again" \
+		sh -c "'$hbmctl' node set 41 weight auto draining off && [ \"\$(cat $sys/nodes/node41/weight) \$(cat $sys/nodes/node41/effective_weight) \$(cat $sys/nodes/node41/draining)\" = '0 5 0' ]"
+	check "node set weight 65536: refused by hbmctl (exit 2)" usage_err node set 41 weight 65536
+	check "node set draining maybe: refused by hbmctl (exit 2)" usage_err node set 41 draining maybe
+	check "node set weight on this node's entry: EINVAL with the kernel's message" \
+		refused "Invalid argument" "not for this node's own entry" node set 0 weight 3
 fi
 
 # --- links ----------------------------------------------------------------
@@ -297,9 +315,9 @@ fi
 
 # --- regions --------------------------------------------------------------
 if missing region show; then
-	for _ in 1 2 3 4; do skip "region-get: this hbmpool.ko answers EOPNOTSUPP"; done
+	for _ in 1 2 3 4 5; do skip "region-get: this hbmpool.ko answers EOPNOTSUPP"; done
 elif [ ! -x "$holder" ]; then
-	for _ in 1 2 3 4; do skip "$holder not built (make selftests)"; done
+	for _ in 1 2 3 4 5; do skip "$holder not built (make selftests)"; done
 else
 	hold=$(mktemp)
 	"$holder" 41 fd >"$hold" 2>&1 &
@@ -314,6 +332,15 @@ else
 		json "len(j) == 1 and len(j[0]['chunk']) == j[0]['nr-chunks'] and [c['index'] for c in j[0]['chunk']] == list(range(j[0]['nr-chunks'])) and all(c['node-id'] == 41 for c in j[0]['chunk'])"
 	ctl region show chunks
 	check "region show chunks: the table and the chunks" has "$out" "region ${rid:-x} chunks:" "INDEX"
+	kill "$hpid" && wait "$hpid"
+	hpid=
+	"$holder" 41 fd weighted-interleave >"$hold" 2>&1 &
+	hpid=$!
+	for _ in $(seq 100); do grep -q '^ready' "$hold" && break; sleep 0.1; done
+	rid=$(awk '/^ready/ { print $2 }' "$hold")
+	ctl -j region show "${rid:-0}"
+	check "region show -j: policy weighted-interleave by name" \
+		json "len(j) == 1 and j[0]['policy'] == 'weighted-interleave'"
 	kill "$hpid" && wait "$hpid"
 	hpid=
 	check "region show, absent region: refused" rc 1 region show 999999

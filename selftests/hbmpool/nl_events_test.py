@@ -10,7 +10,8 @@ The monitor group of the hbmpool netlink family under concurrency.
 2. Subscribe-then-dump: while writers keep changing nodes and links, a
    client subscribes, dumps nodes and links, and applies to each object
    only the events numbered after the dump's view of it; once the writers
-   stop, what it reconstructed equals a fresh dump exactly.
+   stop, what it reconstructed equals a fresh dump exactly (names,
+   distances, states, weights, draining flags).
 TAP output; exit 0 pass, 1 fail, 4 skip.
 """
 import os
@@ -114,7 +115,8 @@ def snapshot(g):
 
 
 def view(nodes, links):
-    return ({i: (n["name"], n["distance"], n["state"]) for i, n in nodes.items()},
+    return ({i: (n["name"], n["distance"], n["state"], n["weight"], n["draining"],
+                 n["effective-weight"]) for i, n in nodes.items()},
             {i: lk["admin-state"] for i, lk in links.items()})
 
 
@@ -136,7 +138,8 @@ def churn(stop, seed, errors):
                     present.discard(nid)
                 elif op == 1:
                     g.do("node-set", id=nid, name=f"n{rnd.randrange(1000)}",
-                         distance=11 + rnd.randrange(200))
+                         distance=11 + rnd.randrange(200),
+                         weight=rnd.randrange(4), draining=rnd.randrange(2))
                 else:
                     g.do("link-set", node_id=nid, admin_state=rnd.randrange(2))
             except nlraw.NlError as e:

@@ -79,8 +79,8 @@ def expect(g, op, attrs, want_errno, name, bad_off=None, miss=None):
 
 
 def state(g):
-    nodes = sorted((n["id"], n["distance"], n["name"], n["state"])
-                   for n in g.dump("node-get"))
+    nodes = sorted((n["id"], n["distance"], n["name"], n["state"],
+                    n["weight"], n["draining"]) for n in g.dump("node-get"))
     p = g.do("params-get")
     d = g.do("domain-get")
     return nodes, p["cache-budget-pages"], p["fetch-timeout-ms"], d["name"], d["self-id"]

@@ -15,6 +15,7 @@
 
 #include "kselftest_harness.h"
 #include "hbmtest.h"
+#include "hbmnl.h"
 
 #define N_D	45
 #define BUS	"/sys/bus/hbmpool/devices"
@@ -145,6 +146,39 @@ TEST_F(node, uevents)
 	EXPECT_EQ(0, wait_uevent(self->uev, "remove", NULL)) TH_LOG("no remove uevent");
 	snprintf(dev, sizeof(dev), BUS "/node%u", N_D);
 	EXPECT_EQ(-1, access(dev, F_OK));
+}
+
+/* weight, effective_weight and draining are read-only files of the node; node-set of either is a change uevent. */
+TEST_F(node, weight_draining)
+{
+	static const char *const files[] = { "weight", "effective_weight", "draining" };
+	struct hbm_nl *nl;
+	char path[128], ext[256];
+	struct stat st;
+	uint64_t v;
+	int ret;
+
+	for (size_t i = 0; i < ARRAY_SIZE(files); i++) {
+		snprintf(path, sizeof(path), BUS "/node%u/%s", N_D, files[i]);
+		ASSERT_EQ(0, stat(path, &st)) TH_LOG("%s: %s", path, strerror(errno));
+		EXPECT_EQ(0444, st.st_mode & 0777) TH_LOG("%s", path);
+	}
+	/* 4 MiB at distance 20: 4 * 10 / 20 = 2 */
+	ASSERT_EQ(0, hbm_node_u64(N_D, "effective_weight", &v));
+	EXPECT_EQ(2, v);
+	ASSERT_EQ(0, hbm_nl_open(&nl));
+	EXPECT_EQ(0, wait_uevent(self->uev, "add", "up"));
+	ret = hbm_nl_node_weight(nl, N_D, 9, ext, sizeof(ext));
+	EXPECT_EQ(0, ret) TH_LOG("weight: %s (%s)", strerror(-ret), ext);
+	EXPECT_EQ(0, wait_uevent(self->uev, "change", NULL)) TH_LOG("no change uevent (weight)");
+	ASSERT_EQ(0, hbm_node_u64(N_D, "weight", &v));
+	EXPECT_EQ(9, v);
+	ret = hbm_nl_node_draining(nl, N_D, 1, ext, sizeof(ext));
+	EXPECT_EQ(0, ret) TH_LOG("draining: %s (%s)", strerror(-ret), ext);
+	EXPECT_EQ(0, wait_uevent(self->uev, "change", NULL)) TH_LOG("no change uevent (draining)");
+	ASSERT_EQ(0, hbm_node_u64(N_D, "draining", &v));
+	EXPECT_EQ(1, v);
+	hbm_nl_close(nl);
 }
 
 /* The core's fault knobs are 0/1 on every node, this node included; anything else is EINVAL. */

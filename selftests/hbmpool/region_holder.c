@@ -3,7 +3,8 @@
  * Helper of unload.sh: creates a 64 KiB region bound to NODE, maps it,
  * writes every page, then holds it until SIGTERM/SIGINT.
  *
- * usage: region_holder NODE [fd|map]     (NODE 0..1023, a remote node)
+ * usage: region_holder NODE [fd|map] [bind|weighted-interleave]
+ *        (NODE 0..1023, a remote node; the policy, bind by default)
  *   fd   keep the fd and the mapping (default)
  *   map  close the fd, keep only the mapping
  *
@@ -29,14 +30,18 @@ int main(int argc, char **argv)
 	struct hbmpool_region_create rc;
 	sigset_t waitmask;
 	uint64_t node;
+	uint32_t policy = HBMPOOL_POLICY_BIND;
 	int dev, fd, keep_fd = 1;
 	uint8_t *m;
 
 	if (argc < 2 || hbm_parse_u64(argv[1], &node) || node >= HBMPOOL_MAX_NODES ||
-	    (argc > 2 && strcmp(argv[2], "fd") && strcmp(argv[2], "map"))) {
-		fprintf(stderr, "usage: %s NODE [fd|map]\n", argv[0]);
+	    (argc > 2 && strcmp(argv[2], "fd") && strcmp(argv[2], "map")) ||
+	    (argc > 3 && strcmp(argv[3], "bind") && strcmp(argv[3], "weighted-interleave"))) {
+		fprintf(stderr, "usage: %s NODE [fd|map] [bind|weighted-interleave]\n", argv[0]);
 		return 1;
 	}
+	if (argc > 3 && !strcmp(argv[3], "weighted-interleave"))
+		policy = HBMPOOL_POLICY_WEIGHTED_INTERLEAVE;
 	if (argc > 2 && !strcmp(argv[2], "map"))
 		keep_fd = 0;
 	hbm_stop_signals(&stop, &waitmask);
@@ -46,7 +51,7 @@ int main(int argc, char **argv)
 		fprintf(stderr, "open %s: %s\n", HBM_DEV, strerror(-dev));
 		return 1;
 	}
-	hbm_create_init(&rc, len, 0, HBMPOOL_POLICY_BIND, HBM_NODES((unsigned int)node), 0, "holder");
+	hbm_create_init(&rc, len, 0, policy, HBM_NODES((unsigned int)node), 0, "holder");
 	fd = hbm_region_create(dev, &rc);
 	close(dev);
 	if (fd < 0) {

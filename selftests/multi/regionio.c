@@ -94,7 +94,7 @@ static struct opts {
 static void usage(void)
 {
 	fprintf(stderr,
-		"usage: regionio create --name N --size S [--chunk C] [--policy interleave|bind|preferred]\n"
+		"usage: regionio create --name N --size S [--chunk C] [--policy interleave|bind|preferred|weighted-interleave]\n"
 		"                       --nodes LIST [--preferred ID] [--hold] [--pidfile F]\n"
 		"       regionio write  --name N --seed X [--order seq|rev|rand|stride] [--threads T]\n"
 		"       regionio verify --name N --seed X [--order seq|rev|rand|stride] [--threads T]\n"
@@ -179,6 +179,8 @@ static void parse(int argc, char **argv)
 				o.policy = HBMPOOL_POLICY_BIND;
 			else if (!strcmp(optarg, "preferred"))
 				o.policy = HBMPOOL_POLICY_PREFERRED;
+			else if (!strcmp(optarg, "weighted-interleave"))
+				o.policy = HBMPOOL_POLICY_WEIGHTED_INTERLEAVE;
 			else
 				usage();
 			break;
@@ -648,6 +650,7 @@ static const char *policy_name(uint32_t p)
 	case HBMPOOL_POLICY_BIND: return "bind";
 	case HBMPOOL_POLICY_INTERLEAVE: return "interleave";
 	case HBMPOOL_POLICY_PREFERRED: return "preferred";
+	case HBMPOOL_POLICY_WEIGHTED_INTERLEAVE: return "weighted-interleave";
 	}
 	return "?";
 }

@@ -292,7 +292,7 @@ static void test_place(void)
 {
 	/* ids 3, 5, 7; distances 30, 20, 20; 4, 2, 2 MiB free; self is 0. */
 	const struct hbm_node_model n[] = {
-		{ 7, 20, 2 * MIB }, { 3, 30, 4 * MIB }, { 5, 20, 2 * MIB },
+		{ 7, 20, 2 * MIB, 1 }, { 3, 30, 4 * MIB, 1 }, { 5, 20, 2 * MIB, 1 },
 	};
 	const struct hbm_nodeset *all = HBM_NODES(3, 5, 7);
 	uint32_t out[64];
@@ -303,8 +303,29 @@ static void test_place(void)
 	   "interleave: round robin over ascending ids");
 	r = place(HBMPOOL_POLICY_INTERLEAVE, n, 3, all, 0, 7 * MIB, MIB, out);
 	ok(r == 7 && out[6] == 3, "interleave: 7 chunks, the 7th on the first node");
+	r = place(HBMPOOL_POLICY_INTERLEAVE, n, 3, all, 0, 8 * MIB, MIB, out);
+	ok(r == 8 && same(out, (uint32_t[]){ 3, 5, 7, 3, 5, 7, 3, 3 }, 8),
+	   "interleave: past full nodes, the round robin goes on over those with room");
 	r = place(HBMPOOL_POLICY_INTERLEAVE, n, 3, all, 0, 9 * MIB, MIB, out);
-	ok(r == -ENOSPC, "interleave: ENOSPC when one node lacks room for its share");
+	ok(r == -ENOSPC, "interleave: ENOSPC when the set lacks the room");
+	{
+		const struct hbm_node_model w[] = {
+			{ 3, 20, 8 * MIB, 1 }, { 5, 20, 8 * MIB, 3 }, { 7, 20, 8 * MIB, 0 },
+		};
+
+		r = place(HBMPOOL_POLICY_WEIGHTED_INTERLEAVE, w, 3, HBM_NODES(3, 5), 0,
+			  8 * MIB, MIB, out);
+		ok(r == 8 && same(out, (uint32_t[]){ 5, 3, 5, 5, 5, 3, 5, 5 }, 8),
+		   "weighted interleave 1:3: smooth, 2 and 6 chunks");
+		r = place(HBMPOOL_POLICY_WEIGHTED_INTERLEAVE, w, 3, HBM_NODES(3, 7), 0,
+			  4 * MIB, MIB, out);
+		ok(r == 4 && same(out, (uint32_t[]){ 3, 7, 3, 7 }, 4),
+		   "weighted interleave: weight 0 counts as 1");
+		r = place(HBMPOOL_POLICY_WEIGHTED_INTERLEAVE, w, 3, HBM_NODES(3, 5), 0,
+			  12 * MIB, MIB, out);
+		ok(r == 12 && same(out + 8, (uint32_t[]){ 5, 3, 5, 3 }, 4),
+		   "weighted interleave: a full node drops out, the other takes the rest");
+	}
 
 	r = place(HBMPOOL_POLICY_BIND, n, 3, all, 0, 8 * MIB, MIB, out);
 	ok(r == 8 && same(out, (uint32_t[]){ 5, 5, 7, 7, 3, 3, 3, 3 }, 8),
@@ -344,7 +365,7 @@ static void test_place(void)
 	/* Self is whatever the caller says: 5 here, so 0 is an ordinary node. */
 	{
 		const struct hbm_node_model m[] = {
-			{ 5, 10, 0 }, { 0, 20, 2 * MIB }, { 7, 20, 2 * MIB },
+			{ 5, 10, 0, 1 }, { 0, 20, 2 * MIB, 1 }, { 7, 20, 2 * MIB, 1 },
 		};
 
 		r = hbm_place(HBMPOOL_POLICY_INTERLEAVE, m, 3, HBM_NODES(0, 7), 5, 0,
@@ -364,7 +385,7 @@ static void test_place_high_ids(void)
 	static struct hbm_node_model all[HBMPOOL_MAX_NODES];
 	static uint32_t out[4096];
 	const struct hbm_node_model n[] = {
-		{ 1023, 40, 4 * MIB }, { 513, 20, 2 * MIB }, { 100, 30, 2 * MIB }, { 64, 20, MIB },
+		{ 1023, 40, 4 * MIB, 1 }, { 513, 20, 2 * MIB, 1 }, { 100, 30, 2 * MIB, 1 }, { 64, 20, MIB, 1 },
 	};
 	struct hbm_nodeset set;
 	int r, okw;
@@ -403,7 +424,7 @@ static void test_place_high_ids(void)
 	ok(okw, "interleave over 1023 nodes (1..1023): chunk i on node i %% 1023 + 1");
 	r = hbm_place(HBMPOOL_POLICY_INTERLEAVE, all, HBMPOOL_MAX_NODES, &set, 0, 0,
 		      (4 * 1023 + 1) * 4096ULL, 4096, out, 4096);
-	ok(r == -ENOSPC, "interleave over 1023 nodes: one chunk too many for node 1");
+	ok(r == -ENOSPC, "interleave over 1023 nodes: one chunk too many for the set");
 	r = hbm_place(HBMPOOL_POLICY_BIND, all, HBMPOOL_MAX_NODES, &set, 0, 0,
 		      4 * 1023 * 4096ULL, 4096, out, 4096);
 	okw = r == 4 * 1023;

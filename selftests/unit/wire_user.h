@@ -23,6 +23,7 @@ typedef uint8_t u8;
 typedef uint16_t u16;
 typedef uint32_t u32;
 typedef uint64_t u64;
+typedef int64_t s64;
 
 #define cpu_to_le16(x)	((__force __le16)(u16)(x))
 #define cpu_to_le32(x)	((__force __le32)(u32)(x))

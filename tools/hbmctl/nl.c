@@ -110,6 +110,10 @@ static json_object *attr_json(const struct ctl_attr *d, struct nlattr *a)
 		return json_object_new_string_len(nla_data(a), (int)strnlen(nla_data(a), len));
 	case K_FLAG:
 		return json_object_new_boolean(1);
+	case K_BOOL:
+		if (len < 1)
+			return NULL;
+		return json_object_new_boolean(nla_get_u8(a) != 0);
 	case K_ADDR:
 		if ((len == 4 && inet_ntop(AF_INET, nla_data(a), buf, sizeof(buf))) ||
 		    (len == 16 && inet_ntop(AF_INET6, nla_data(a), buf, sizeof(buf))))

@@ -20,7 +20,7 @@ static void usage(FILE *f)
 		"           [link scaleup|scaleout|scaleacross] [name NAME] [addr IP] [port N]\n"
 		"  node del ID\n"
 		"  node set ID [name NAME] [distance N] [link scaleup|scaleout|scaleacross]\n"
-		"           [addr IP] [port N]\n"
+		"           [addr IP] [port N] [weight N|auto] [draining on|off]\n"
 		"  node set ID state fenced   (declare it dead: final)\n");
 }
 
@@ -40,6 +40,20 @@ static const char *addr_cell(json_object *row, char *buf, size_t len)
 	return buf;
 }
 
+/* The effective weight, with "(auto)" when the kernel derives it. */
+static const char *weight_cell(json_object *row, char *buf, size_t len)
+{
+	json_object *w, *e;
+
+	if (!json_object_object_get_ex(row, "effective-weight", &e))
+		return "-";
+	if (json_object_object_get_ex(row, "weight", &w) && json_object_get_int64(w))
+		snprintf(buf, len, "%lld", (long long)json_object_get_int64(e));
+	else
+		snprintf(buf, len, "%lld(auto)", (long long)json_object_get_int64(e));
+	return buf;
+}
+
 static int cmd_show(int argc, char **argv)
 {
 	static const struct out_col cols[] = {
@@ -51,6 +65,8 @@ static int cmd_show(int argc, char **argv)
 		{ "DISTANCE", "distance", F_STR, NULL },
 		{ "CAPACITY", "capacity", F_SIZE, NULL },
 		{ "FREE", "free", F_SIZE, NULL },
+		{ "WEIGHT", NULL, F_FUNC, weight_cell },
+		{ "DRAINING", "draining", F_STR, NULL },
 		{ "ADDR", NULL, F_FUNC, addr_cell },
 	};
 
@@ -64,6 +80,9 @@ struct node_args {
 	bool has_distance;
 	bool has_capacity;
 	bool fence;
+	bool has_weight;
+	uint32_t weight;
+	int draining;		/* -1: not given */
 };
 
 /* Parse "KEY VALUE..." of argv[first..]; set: node set's keys only. */
@@ -105,6 +124,20 @@ static int parse_args(int argc, char **argv, int first, bool set, struct node_ar
 			if (strcmp(v, "fenced"))
 				return ctl_bad(&ctl_obj_node, "bad state '%s': only fenced can be set", v);
 			a->fence = true;
+		} else if (!strcmp(k, "weight") && set) {
+			if (!strcmp(v, "auto"))
+				a->weight = 0;
+			else if (ctl_parse_u32(v, &a->weight) || a->weight > HBMPOOL_WEIGHT_MAX)
+				return ctl_bad(&ctl_obj_node, "bad weight '%s': 0..%u or auto",
+					       v, HBMPOOL_WEIGHT_MAX);
+			a->has_weight = true;
+		} else if (!strcmp(k, "draining") && set) {
+			if (!strcmp(v, "on") || !strcmp(v, "1"))
+				a->draining = 1;
+			else if (!strcmp(v, "off") || !strcmp(v, "0"))
+				a->draining = 0;
+			else
+				return ctl_bad(&ctl_obj_node, "bad draining '%s': on or off", v);
 		} else if (!strcmp(k, "port")) {
 			if (ctl_parse_u64(v, &x) || !x || x > 65535)
 				return ctl_bad(&ctl_obj_node, "bad port '%s'", v);
@@ -118,7 +151,7 @@ static int parse_args(int argc, char **argv, int first, bool set, struct node_ar
 
 static int cmd_add(int argc, char **argv)
 {
-	struct node_args a = { .n.link_type = -1 };
+	struct node_args a = { .n.link_type = -1, .draining = -1 };
 	struct hbm_nl *nl;
 	int ret;
 
@@ -173,14 +206,16 @@ static int build_set(struct nl_msg *msg, void *arg)
 	    (a->n.link_type >= 0 && nla_put_u32(msg, HBMPOOL_A_NODE_LINK_TYPE, (uint32_t)a->n.link_type)) ||
 	    (a->n.addr_len && nla_put(msg, HBMPOOL_A_NODE_ADDR, (int)a->n.addr_len, a->n.addr)) ||
 	    (a->n.port && nla_put_u16(msg, HBMPOOL_A_NODE_PORT, a->n.port)) ||
-	    (a->fence && nla_put_u32(msg, HBMPOOL_A_NODE_STATE, HBMPOOL_NODE_STATE_FENCED)))
+	    (a->fence && nla_put_u32(msg, HBMPOOL_A_NODE_STATE, HBMPOOL_NODE_STATE_FENCED)) ||
+	    (a->has_weight && nla_put_u32(msg, HBMPOOL_A_NODE_WEIGHT, a->weight)) ||
+	    (a->draining >= 0 && nla_put_u8(msg, HBMPOOL_A_NODE_DRAINING, (uint8_t)a->draining)))
 		return -EMSGSIZE;
 	return 0;
 }
 
 static int cmd_set(int argc, char **argv)
 {
-	struct node_args a = { .n.link_type = -1 };
+	struct node_args a = { .n.link_type = -1, .draining = -1 };
 	int ret;
 
 	if (argc < 2)

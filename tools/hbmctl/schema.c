@@ -38,6 +38,7 @@ static const char *const policy_names[] = {
 	[HBMPOOL_PLACEMENT_POLICY_BIND] = "bind",
 	[HBMPOOL_PLACEMENT_POLICY_INTERLEAVE] = "interleave",
 	[HBMPOOL_PLACEMENT_POLICY_PREFERRED] = "preferred",
+	[HBMPOOL_PLACEMENT_POLICY_WEIGHTED_INTERLEAVE] = "weighted-interleave",
 };
 
 #define ENUM(n) { n, (int)ARRAY_SIZE(n) }
@@ -89,6 +90,9 @@ static const struct ctl_attr node_attrs[HBMPOOL_A_NODE_MAX + 1] = {
 	[HBMPOOL_A_NODE_ADDR] = { .name = "addr", .kind = K_ADDR },
 	[HBMPOOL_A_NODE_PORT] = { .name = "port", .kind = K_U16 },
 	[HBMPOOL_A_NODE_SELF] = { .name = "self", .kind = K_FLAG },
+	[HBMPOOL_A_NODE_WEIGHT] = { .name = "weight", .kind = K_U32 },
+	[HBMPOOL_A_NODE_DRAINING] = { .name = "draining", .kind = K_BOOL },
+	[HBMPOOL_A_NODE_EFFECTIVE_WEIGHT] = { .name = "effective-weight", .kind = K_U32 },
 };
 SET(ctl_set_node, "node", node_attrs, HBMPOOL_A_NODE_MAX);
 

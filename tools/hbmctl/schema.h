@@ -16,6 +16,7 @@ enum ctl_kind {
 	K_U64,
 	K_STR,
 	K_FLAG,
+	K_BOOL,		/* u8 0 or 1: false or true */
 	K_ADDR,		/* binary: an IPv4 or IPv6 address */
 	K_NEST,
 };

@@ -398,6 +398,8 @@ struct place_node {
 	uint32_t id;
 	uint32_t distance;
 	uint64_t free_bytes;
+	uint32_t weight;
+	int64_t credit;
 };
 
 /* (distance, id) ascending. */
@@ -438,6 +440,7 @@ int hbm_place(uint32_t policy, const struct hbm_node_model *nodes, size_t nnodes
 		order[n].id = (uint32_t)id;
 		order[n].distance = nm->distance;
 		order[n].free_bytes = nm->free_bytes;
+		order[n].weight = nm->weight ? nm->weight : 1;
 		n++;
 	}
 	ret = -ENOSPC;
@@ -445,15 +448,36 @@ int hbm_place(uint32_t policy, const struct hbm_node_model *nodes, size_t nnodes
 	if (nr_chunks > INT32_MAX)
 		goto out;
 
-	if (policy == HBMPOOL_POLICY_INTERLEAVE) {
-		for (size_t k = 0; k < n; k++) {
-			uint64_t share = nr_chunks / n + (k < nr_chunks % n);
+	if (policy == HBMPOOL_POLICY_INTERLEAVE ||
+	    policy == HBMPOOL_POLICY_WEIGHTED_INTERLEAVE) {
+		size_t next = 0;
 
-			if (share && order[k].free_bytes / chunk_size < share)
+		for (uint64_t i = 0; i < nr_chunks; i++) {
+			size_t best = n;
+			int64_t total = 0;
+
+			for (size_t j = 0; j < n; j++) {
+				size_t k = policy == HBMPOOL_POLICY_INTERLEAVE ? (next + j) % n : j;
+
+				if (order[k].free_bytes < chunk_size)
+					continue;
+				if (policy == HBMPOOL_POLICY_INTERLEAVE) {
+					best = k;
+					next = (k + 1) % n;
+					break;
+				}
+				order[k].credit += order[k].weight;
+				total += order[k].weight;
+				if (best == n || order[k].credit > order[best].credit)
+					best = k;
+			}
+			if (best == n)
 				goto out;
+			order[best].credit -= total;
+			order[best].free_bytes -= chunk_size;
+			if (i < max_out)
+				out[i] = order[best].id;
 		}
-		for (uint64_t i = 0; i < nr_chunks && i < max_out; i++)
-			out[i] = order[i % n].id;
 		ret = (int)nr_chunks;
 		goto out;
 	}

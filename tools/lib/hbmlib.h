@@ -119,16 +119,23 @@ uint64_t hbm_hist_total(const __u64 *hist, unsigned int nbuckets);
 
 /*
  * Model of the placement policies of the admin guide, used to predict the
- * chunk table the kernel must return.
+ * chunk table the kernel must return.  Every node given is taken as
+ * eligible (live, link up, not draining); a node is used for a chunk only
+ * while it has room for it.
  *   bind:       nodes of the set by (distance, id) ascending; each chunk goes
  *               to the first node with room (fill nearest, then spill).
- *   interleave: chunk i on the (i mod n)-th node of the set by ascending id;
- *               -ENOSPC if any node lacks room for its share.
+ *   interleave: round robin over the nodes of the set by ascending id,
+ *               skipping those without room: chunk i on the (i mod n)-th
+ *               node while all have room.
  *   preferred:  the preferred node while it has room, then the other nodes of
  *               the set by (distance, id).
+ *   weighted-interleave: smooth weighted round robin over the nodes with
+ *               room: each gains its weight, the one with the most credit
+ *               (lowest id on a tie) takes the chunk and loses the sum.
  * self is this node's id (struct hbmpool_features.self_node): the set must
  * not hold it.  nodes[] describes the other nodes (an entry for self, or for
- * a node outside the set, is ignored; ids repeated: the first counts).
+ * a node outside the set, is ignored; ids repeated: the first counts); its
+ * weight is the effective weight (0 counts as 1).
  * Each chunk reserves chunk_size bytes.  On success returns the number of
  * chunks and writes min(that, max_out) node ids to out; the free_bytes of
  * nodes[] are not modified.  -EINVAL for a bad policy, an empty set, a set
@@ -139,6 +146,7 @@ struct hbm_node_model {
 	uint32_t id;
 	uint32_t distance;
 	uint64_t free_bytes;
+	uint32_t weight;
 };
 
 int hbm_place(uint32_t policy, const struct hbm_node_model *nodes, size_t nnodes,

@@ -471,6 +471,51 @@ int hbm_nl_node_fence(struct hbm_nl *nl, uint32_t id, char *ext, size_t extlen)
 	return do_write(nl, msg, ext, extlen);
 }
 
+int hbm_nl_node_weight(struct hbm_nl *nl, uint32_t id, uint32_t weight,
+		       char *ext, size_t extlen)
+{
+	struct nl_msg *msg = hbm_nl_msg(nl, HBMPOOL_CMD_NODE_SET, 0);
+
+	if (!msg)
+		return -ENOMEM;
+	if (nla_put_u32(msg, HBMPOOL_A_NODE_ID, id) ||
+	    nla_put_u32(msg, HBMPOOL_A_NODE_WEIGHT, weight)) {
+		nlmsg_free(msg);
+		return -EMSGSIZE;
+	}
+	return do_write(nl, msg, ext, extlen);
+}
+
+int hbm_nl_node_draining(struct hbm_nl *nl, uint32_t id, uint8_t draining,
+			 char *ext, size_t extlen)
+{
+	struct nl_msg *msg = hbm_nl_msg(nl, HBMPOOL_CMD_NODE_SET, 0);
+
+	if (!msg)
+		return -ENOMEM;
+	if (nla_put_u32(msg, HBMPOOL_A_NODE_ID, id) ||
+	    nla_put_u8(msg, HBMPOOL_A_NODE_DRAINING, draining)) {
+		nlmsg_free(msg);
+		return -EMSGSIZE;
+	}
+	return do_write(nl, msg, ext, extlen);
+}
+
+int hbm_nl_link_admin(struct hbm_nl *nl, uint32_t id, int up, char *ext, size_t extlen)
+{
+	struct nl_msg *msg = hbm_nl_msg(nl, HBMPOOL_CMD_LINK_SET, 0);
+
+	if (!msg)
+		return -ENOMEM;
+	if (nla_put_u32(msg, HBMPOOL_A_LINK_NODE_ID, id) ||
+	    nla_put_u32(msg, HBMPOOL_A_LINK_ADMIN_STATE,
+			up ? HBMPOOL_LINK_STATE_UP : HBMPOOL_LINK_STATE_DOWN)) {
+		nlmsg_free(msg);
+		return -EMSGSIZE;
+	}
+	return do_write(nl, msg, ext, extlen);
+}
+
 int hbm_nl_params_set(struct hbm_nl *nl, const struct hbm_nl_params *p,
 		      char *ext, size_t extlen)
 {

@@ -90,6 +90,16 @@ int hbm_nl_node_new(struct hbm_nl *nl, const struct hbm_nl_node *n, char *ext, s
 int hbm_nl_node_del(struct hbm_nl *nl, uint32_t id, char *ext, size_t extlen);
 /* Declare node id dead: node-set state fenced. */
 int hbm_nl_node_fence(struct hbm_nl *nl, uint32_t id, char *ext, size_t extlen);
+/*
+ * node-set weight (0: automatic; sent as given, so that a bad value reaches
+ * the kernel's check) and draining (sent as the u8 given).
+ */
+int hbm_nl_node_weight(struct hbm_nl *nl, uint32_t id, uint32_t weight,
+		       char *ext, size_t extlen);
+int hbm_nl_node_draining(struct hbm_nl *nl, uint32_t id, uint8_t draining,
+			 char *ext, size_t extlen);
+/* link-set: the link to node id administratively up or down. */
+int hbm_nl_link_admin(struct hbm_nl *nl, uint32_t id, int up, char *ext, size_t extlen);
 /* Parameters of params-set: a negative value is not sent (one must be). */
 struct hbm_nl_params {
 	int64_t cache_budget_pages;

@@ -49,11 +49,24 @@
 #define HBMPOOL_DISTANCE_LOCAL	10
 #define HBMPOOL_DISTANCE_MAX	255
 
-/* Region placement policies (struct hbmpool_region_create.policy). */
+/*
+ * Node weights for weighted interleave (netlink node-set weight): 0 asks
+ * for the automatic weight (capacity in MiB * 10 / distance, at least 1),
+ * otherwise 1..HBMPOOL_WEIGHT_MAX.
+ */
+#define HBMPOOL_WEIGHT_MAX	65535
+
+/*
+ * Region placement policies (struct hbmpool_region_create.policy).  Each
+ * chooses among the eligible nodes of the set: live, link up, not
+ * draining, with room for the chunk; a node whose link is degraded only
+ * when no other is eligible.
+ */
 #define HBMPOOL_POLICY_BIND		0	/* nodes of the set, nearest first */
-#define HBMPOOL_POLICY_INTERLEAVE	1	/* chunk i on node i mod n of the set */
+#define HBMPOOL_POLICY_INTERLEAVE	1	/* round-robin over the set */
 #define HBMPOOL_POLICY_PREFERRED	2	/* preferred node, then the rest by distance */
-#define HBMPOOL_POLICY_MAX		HBMPOOL_POLICY_PREFERRED
+#define HBMPOOL_POLICY_WEIGHTED_INTERLEAVE 3	/* in proportion to the nodes' weights */
+#define HBMPOOL_POLICY_MAX		HBMPOOL_POLICY_WEIGHTED_INTERLEAVE
 
 #define HBMPOOL_CHUNK_DEFAULT	(2ULL << 20)	/* 2 MiB */
 #define HBMPOOL_CHUNK_MIN	4096ULL		/* PAGE_SIZE on x86-64 */
@@ -68,6 +81,7 @@
 #define HBMPOOL_FEAT_REGION_SYNC	_BITULL(5)
 #define HBMPOOL_FEAT_REGION_PREFETCH	_BITULL(6)
 #define HBMPOOL_FEAT_REGION_OPEN	_BITULL(7)	/* shared regions, REGION_OPEN */
+#define HBMPOOL_FEAT_POLICY_WEIGHTED_INTERLEAVE _BITULL(8)
 
 /* HBMPOOL_IOC_GET_FEATURES, on /dev/hbmpool. All members are output. */
 struct hbmpool_features {
