@@ -68,6 +68,11 @@ struct hbmd_agent {
 	uint32_t kdist[NR_IDS];
 	int klink[NR_IDS];
 	bool place_unsupported;		/* the ops have no node_place (said) */
+	/* drains: PREFIX/DOMAIN/drains/ID in etcd, and what each kernel node has */
+	char drains_prefix[KEY_MAX];
+	bool drain[NR_IDS];		/* a key for it in etcd (member or not) */
+	int8_t kdrain[NR_IDS];		/* K_PRESENT: its draining in the kernel, -1: not known */
+	bool drain_unsupported;		/* no node_drain, or the kernel lacks it (said) */
 	bool add_failed;		/* members still to add (or place) in the kernel */
 	uint64_t add_retry_at;
 	unsigned int unsupported;	/* 1 << enum kop, reported */
@@ -205,6 +210,7 @@ static void kremove(struct hbmd_agent *a, uint32_t id)
 		a->remove_due[id] = 0;
 		a->kdist[id] = 0;
 		a->klink[id] = 0;
+		a->kdrain[id] = 0;
 		alog(a, LOG_INFO, "node %u removed from the kernel", id);
 		return;
 	}
@@ -272,6 +278,42 @@ static void kplace(struct hbmd_agent *a, const struct hbm_member *m)
 	a->klink[m->id] = link;
 }
 
+/*
+ * A peer in the kernel gets the draining of its key in etcd (a drain
+ * today only stops new chunks: moving the chunks placed on it needs the
+ * kernel's chunk migration).  Not this node: the kernel refuses draining
+ * on its own entry; the other nodes' kernels stop placing on it.
+ */
+static void kdrain_sync(struct hbmd_agent *a, uint32_t id)
+{
+	char err[256] = "";
+	bool want = a->drain[id];
+	int ret;
+
+	if (id == a->conf->node_id || a->kstate[id] != K_PRESENT || a->kdrain[id] == want ||
+	    a->drain_unsupported)
+		return;
+	ret = a->k.ops->node_drain ? a->k.ops->node_drain(a->k.ctx, id, want, err, sizeof(err)) :
+				     -EOPNOTSUPP;
+	if (ret == -EOPNOTSUPP) {
+		alog(a, LOG_WARNING,
+		     "node %u: this kernel does not support draining (node-set draining): drains are not applied here",
+		     id);
+		a->drain_unsupported = true;
+		return;
+	}
+	if (ret) {
+		alog(a, LOG_WARNING, "node %u: %s: %s; trying again in %d ms", id,
+		     want ? "draining" : "ending its drain", err, HBMD_RETRY_MS);
+		a->add_failed = true;
+		a->add_retry_at = now_ms() + HBMD_RETRY_MS;
+		return;
+	}
+	a->kdrain[id] = want;
+	alog(a, LOG_NOTICE, want ? "node %u: draining in the kernel (it takes no new chunks)" :
+				   "node %u: no longer draining in the kernel (it takes new chunks)", id);
+}
+
 static int kjoin(struct hbmd_agent *a, const struct hbm_member *m)
 {
 	struct hbmd_kernel_peer p = {
@@ -312,6 +354,7 @@ static int kjoin(struct hbmd_agent *a, const struct hbm_member *m)
 	a->kstate[m->id] = K_PRESENT;
 	a->kdist[m->id] = existed ? 0 : p.distance;
 	a->klink[m->id] = existed ? 0 : p.link_type;
+	a->kdrain[m->id] = existed ? -1 : 0;
 	alog(a, LOG_NOTICE,
 	     "node %u joined: %s port %u, %llu bytes, incarnation %llu; distance %u, %s link (%s%s)",
 	     m->id, m->addr, m->port, (unsigned long long)m->segment_bytes,
@@ -320,6 +363,7 @@ static int kjoin(struct hbmd_agent *a, const struct hbm_member *m)
 	     r == HBM_REL_OTHER ? "" : hbm_relation_name(r));
 	if (existed)
 		kplace(a, m);	/* what it was added with is not known */
+	kdrain_sync(a, m->id);	/* node-new has no draining: a drained node gets it now */
 	return 0;
 }
 
@@ -359,10 +403,12 @@ static void retry_adds(struct hbmd_agent *a)
 
 		if (m->id == a->conf->node_id)
 			continue;
-		if (a->kstate[m->id] != K_PRESENT)
+		if (a->kstate[m->id] != K_PRESENT) {
 			kjoin(a, m);
-		else
+		} else {
 			kplace(a, m);
+			kdrain_sync(a, m->id);
+		}
 	}
 }
 
@@ -671,6 +717,85 @@ static void elect(struct hbmd_agent *a)
 	set_status(a);
 }
 
+/* ---- drains ---- */
+
+/* A watch event under the drains prefix: node ID's drain begins or ends. */
+static void drain_event(struct hbmd_agent *a, const struct hbm_etcd_event *ev)
+{
+	bool on = ev->type != HBM_ETCD_EV_DELETE;
+	uint32_t id;
+
+	if (hbm_drain_id(a->drains_prefix, ev->kv.key, &id)) {
+		alog(a, LOG_WARNING, "drains: %s is no drain key (ignored)", ev->kv.key);
+		return;
+	}
+	if (a->drain[id] == on)
+		return;
+	a->drain[id] = on;
+	alog(a, LOG_NOTICE, on ? "node %u is draining: it takes no new chunks" :
+				 "node %u's drain ended: it takes new chunks again", id);
+	kdrain_sync(a, id);
+}
+
+/* The drains from a range (every key under the drains prefix). */
+static void drains_take(struct hbmd_agent *a, const bool *next)
+{
+	uint32_t id;
+
+	for (id = 0; id < NR_IDS; id++) {
+		if (a->drain[id] == next[id])
+			continue;
+		a->drain[id] = next[id];
+		alog(a, LOG_NOTICE, next[id] ? "node %u is draining: it takes no new chunks" :
+					       "node %u's drain ended: it takes new chunks again", id);
+		kdrain_sync(a, id);
+	}
+}
+
+int hbmd_agent_drain(struct hbmd_agent *a, uint32_t id, bool on, char *err, size_t errlen)
+{
+	char key[KEY_MAX], val[128];
+	int64_t rev, deleted = 0;
+	bool created = false;
+	int ret;
+
+	if (id > HBM_MEMBER_MAX_ID) {
+		snprintf(err, errlen, "node %u is not a node id (0..%d)", id, HBM_MEMBER_MAX_ID);
+		return -EINVAL;
+	}
+	if (a->state != HBMD_AGENT_RUNNING) {
+		snprintf(err, errlen, "this daemon is not a member of the domain (%s)", a->status);
+		return -EAGAIN;
+	}
+	if (!can_block(a)) {
+		snprintf(err, errlen,
+			 "this daemon's lease is too close to its end for an etcd call: try again");
+		return -EAGAIN;
+	}
+	ret = hbm_drain_key(key, sizeof(key), a->conf->etcd_prefix, a->conf->domain, id);
+	if (ret) {
+		snprintf(err, errlen, "the drain key: %s", strerror(-ret));
+		return ret;
+	}
+	if (on) {
+		snprintf(val, sizeof(val), "{\"node\":%u,\"by\":%u,\"since\":%llu}", id,
+			 a->conf->node_id, (unsigned long long)wall_ms());
+		/* a transaction: an existing drain is kept as it is (since) */
+		ret = hbm_etcd_create(a->etcd, key, val, strlen(val), 0, &created, NULL, &rev);
+	} else {
+		ret = hbm_etcd_delete(a->etcd, key, false, &deleted, &rev);
+	}
+	if (ret) {
+		snprintf(err, errlen, "etcd: %s", hbm_etcd_error(a->etcd));
+		return ret;
+	}
+	alog(a, LOG_NOTICE, "%s of node %u requested on the control socket (%s)",
+	     on ? "a drain" : "the end of the drain", id,
+	     on ? (created ? "written to etcd" : "already draining") :
+		  (deleted ? "deleted from etcd" : "it was not draining"));
+	return 0;
+}
+
 /* ---- the watch ---- */
 
 static int on_watch(const struct hbm_etcd_watch_msg *m, void *arg)
@@ -715,6 +840,10 @@ static int on_watch(const struct hbm_etcd_watch_msg *m, void *arg)
 			}
 			continue;
 		}
+		if (!strncmp(ev->kv.key, a->drains_prefix, strlen(a->drains_prefix))) {
+			drain_event(a, ev);
+			continue;
+		}
 		if (!strncmp(ev->kv.key, a->links_prefix, strlen(a->links_prefix))) {
 			ret = links_event(a, ev);
 			if (ret) {
@@ -752,7 +881,9 @@ static int resync(struct hbmd_agent *a)
 	struct hbm_etcd_kv *mkv, *lkv;
 	struct hbm_members next;
 	const struct hbm_etcd_kv *leader = NULL;
+	bool drains[NR_IDS] = { false };
 	size_t i, n = 0, nl = 0;
+	uint32_t id;
 	int64_t rev;
 	int ret;
 
@@ -782,6 +913,9 @@ static int resync(struct hbmd_agent *a)
 			mkv[n++] = kvs.kv[i];	/* shallow: kvs owns the strings */
 		else if (!strncmp(kvs.kv[i].key, a->links_prefix, strlen(a->links_prefix)))
 			lkv[nl++] = kvs.kv[i];
+		else if (!strncmp(kvs.kv[i].key, a->drains_prefix, strlen(a->drains_prefix)) &&
+			 !hbm_drain_id(a->drains_prefix, kvs.kv[i].key, &id))
+			drains[id] = true;
 	}
 	ret = links_take(a, lkv, nl);
 	free(lkv);
@@ -807,6 +941,8 @@ static int resync(struct hbmd_agent *a)
 	a->domain_keys = (int64_t)kvs.n;
 	hbm_etcd_kvs_free(&kvs);
 	a->watch_rev = rev;
+	/* the drains first: a member added by take_table gets its drain at once */
+	drains_take(a, drains);
 	ret = take_table(a, &next);
 	if (ret || a->state != HBMD_AGENT_RUNNING)
 		return ret;
@@ -951,6 +1087,7 @@ static void knodes_reconcile(struct hbmd_agent *a)
 {
 	struct hbmd_kernel_node *kn = NULL;
 	enum kstate k[NR_IDS];
+	bool kd[NR_IDS];
 	bool readd = false;
 	char err[256] = "";
 	size_t nkn = 0, i;
@@ -975,13 +1112,17 @@ static void knodes_reconcile(struct hbmd_agent *a)
 		a->kdump_at = now_ms() + HBMD_RETRY_MS;
 		return;
 	}
-	for (i = 0; i < NR_IDS; i++)
+	for (i = 0; i < NR_IDS; i++) {
 		k[i] = K_ABSENT;
+		kd[i] = false;
+	}
 	for (i = 0; i < nkn; i++) {
 		if (kn[i].self)
 			continue;
-		if (kn[i].id < NR_IDS && kn[i].state != HBMD_NODE_REMOVED)
+		if (kn[i].id < NR_IDS && kn[i].state != HBMD_NODE_REMOVED) {
 			k[kn[i].id] = kn[i].state == HBMD_NODE_FENCED ? K_FENCED : K_PRESENT;
+			kd[kn[i].id] = kn[i].draining;
+		}
 	}
 	free(kn);
 	for (id = 0; id < NR_IDS; id++) {
@@ -998,6 +1139,7 @@ static void knodes_reconcile(struct hbmd_agent *a)
 			a->remove_due[id] = 0;
 			a->kdist[id] = 0;
 			a->klink[id] = 0;
+			a->kdrain[id] = 0;
 		} else if (k[id] == K_FENCED) {
 			alog(a, LOG_WARNING, "node %u is fenced in the kernel by someone else: removing it%s",
 			     id, member ? ", then adding it again" : "");
@@ -1008,11 +1150,14 @@ static void knodes_reconcile(struct hbmd_agent *a)
 			a->kstate[id] = K_PRESENT;
 			a->kdist[id] = 0;	/* added with what distance: not known */
 			a->klink[id] = 0;
-			if (member)
+			a->kdrain[id] = kd[id];
+			if (member) {
 				alog(a, LOG_NOTICE, "node %u was added to the kernel by someone else: kept (a member)",
 				     id);
-			else
+				kdrain_sync(a, id);
+			} else {
 				kleave(a, id, "was added to the kernel by someone else but is no member");
+			}
 		}
 		/* live in the kernel, fenced here: its removal goes on */
 	}
@@ -1374,6 +1519,7 @@ int hbmd_agent_start(struct hbmd_agent *a)
 	    hbm_incarnation_key(a->incarnation_key, KEY_MAX, c->etcd_prefix, c->domain,
 				c->node_id) ||
 	    hbm_links_prefix(a->links_prefix, KEY_MAX, c->etcd_prefix, c->domain) ||
+	    hbm_drains_prefix(a->drains_prefix, KEY_MAX, c->etcd_prefix, c->domain) ||
 	    snprintf(a->domain_prefix, KEY_MAX, "%s/%s/", c->etcd_prefix, c->domain) >= KEY_MAX) {
 		alog(a, LOG_ERR, "etcd keys of domain %s too long", c->domain);
 		return -ENAMETOOLONG;
@@ -1399,8 +1545,10 @@ int hbmd_agent_start(struct hbmd_agent *a)
 		return ret;
 	}
 	for (i = 0; i < nkn; i++) {
-		if (!kn[i].self && kn[i].id < NR_IDS)
+		if (!kn[i].self && kn[i].id < NR_IDS) {
 			a->kstate[kn[i].id] = kn[i].state == HBMD_NODE_FENCED ? K_FENCED : K_PRESENT;
+			a->kdrain[kn[i].id] = kn[i].draining;
+		}
 	}
 	free(kn);
 
@@ -1839,11 +1987,19 @@ int hbmd_agent_json(const struct hbmd_agent *a, char **json)
 		ADD(m, "incarnation", json_object_new_uint64(mb->incarnation));
 		ADD(m, "kernel", json_object_new_string(mb->id == a->conf->node_id ? "self" :
 							kstates[a->kstate[mb->id]]));
+		ADD(m, "draining", json_object_new_boolean(a->drain[mb->id]));
 		bad |= member_topology_json(a, mb, m);
 		bad |= json_object_array_add(ms, m);
 	}
 	if (ms)
 		ADD(o, "members", ms);
+	ms = json_object_new_array();
+	bad |= !ms;
+	for (i = 0; ms && i < NR_IDS; i++)
+		if (a->drain[i])
+			bad |= json_object_array_add(ms, json_object_new_int64((int64_t)i));
+	if (ms)
+		ADD(o, "drains", ms);
 	ms = json_object_new_array();
 	bad |= !ms;
 	for (i = 0; ms && i < a->links.n; i++) {

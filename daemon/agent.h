@@ -101,6 +101,20 @@ void hbmd_agent_free(struct hbmd_agent *a);
  */
 void hbmd_agent_reconfigured(struct hbmd_agent *a);
 
+/*
+ * A drain of node id (on) or its end (off), for the control socket: the
+ * key PREFIX/DOMAIN/drains/ID (membership.h) written (a transaction: a
+ * drain already there is kept) or deleted in etcd, one synchronous call;
+ * every daemon, this one included, applies it from its watch: node-set
+ * draining 1|0 on node id in its kernel (not in id's own kernel, which
+ * refuses it), and on a node that joins while drained, right after its
+ * add.  A drain only stops new chunks: moving the chunks on the node
+ * needs the kernel's chunk migration (to do).  id need not be a member
+ * (yet).  0, or -errno with the reason in err: -EINVAL (id), -EAGAIN (this
+ * daemon is no member, or its lease is too close to its end), etcd's.
+ */
+int hbmd_agent_drain(struct hbmd_agent *a, uint32_t id, bool on, char *err, size_t errlen);
+
 enum hbmd_agent_state hbmd_agent_state(const struct hbmd_agent *a);
 bool hbmd_agent_is_leader(const struct hbmd_agent *a);
 /* The leader as last seen (-1: none known). */
@@ -117,15 +131,19 @@ const struct hbm_lease *hbmd_agent_lease(const struct hbmd_agent *a);
  *    "members": [{"id": 1, "addr": "10.0.0.1", "port": 7070,
  *                 "segment_bytes": ..., "capacity": ..., "incarnation": ...,
  *                 "kernel": "live", "location": {"rack": "r1", "tray": "t2"},
- *                 "relation": "rack", "distance": 30, "link_type": "scaleout"},
+ *                 "relation": "rack", "distance": 30, "link_type": "scaleout",
+ *                 "draining": false},
  *                ...],
+ *    "drains": [3, ...],
  *    "links": [{"from": 1, "to": 2, "state": "degraded", "rtt_us": 250000,
  *               "error_pct": 0, "changes": 3, "since": 1764100000123}, ...]}
  * state: new, member, fenced, stopped; leader null when none is known;
  * kernel: how this agent left the member in the kernel (self, live,
  * fenced, absent); location: the levels the member names ({} if none);
  * relation, distance, link_type (not for this node): what this node gives
- * the member from the two locations and [distance] (topology.h); links: every node's published links (links.h), this
+ * the member from the two locations and [distance] (topology.h);
+ * draining: a key PREFIX/DOMAIN/drains/ID for it; drains: every drained
+ * id, sorted, members or not; links: every node's published links (links.h), this
  * node's included as etcd has them.
  */
 int hbmd_agent_json(const struct hbmd_agent *a, char **json);

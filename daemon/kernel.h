@@ -69,6 +69,7 @@ struct hbmd_kernel_node {
 	uint32_t id;
 	int state;			/* enum hbmpool_nl_node_state */
 	bool self;
+	bool draining;			/* it takes no new chunks (false: a kernel without it) */
 	uint64_t capacity, free;	/* bytes (0 if the kernel gave none) */
 };
 
@@ -146,6 +147,15 @@ struct hbmd_kernel_ops {
 	 */
 	int (*node_place)(void *ctx, uint32_t id, uint32_t distance, int link_type, char *err,
 			  size_t errlen);
+	/*
+	 * node-set draining 1|0 of a peer: 1, the node takes no new chunks
+	 * (the regions placed on it keep theirs: moving them needs the
+	 * kernel's chunk migration, not there yet); 0, it takes them again.
+	 * node-new has no draining: a node added while drained gets it
+	 * right after.  May be NULL (no drains in this kernel interface);
+	 * -EOPNOTSUPP from a kernel without the attribute.
+	 */
+	int (*node_drain)(void *ctx, uint32_t id, bool draining, char *err, size_t errlen);
 	/* node-del. */
 	int (*node_remove)(void *ctx, uint32_t id, char *err, size_t errlen);
 	/* The member is dead: node-set state fenced (pending fetches fail at once). */

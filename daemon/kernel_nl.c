@@ -272,6 +272,20 @@ static int knl_node_place(void *ctx, uint32_t id, uint32_t distance, int link_ty
 	return knl_request(k, msg, HBMPOOL_CMD_NODE_SET, 0, NULL, NULL, err, errlen);
 }
 
+static int knl_node_drain(void *ctx, uint32_t id, bool draining, char *err, size_t errlen)
+{
+	struct knl *k = ctx;
+	struct nl_msg *msg = knl_msg(k, HBMPOOL_CMD_NODE_SET, 0, err, errlen);
+
+	if (!msg)
+		return -ENOMEM;
+	if (nla_put_u32(msg, HBMPOOL_A_NODE_ID, id) ||
+	    nla_put_u8(msg, HBMPOOL_A_NODE_DRAINING, draining ? 1 : 0))
+		return put_failed(msg, HBMPOOL_CMD_NODE_SET, err, errlen);
+	return knl_request(k, msg, HBMPOOL_CMD_NODE_SET, HBMPOOL_A_NODE_DRAINING, NULL, NULL,
+			   err, errlen);
+}
+
 static int domain_cb(uint8_t cmd, struct nlattr *attrs, int len, void *arg)
 {
 	struct nlattr *tb[HBMPOOL_A_DOMAIN_MAX + 1];
@@ -361,6 +375,7 @@ static int node_cb(uint8_t cmd, struct nlattr *attrs, int len, void *arg)
 	n->id = nla_get_u32(tb[HBMPOOL_A_NODE_ID]);
 	n->state = tb[HBMPOOL_A_NODE_STATE] ? (int)nla_get_u32(tb[HBMPOOL_A_NODE_STATE]) : 0;
 	n->self = !!tb[HBMPOOL_A_NODE_SELF];
+	n->draining = tb[HBMPOOL_A_NODE_DRAINING] && nla_get_u8(tb[HBMPOOL_A_NODE_DRAINING]);
 	n->capacity = tb[HBMPOOL_A_NODE_CAPACITY] ? nla_get_u64(tb[HBMPOOL_A_NODE_CAPACITY]) : 0;
 	n->free = tb[HBMPOOL_A_NODE_FREE] ? nla_get_u64(tb[HBMPOOL_A_NODE_FREE]) : 0;
 	return 0;
@@ -681,6 +696,7 @@ static const struct hbmd_kernel_ops knl_ops = {
 	.node_remove = knl_node_remove,
 	.node_fence = knl_node_fence,
 	.node_place = knl_node_place,
+	.node_drain = knl_node_drain,
 	.domain_read = knl_domain_read,
 	.set_epoch = knl_set_epoch,
 	.fence_self = knl_fence_self,

@@ -130,6 +130,12 @@ static int agent_view(void *arg, char **json)
 	return hbmd_agent_json(arg, json);
 }
 
+/* The control socket's requests (control.h): drain and undrain. */
+static int agent_request(void *arg, const char *cmd, uint32_t node, char *err, size_t errlen)
+{
+	return hbmd_agent_drain(arg, node, !strcmp(cmd, "drain"), err, errlen);
+}
+
 int main(int argc, char **argv)
 {
 	const char *path = HBM_CONF_PATH;
@@ -249,6 +255,7 @@ out_join:
 		rc = HBMD_EXIT_FAILURE;
 		goto out;
 	}
+	hbmd_control_set_request(ctl, agent_request);
 	if (!foreground && daemon(0, 1)) {
 		hbmd_log(LOG_ERR, "daemon: %s", strerror(errno));
 		rc = HBMD_EXIT_FAILURE;

@@ -50,6 +50,37 @@ int hbm_incarnation_key(char *buf, size_t len, const char *prefix, const char *d
 	return keyf(buf, len, "%s/%s/incarnations/%" PRIu32, prefix, domain, id);
 }
 
+int hbm_drains_prefix(char *buf, size_t len, const char *prefix, const char *domain)
+{
+	return keyf(buf, len, "%s/%s/drains/", prefix, domain);
+}
+
+int hbm_drain_key(char *buf, size_t len, const char *prefix, const char *domain, uint32_t id)
+{
+	if (id > HBM_MEMBER_MAX_ID)
+		return -EINVAL;
+	return keyf(buf, len, "%s/%s/drains/%" PRIu32, prefix, domain, id);
+}
+
+int hbm_drain_id(const char *drains_prefix, const char *key, uint32_t *id)
+{
+	size_t n = strlen(drains_prefix);
+	const char *p = key + n;
+	uint32_t v = 0;
+
+	if (strncmp(key, drains_prefix, n) || !*p || (*p == '0' && p[1]))
+		return -EPROTO;
+	for (; *p; p++) {
+		if (*p < '0' || *p > '9')
+			return -EPROTO;
+		v = v * 10 + (uint32_t)(*p - '0');
+		if (v > HBM_MEMBER_MAX_ID)
+			return -EPROTO;
+	}
+	*id = v;
+	return 0;
+}
+
 int hbm_leader_key(char *buf, size_t len, const char *prefix, const char *domain)
 {
 	return keyf(buf, len, "%s/%s/leader", prefix, domain);

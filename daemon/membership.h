@@ -77,6 +77,17 @@ int hbm_member_key(char *buf, size_t len, const char *prefix, const char *domain
 int hbm_incarnation_key(char *buf, size_t len, const char *prefix, const char *domain,
 			uint32_t id);
 int hbm_leader_key(char *buf, size_t len, const char *prefix, const char *domain);
+/*
+ * PREFIX/DOMAIN/drains/ID: present, node ID is draining (it takes no new
+ * chunks in any node's kernel), whether it is a member or not (yet), under
+ * no lease; written by the daemon that took the request
+ * ({"node": ID, "by": ITS ID, "since": WALL MS}; only the key's presence
+ * counts).  hbm_drain_id(): the ID of a key under the drains prefix
+ * (decimal 0..1023 without leading zeros), or -EPROTO.
+ */
+int hbm_drains_prefix(char *buf, size_t len, const char *prefix, const char *domain);
+int hbm_drain_key(char *buf, size_t len, const char *prefix, const char *domain, uint32_t id);
+int hbm_drain_id(const char *drains_prefix, const char *key, uint32_t *id);
 
 /* A member's value (JSON, malloc'ed, NUL-terminated). */
 int hbm_member_encode(const struct hbm_member *m, char **json);

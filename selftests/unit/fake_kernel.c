@@ -129,6 +129,7 @@ static int fk_node_add(void *ctx, const struct hbmd_kernel_peer *p, char *err, s
 		ret = -EINVAL;
 	} else {
 		fk->node[p->id] = FK_LIVE;
+		fk->draining[p->id] = false;
 		fk->capacity[p->id] = p->capacity;
 		fk_emit_node(fk, HBMD_KEV_NODE_ADD, p->id, 0);
 	}
@@ -152,6 +153,7 @@ static int fk_node_remove(void *ctx, uint32_t id, char *err, size_t errlen)
 		ret = -ENOENT;
 	} else {
 		fk->node[id] = FK_ABSENT;
+		fk->draining[id] = false;
 		fk_emit_node(fk, HBMD_KEV_NODE_DEL, id, 0);
 	}
 	pthread_mutex_unlock(&fk->lock);
@@ -195,6 +197,26 @@ static int fk_node_place(void *ctx, uint32_t id, uint32_t distance, int link_typ
 		violate(fk, "place with a distance or link type the kernel refuses", id);
 		ret = -EINVAL;
 	} else {
+		fk_emit_node(fk, HBMD_KEV_NODE_CHANGE, id,
+			     fk->node[id] == FK_FENCED ? HBMD_NODE_FENCED : 0);
+	}
+	pthread_mutex_unlock(&fk->lock);
+	snprintf(err, errlen, "%s", ret ? strerror(-ret) : "");
+	return ret;
+}
+
+static int fk_node_drain(void *ctx, uint32_t id, bool draining, char *err, size_t errlen)
+{
+	struct fake_kernel *fk = ctx;
+	int ret = 0;
+
+	pthread_mutex_lock(&fk->lock);
+	fk_log(fk, true, "drain %u %d", id, draining);
+	if (id >= 1024 || id == fk->self_id || fk->node[id] == FK_ABSENT) {
+		violate(fk, "drain of this node or an unknown node", id);
+		ret = -ENODEV;
+	} else {
+		fk->draining[id] = draining;
 		fk_emit_node(fk, HBMD_KEV_NODE_CHANGE, id,
 			     fk->node[id] == FK_FENCED ? HBMD_NODE_FENCED : 0);
 	}
@@ -288,6 +310,7 @@ static int fk_nodes_read(void *ctx, struct hbmd_kernel_node **nodes, size_t *n, 
 		if (fk->node[i] != FK_ABSENT)
 			a[(*n)++] = (struct hbmd_kernel_node){
 				.id = (uint32_t)i, .state = fk->node[i] == FK_FENCED ? 2 : 0,
+				.draining = fk->draining[i],
 				.capacity = fk->capacity[i], .free = fk->capacity[i] };
 	pthread_mutex_unlock(&fk->lock);
 	*nodes = a;
@@ -433,6 +456,7 @@ int fk_operator(struct fake_kernel *fk, const char *op, uint32_t id, bool notify
 		ret = -EINVAL;
 	} else if (!strcmp(op, "del") && fk->node[id] != FK_ABSENT) {
 		fk->node[id] = FK_ABSENT;
+		fk->draining[id] = false;
 		fk_emit_node(fk, HBMD_KEV_NODE_DEL, id, 0);
 	} else if (!strcmp(op, "fence") && fk->node[id] == FK_LIVE) {
 		fk->node[id] = FK_FENCED;
@@ -490,6 +514,7 @@ static const struct hbmd_kernel_ops fk_ops = {
 	.node_remove = fk_node_remove,
 	.node_fence = fk_node_fence,
 	.node_place = fk_node_place,
+	.node_drain = fk_node_drain,
 	.domain_read = fk_domain_read,
 	.set_epoch = fk_set_epoch,
 	.fence_self = fk_fence_self,

@@ -6,7 +6,9 @@
  * no unknown node fenced or removed, the epoch never decreasing, no change
  * once this node fenced itself (reads are fine), a distance in 11..255 and
  * a link type scaleup..scaleacross at add and at node_place ("place ID
- * distance D link L", a peer in the table only: a node-change event).  unsupported: node_fence,
+ * distance D link L", a peer in the table only: a node-change event);
+ * node_drain ("drain ID 1|0") of a peer in the table only, not this node
+ * (the kernel refuses draining on its own entry): a node-change event.  unsupported: node_fence,
  * set_epoch and fence_self answer -EOPNOTSUPP, as a kernel without issue
  * 9's kernel side does (the calls are still logged).  The segment: setup
  * makes one (incarnation next_incarnation) if there is none, else keeps it;
@@ -50,6 +52,7 @@ struct fake_kernel {
 	unsigned int violations;
 	char violation[256];		/* the first one */
 	enum fk_state node[1024];
+	bool draining[1024];		/* node-set draining; cleared by add and del */
 	uint64_t capacity[1024];
 	struct hbmd_kernel_stats stats;
 	uint64_t epoch;
