@@ -11,12 +11,25 @@
  *     and another one is served at the same time;
  *  4. HBMD_CONTROL_CLIENTS + 2 clients at once: all served (the extra
  *     ones wait in the backlog);
+ *     (1-4: clients that write nothing, as before requests: the view
+ *     after HBMD_CONTROL_WAIT_MS);
  *  5. a view that fails: the client gets end of file, the error is told;
- *  6. close removes the socket file.
+ *  6. requests: a silent client gets the view after HBMD_CONTROL_WAIT_MS
+ *     (not before), a half-closed one or an empty line at once;
+ *     {"cmd":"view"}; drain and undrain (ended by "\n" or by the
+ *     half-close) reach the request function and are answered ok; no
+ *     request function: EOPNOTSUPP; its error passed on; bad JSON, no
+ *     object, no "cmd", an unknown one, no integer "node", one out of
+ *     range, 500 nested arrays, a request over HBMD_CONTROL_REQUEST_MAX
+ *     bytes, a line never ended (ETIMEDOUT after HBMD_CONTROL_STALL_MS,
+ *     while another client is served): each an error answer, never a
+ *     crash, no call blocking;
+ *  7. close removes the socket file.
  * TAP output.
  */
 #include <errno.h>
 #include <poll.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -44,6 +57,23 @@ static int view(void *arg, char **json)
 }
 
 static uint64_t worst_ms;
+
+/* The request function: what it was asked, what it answers. */
+static char req_cmd[16];
+static uint32_t req_node;
+static unsigned int reqs;
+static int req_ret;
+
+static int request(void *arg, const char *cmd, uint32_t node, char *err, size_t errlen)
+{
+	(void)arg;
+	reqs++;
+	snprintf(req_cmd, sizeof(req_cmd), "%s", cmd);
+	req_node = node;
+	if (req_ret)
+		snprintf(err, errlen, "the test says no");
+	return req_ret;
+}
 
 /* Run the control socket's side for ms: poll its descriptors, serve. */
 static void serve(struct hbmd_control *c, unsigned int ms)
@@ -123,6 +153,165 @@ static int read_all(struct hbmd_control *c, int fd, char *buf, size_t cap, size_
 		r = drain(fd, buf, cap, len);
 	}
 	return r;
+}
+
+/*
+ * A client that writes req (len bytes; NULL: nothing), half-closes if
+ * shut, and reads the answer into out (NUL-terminated); how long it took
+ * (ms), the answer's read status in *r.
+ */
+static uint64_t ask(struct hbmd_control *c, const char *path, const char *req, size_t len,
+		    bool shut, char *out, size_t cap, int *r)
+{
+	uint64_t t0 = hbmd_now_ms();
+	size_t n = 0, off = 0;
+	int fd = client(path);
+
+	*r = -1;
+	out[0] = 0;
+	if (fd < 0)
+		return 0;
+	while (req && off < len) {
+		ssize_t w = write(fd, req + off, len - off);
+
+		if (w > 0) {
+			off += (size_t)w;
+			continue;
+		}
+		if (w < 0 && errno != EAGAIN)
+			break;
+		serve(c, 5);
+	}
+	if (shut)
+		shutdown(fd, SHUT_WR);
+	*r = read_all(c, fd, out, cap - 1, &n, 10000);
+	out[n] = 0;
+	close(fd);
+	return hbmd_now_ms() - t0;
+}
+
+#define ASK(req, shut) ask(c, path, (req), strlen(req), (shut), buf, cap, &r)
+
+static void test_requests(struct hbmd_control *c, const char *path, char *buf, size_t cap)
+{
+	static const struct {
+		const char *req, *want, *what;
+	} bad[] = {
+		{ "{not json\n", "{\"ok\":false,\"error\":\"the request is not one line of JSON: ",
+		  "bad JSON" },
+		{ "{\"cmd\":\"drain\",\n", "it ends before its JSON does\",\"errno\":22}",
+		  "JSON cut by its newline" },
+		{ "{\"cmd\":\"view\"} x\n", "not one line of JSON", "more after the JSON" },
+		{ "[1,2]\n", "{\"ok\":false,\"error\":\"the request is not a JSON object\",\"errno\":22}",
+		  "an array" },
+		{ "{\"node\":3}\n", "\"error\":\"the request has no string \\\"cmd\\\"\",\"errno\":22}",
+		  "no cmd" },
+		{ "{\"cmd\":7}\n", "no string \\\"cmd\\\"", "cmd not a string" },
+		{ "{\"cmd\":\"explode\",\"node\":1}\n",
+		  "\"error\":\"unknown command 'explode' (view, drain, undrain)\",\"errno\":22}",
+		  "an unknown command" },
+		{ "{\"cmd\":\"drain\"}\n", "\"error\":\"drain: no integer \\\"node\\\"\",\"errno\":22}",
+		  "drain without node" },
+		{ "{\"cmd\":\"drain\",\"node\":\"3\"}\n", "drain: no integer", "a string node" },
+		{ "{\"cmd\":\"undrain\",\"node\":2.5}\n", "undrain: no integer", "a fraction" },
+		{ "{\"cmd\":\"drain\",\"node\":1024}\n",
+		  "\"error\":\"drain: node 1024 is not a node id (0..1023)\",\"errno\":22}", "node 1024" },
+		{ "{\"cmd\":\"drain\",\"node\":-1}\n", "node -1 is not a node id", "node -1" },
+		{ "{\"cmd\":\"drain\",\"node\":99999999999999999999999}\n", "\"errno\":22}",
+		  "a node id beyond 64 bits" },
+	};
+	char big[HBMD_CONTROL_REQUEST_MAX + 200], deep[600];
+	unsigned int i, v0;
+	uint64_t t;
+	int r, fd;
+
+	/* no request function yet */
+	t = ASK("{\"cmd\":\"drain\",\"node\":3}\n", false);
+	ok(r == 1 && !strcmp(buf, "{\"ok\":false,\"error\":\"drain: this daemon takes no requests\",\"errno\":95}"),
+	   "no request function: EOPNOTSUPP (%s)", buf);
+	hbmd_control_set_request(c, request);
+
+	/* the view, three ways */
+	v0 = views;
+	t = ASK("", false);
+	ok(r == 1 && !strcmp(buf, "{\"view\":1}") && t >= HBMD_CONTROL_WAIT_MS - 5 && t < 2000 &&
+	   views == v0 + 1,
+	   "a client that writes nothing: the view after %d ms (%llu ms)", HBMD_CONTROL_WAIT_MS,
+	   (unsigned long long)t);
+	t = ASK("", true);
+	ok(r == 1 && !strcmp(buf, "{\"view\":1}") && t < HBMD_CONTROL_WAIT_MS - 50,
+	   "a client that half-closes: the view at once (%llu ms)", (unsigned long long)t);
+	t = ASK("\n", false);
+	ok(r == 1 && !strcmp(buf, "{\"view\":1}") && t < HBMD_CONTROL_WAIT_MS - 50,
+	   "an empty line: the view at once (%llu ms)", (unsigned long long)t);
+	t = ASK(" {\"cmd\": \"view\"} \r\n", false);
+	ok(r == 1 && !strcmp(buf, "{\"view\":1}") && t < HBMD_CONTROL_WAIT_MS - 50,
+	   "{\"cmd\":\"view\"}: the view (%llu ms)", (unsigned long long)t);
+	ok(reqs == 0, "no request function called for views (%u)", reqs);
+
+	/* drain and undrain */
+	t = ASK("{\"cmd\":\"drain\",\"node\":3}\n", false);
+	ok(r == 1 && !strcmp(buf, "{\"ok\":true,\"cmd\":\"drain\",\"node\":3}") && reqs == 1 &&
+	   !strcmp(req_cmd, "drain") && req_node == 3,
+	   "drain 3: the request function asked, ok (%s, %llu ms)", buf, (unsigned long long)t);
+	ASK("{\"node\":1023,\"cmd\":\"undrain\"}", true);
+	ok(r == 1 && !strcmp(buf, "{\"ok\":true,\"cmd\":\"undrain\",\"node\":1023}") && reqs == 2 &&
+	   !strcmp(req_cmd, "undrain") && req_node == 1023,
+	   "undrain 1023, ended by the half-close: ok (%s)", buf);
+	ASK("{\"cmd\":\"drain\",\"node\":0}\n{\"cmd\":\"undrain\",\"node\":0}\n", false);
+	ok(r == 1 && reqs == 3 && !strcmp(req_cmd, "drain") && req_node == 0 &&
+	   strstr(buf, "\"ok\":true"),
+	   "two lines: the first one answered, the rest ignored (%s)", buf);
+	req_ret = -EAGAIN;
+	ASK("{\"cmd\":\"drain\",\"node\":5}\n", false);
+	ok(r == 1 && !strcmp(buf, "{\"ok\":false,\"error\":\"drain node 5: the test says no\",\"errno\":11}"),
+	   "the request function's error passed on, with its errno (%s)", buf);
+	req_ret = 0;
+
+	/* bad requests */
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		unsigned int r0 = reqs;
+
+		ASK(bad[i].req, false);
+		ok(r == 1 && strstr(buf, bad[i].want) && reqs == r0,
+		   "%s: refused, the function not called (%s)", bad[i].what, buf);
+	}
+	memset(deep, '[', sizeof(deep) - 2);
+	deep[sizeof(deep) - 2] = '\n';
+	deep[sizeof(deep) - 1] = 0;
+	ASK(deep, false);
+	ok(r == 1 && strstr(buf, "not one line of JSON") && strstr(buf, "\"errno\":22"),
+	   "500 nested arrays: refused, no crash (%s)", buf);
+	memset(big, ' ', sizeof(big) - 1);
+	big[sizeof(big) - 1] = 0;
+	ASK(big, false);
+	/* the rest unread when the daemon closes: ECONNRESET may follow the answer */
+	ok(r != 0 && !strcmp(buf, "{\"ok\":false,\"error\":\"the request is over 1024 bytes\",\"errno\":7}"),
+	   "a request over %d bytes: E2BIG (%s)", HBMD_CONTROL_REQUEST_MAX, buf);
+
+	/* a line never ended: refused after the stall time; others served meanwhile */
+	fd = client(path);
+	if (write(fd, "{\"cmd\"", 6) != 6)
+		printf("# write: %s\n", strerror(errno));
+	serve(c, 50);
+	t = ASK("{\"cmd\":\"view\"}\n", false);
+	ok(r == 1 && !strcmp(buf, "{\"view\":1}") && t < 1000,
+	   "another client served while a line is pending (%llu ms)", (unsigned long long)t);
+	{
+		size_t n = 0;
+		uint64_t t0 = hbmd_now_ms();
+
+		r = read_all(c, fd, buf, cap - 1, &n, HBMD_CONTROL_STALL_MS + 3000);
+		buf[n] = 0;
+		t = hbmd_now_ms() - t0;
+	}
+	ok(r == 1 && strstr(buf, "did not end within 5000 ms\",\"errno\":110}") &&
+	   t >= HBMD_CONTROL_STALL_MS - 1500,
+	   "a line never ended: ETIMEDOUT after %d ms (%llu ms: %s)", HBMD_CONTROL_STALL_MS,
+	   (unsigned long long)t, buf);
+	close(fd);
+	ok(worst_ms < 100, "no call of the control socket took long (worst %llu ms)",
+	   (unsigned long long)worst_ms);
 }
 
 int main(void)
@@ -217,18 +406,23 @@ int main(void)
 	for (i = 0; i < HBMD_CONTROL_CLIENTS + 2; i++)
 		close(fds[i]);
 
-	/* 5. a view that fails */
+	/* 5. a view that fails (a half-closed client: the view at once) */
 	view_err = -ENOMEM;
 	fd = client(path);
+	shutdown(fd, SHUT_WR);
 	r = 0;
 	len = 0;
+	ret = 0;
 	t0 = hbmd_now_ms();
 	while (!r && hbmd_now_ms() - t0 < 2000) {
 		struct pollfd p[1 + HBMD_CONTROL_CLIENTS];
-		unsigned int n = hbmd_control_fds(c, p, 1 + HBMD_CONTROL_CLIENTS);
+		unsigned int n = hbmd_control_fds(c, p, 1 + HBMD_CONTROL_CLIENTS), j;
 
-		if (poll(p, n, 10) > 0 && p[0].revents)
-			ret = hbmd_control_event(c, p[0].fd, p[0].revents, err, sizeof(err));
+		if (poll(p, n, 10) > 0)
+			for (j = 0; j < n; j++)
+				if (p[j].revents && !ret)
+					ret = hbmd_control_event(c, p[j].fd, p[j].revents, err,
+								 sizeof(err));
 		r = drain(fd, buf, cap, &len);
 	}
 	ok(r == 1 && len == 0 && ret == -ENOMEM && strstr(err, "Cannot allocate memory"),
@@ -236,7 +430,11 @@ int main(void)
 	close(fd);
 	view_err = 0;
 
-	/* 6. close */
+	/* 6. requests */
+	strcpy(view_text, "{\"view\":1}");
+	test_requests(c, path, buf, cap);
+
+	/* 7. close */
 	hbmd_control_close(c);
 	ok(stat(path, &st) && errno == ENOENT, "close removes the socket file");
 	hbmd_control_close(NULL);
