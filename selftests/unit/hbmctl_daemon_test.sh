@@ -10,7 +10,12 @@
 # empty answer, garbage, JSON cut short, JSON with more after it, JSON that
 # is no view, a server that never answers and one that answers a byte at a
 # time (both within the 5 s bound, never a hang); a bad command line exits
-# 2.  hbmctl is unit/hbmctl_san (tools/hbmctl built with ASan and UBSan;
+# 2.  domain drain|undrain N: the request line it writes (then its
+# half-close), the daemon's answer (ok: a line, -j: the answer; refused:
+# its error, exit 1; a daemon that answers with its view: exit 1), bad
+# node ids (exit 2); domain status writes nothing and half-closes (the view
+# at once), shows DRAINING per member and the drains.
+# hbmctl is unit/hbmctl_san (tools/hbmctl built with ASan and UBSan;
 # make -C selftests unit builds it), else $HBMCTL, else tools/hbmctl/hbmctl.
 # TAP output, "N passed, N failed".
 set -u
@@ -69,11 +74,13 @@ err=$tmp/err
 #   send FILE  the file's bytes, then close
 #   silent     accept, never write
 #   drip       one byte every 0.4 s, never ending
+#   req FILE   read a line (or up to end of file, 3 s at most), append it
+#              and "|" to SOCK.req, then send the file's bytes and close
 cat > "$tmp/fake.py" <<'EOF'
 import os, socket, sys, threading, time
 
 path, mode = sys.argv[1], sys.argv[2]
-data = open(sys.argv[3], "rb").read() if mode == "send" else b""
+data = open(sys.argv[3], "rb").read() if mode in ("send", "req") else b""
 s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
 s.bind(path)
 s.listen(16)
@@ -91,6 +98,21 @@ def drip(c):
 while True:
     c, _ = s.accept()
     if mode == "send":
+        c.sendall(data)
+        c.close()
+    elif mode == "req":
+        c.settimeout(3)
+        got = b""
+        try:
+            while b"\n" not in got:
+                d = c.recv(4096)
+                if not d:
+                    break
+                got += d
+        except OSError:
+            pass
+        with open(path + ".req", "ab") as f:
+            f.write(got + b"|")
         c.sendall(data)
         c.close()
     elif mode == "silent":
@@ -161,11 +183,12 @@ has '^lease +7a3f0c \(ttl 2000 ms, proven for 1834 ms\)$'
 ok $? "the lease: id, ttl, proven for"
 has '^members +3$' && has '^links +4: 2 up, 1 degraded, 1 down$'
 ok $? "members and links counted, links by state"
-has '^ID +ADDR +SEGMENT +CAPACITY +INCARNATION +KERNEL +LOCATION +RELATION +DISTANCE +LINK$' &&
-	has '^1 +10\.0\.0\.1:7070 +1G +1\.5G +5 +live +site=s1,rack=r1,tray=t1 +tray +20 +scaleup$' &&
-	has '^2 +10\.0\.0\.2:7071 +4G +4G +4242 +self +site=s1,rack=r1,tray=t1 +- +- +-$' &&
-	has '^10 +\[fd00::a\]:7070 +1G +1G +77 +fenced +- +other +80 +scaleout$'
-ok $? "members table: id, addr:port ([v6]:port), segment, capacity, incarnation, kernel, location, relation, distance, link"
+has '^ID +ADDR +SEGMENT +CAPACITY +INCARNATION +KERNEL +LOCATION +RELATION +DISTANCE +LINK +DRAINING$' &&
+	has '^1 +10\.0\.0\.1:7070 +1G +1\.5G +5 +live +site=s1,rack=r1,tray=t1 +tray +20 +scaleup +-$' &&
+	has '^2 +10\.0\.0\.2:7071 +4G +4G +4242 +self +site=s1,rack=r1,tray=t1 +- +- +- +-$' &&
+	has '^10 +\[fd00::a\]:7070 +1G +1G +77 +fenced +- +other +80 +scaleout +-$' &&
+	has '^drains +-$'
+ok $? "members table: id, addr:port ([v6]:port), segment, capacity, incarnation, kernel, location, relation, distance, link; draining and drains '-' from a daemon before drains"
 [ "$(grep -E '^(1|2|10) ' "$out" | awk '{print $1}' | head -3 | tr '\n' ' ')" = "1 2 10 " ]
 ok $? "members sorted by id"
 has '^FROM +TO +STATE +RTT +ERRORS +CHANGES +SINCE$' &&
@@ -288,6 +311,73 @@ t=$((($(date +%s%N) - t0) / 1000000))
 ok $? "a daemon that answers a byte at a time: the timeout bounds it all (${t} ms)"
 stop_server
 
+# --- drains --------------------------------------------------------------
+# a view with drains: node 1 draining, node 7 (no member) too
+"$py" -c 'import json, sys
+v = json.load(open(sys.argv[1]))
+for m in v["members"]:
+    m["draining"] = m["id"] == 1
+v["drains"] = [1, 7]
+json.dump(v, open(sys.argv[2], "w"))' "$tmp/view.json" "$tmp/dview.json"
+rm -f "$sock.req"
+serve req "$tmp/dview.json"
+t0=$(date +%s%N)
+ctl domain status --socket "$sock"
+t=$((($(date +%s%N) - t0) / 1000000))
+[ "$rc" -eq 0 ] && [ "$t" -lt 2000 ] && [ "$(cat "$sock.req")" = "|" ]
+ok $? "domain status writes nothing and half-closes: the view at once (${t} ms)"
+has '^1 +10\.0\.0\.1:7070 .* +scaleup +yes$' && has '^10 +\[fd00::a\]:7070 .* +scaleout +no$' &&
+	has '^drains +1 7$'
+ok $? "status: DRAINING per member, the drains (members or not)"
+
+echo '{"ok":true,"cmd":"drain","node":3}' > "$tmp/ok.json"
+rm -f "$sock.req"
+serve req "$tmp/ok.json"
+ctl domain drain 3 --socket "$sock"
+[ "$rc" -eq 0 ] && [ ! -s "$err" ] && [ "$(cat "$sock.req")" = '{"cmd":"drain","node":3}
+|' ] && has '^node 3: draining \(it takes no new chunks; its chunks stay where they are\)$'
+ok $? "domain drain 3: the request line, then 'node 3: draining'"
+ctl domain undrain 3 --socket="$sock"
+[ "$rc" -eq 0 ] && grep -qF '|{"cmd":"undrain","node":3}' "$sock.req" &&
+	has '^node 3: no longer draining \(it takes new chunks\)$'
+ok $? "domain undrain 3: its request line, 'no longer draining'"
+HBMPOOLD_SOCKET=$sock ctl -j domain drain 1023
+[ "$rc" -eq 0 ] && grep -qF '|{"cmd":"drain","node":1023}' "$sock.req" &&
+	"$py" -c "$same_json" "$tmp/ok.json" "$out"
+ok $? "-j domain drain 1023 (\$HBMPOOLD_SOCKET): the daemon's answer"
+echo '{"ok":false,"error":"this daemon is not a member of the domain (joining)","errno":11}' > "$tmp/no.json"
+serve req "$tmp/no.json"
+fails 1 "hbmctl: hbmpoold refused to drain node 3: this daemon is not a member of the domain (joining)" \
+	domain drain 3 --socket "$sock"
+ok $? "refused: exit 1, the daemon's reason"
+fails 1 "hbmpoold refused to undrain node 3" -j domain undrain 3 --socket "$sock"
+ok $? "refused, -j: exit 1, nothing on stdout"
+echo '{"ok":false,"errno":5}' > "$tmp/noreason.json"
+serve req "$tmp/noreason.json"
+fails 1 "hbmpoold refused to drain node 2: no reason given" domain drain 2 --socket "$sock"
+ok $? "refused without a reason: exit 1"
+serve send "$tmp/view.json"
+fails 1 "did not answer the request (no \"ok\" in its answer" domain drain 3 --socket "$sock"
+ok $? "a daemon that answers with its view (before requests): exit 1"
+answer garbage2 'nope'
+fails 1 "is not JSON" domain drain 3 --socket "$sock"
+ok $? "garbage for an answer: exit 1"
+stop_server
+fails 1 "hbmpoold is not running" domain drain 3 --socket "$tmp/absent.sock"
+ok $? "drain, no socket: 'hbmpoold is not running'"
+ctl domain drain
+[ "$rc" -eq 2 ] && grep -q "domain drain needs a node id" "$err" && [ ! -s "$out" ]
+ok $? "drain without an id: exit 2"
+for bad in x 1024 -1 3x ''; do
+	ctl domain undrain "$bad" --socket "$sock"
+	[ "$rc" -eq 2 ] && grep -q "bad node id '$bad': 0..1023" "$err" || break
+done
+[ "$rc" -eq 2 ] && grep -q "bad node id '': 0..1023" "$err"
+ok $? "bad node ids (x, 1024, -1, 3x, empty): exit 2"
+ctl domain drain 1 2 --socket "$sock"
+[ "$rc" -eq 2 ] && grep -q "unknown argument '2'" "$err"
+ok $? "two ids: exit 2"
+
 # --- the command line -----------------------------------------------------
 ctl domain status --socket
 [ "$rc" -eq 2 ] && grep -q "'--socket' needs a path" "$err" && grep -q 'domain status \[--socket PATH\]' "$err"
@@ -296,7 +386,8 @@ ctl domain status now
 [ "$rc" -eq 2 ] && grep -q "unknown argument 'now'" "$err"
 ok $? "an unknown argument: exit 2"
 ctl domain help
-[ "$rc" -eq 0 ] && has '^  domain status \[--socket PATH\]'
-ok $? "domain help lists domain status"
+[ "$rc" -eq 0 ] && has '^  domain status \[--socket PATH\]' && has '^  domain drain ID \[--socket PATH\]' &&
+	has '^  domain undrain ID \[--socket PATH\]'
+ok $? "domain help lists domain status, drain, undrain"
 
 finish

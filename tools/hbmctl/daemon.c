@@ -1,8 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * hbmctl domain status: hbmpoold's view of the domain, read from the
- * daemon's control socket (daemon/control.h): connect, read one JSON object
- * until end of file, nothing sent.  The view is the daemon's, not the
+ * daemon's control socket (daemon/control.h): connect, half-close (no
+ * request: the view at once), read one JSON object until end of file.
+ * hbmctl domain drain|undrain N: the same with one request line
+ * ({"cmd":"drain","node":N}) before the half-close; the answer is
+ * {"ok":true,...} or {"ok":false,"error":"...","errno":E}.  The view is the daemon's, not the
  * kernel's: "domain show" stays the kernel's (netlink), so that its output
  * and JSON keys do not change and each command fails for its own reason
  * (no module, no daemon).  This path never opens netlink.
@@ -139,6 +142,8 @@ static char *daemon_read(int fd, const char *path, int64_t deadline, int timeout
 		r = recv(fd, buf + n, cap - n - 1, MSG_DONTWAIT);
 		if (r < 0 && (errno == EINTR || errno == EAGAIN))
 			continue;
+		if (r < 0 && errno == ECONNRESET && n)
+			break;	/* closed with our request unread (a daemon that reads none) */
 		if (r < 0) {
 			fprintf(stderr, "hbmctl: %s: %s\n", path, strerror(errno));
 			goto fail;
@@ -209,8 +214,38 @@ static const char *view_invalid(json_object *v)
 	return NULL;
 }
 
-/* The daemon's view, parsed and checked; NULL (said) on any error. */
-static json_object *daemon_view(const char *path)
+/* Write the request line (or nothing), then half-close: the daemon answers at once. */
+static int daemon_send(int fd, const char *path, const char *req)
+{
+	size_t off = 0, len = req ? strlen(req) : 0;
+	ssize_t w;
+
+	while (off < len) {
+		w = send(fd, req + off, len - off, MSG_NOSIGNAL);
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w < 0 && (errno == EPIPE || errno == ECONNRESET))
+			return 0;	/* it closed first: what it said tells why */
+		if (w < 0) {
+			fprintf(stderr, "hbmctl: sending the request on %s: %s\n", path,
+				strerror(errno));
+			return -1;
+		}
+		off += (size_t)w;
+	}
+	/* a daemon that closed first (it answered without reading) is fine */
+	if (shutdown(fd, SHUT_WR) && errno != ENOTCONN) {
+		fprintf(stderr, "hbmctl: %s: shutdown: %s\n", path, strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
+/*
+ * The daemon's answer to req (NULL: the view), parsed, and checked to be a
+ * view when req is NULL; NULL (said) on any error.
+ */
+static json_object *daemon_ask(const char *path, const char *req)
 {
 	int64_t deadline = mono_ms() + CTL_DAEMON_TIMEOUT_MS;
 	struct json_tokener *tok;
@@ -224,6 +259,10 @@ static json_object *daemon_view(const char *path)
 	fd = daemon_connect(path, CTL_DAEMON_TIMEOUT_MS);
 	if (fd < 0)
 		return NULL;
+	if (daemon_send(fd, path, req)) {
+		close(fd);
+		return NULL;
+	}
 	buf = daemon_read(fd, path, deadline, CTL_DAEMON_TIMEOUT_MS, &len);
 	close(fd);
 	if (!buf)
@@ -250,7 +289,7 @@ static json_object *daemon_view(const char *path)
 	} else if (end < len) {
 		fprintf(stderr, "hbmctl: hbmpoold's answer on %s has more after its JSON (at byte %zu of %zu)\n",
 			path, end, len);
-	} else if ((why = view_invalid(v))) {
+	} else if (!req && (why = view_invalid(v))) {
 		fprintf(stderr, "hbmctl: hbmpoold's answer on %s is not its view of the domain: %s\n",
 			path, why);
 	} else {
@@ -440,6 +479,24 @@ static int by_from_to(const void *a, const void *b)
 	return c ? c : cmp_i64(get_i64(x, "to", 0), get_i64(y, "to", 0));
 }
 
+/* The drained node ids, "none", or "-" (a daemon before drains). */
+static const char *drains_cell(json_object *o, char *buf, size_t len)
+{
+	json_object *a;
+	size_t i, n, k = 0;
+
+	if (!json_object_object_get_ex(o, "drains", &a) || !json_object_is_type(a, json_type_array))
+		return "-";
+	n = json_object_array_length(a);
+	if (!n)
+		return "none";
+	buf[0] = '\0';
+	for (i = 0; i < n && k < len; i++)
+		k += snprintf(buf + k, len - k, "%s%" PRId64, i ? " " : "",
+			      json_object_get_int64(json_object_array_get_idx(a, i)));
+	return buf;
+}
+
 #define NCOLS(c) ((int)(sizeof(c) / sizeof((c)[0])))
 
 static void print_view(json_object *v)
@@ -455,6 +512,7 @@ static void print_view(json_object *v)
 		{ "lease", NULL, F_FUNC, lease_cell },
 		{ "members", NULL, F_FUNC, members_cell },
 		{ "links", NULL, F_FUNC, links_cell },
+		{ "drains", NULL, F_FUNC, drains_cell },
 	};
 	static const struct out_col members[] = {
 		{ "ID", "id", F_STR, NULL },
@@ -467,6 +525,7 @@ static void print_view(json_object *v)
 		{ "RELATION", "relation", F_STR, NULL },
 		{ "DISTANCE", "distance", F_STR, NULL },
 		{ "LINK", "link_type", F_STR, NULL },
+		{ "DRAINING", "draining", F_STR, NULL },
 	};
 	static const struct out_col links[] = {
 		{ "FROM", "from", F_STR, NULL },
@@ -512,7 +571,7 @@ int ctl_domain_status(int argc, char **argv)
 			return ctl_bad(&ctl_obj_domain, "unknown argument '%s'", argv[i]);
 		}
 	}
-	v = daemon_view(path);
+	v = daemon_ask(path, NULL);
 	if (!v)
 		return CTL_EXIT_FAIL;
 	if (ctl.json)
@@ -521,4 +580,65 @@ int ctl_domain_status(int argc, char **argv)
 		print_view(v);
 	json_object_put(v);
 	return fflush(stdout) ? CTL_EXIT_FAIL : 0;
+}
+
+/*
+ * hbmctl domain drain|undrain N [--socket PATH]: the request, and the
+ * daemon's answer: 0 if ok (nothing printed; -j: the answer), else its
+ * error on stderr and exit 1.
+ */
+int ctl_domain_drain(int argc, char **argv)
+{
+	const char *path = getenv("HBMPOOLD_SOCKET"), *node = NULL;
+	bool on = !strcmp(argv[0], "drain");
+	json_object *v, *x;
+	char req[96];
+	uint32_t id;
+	int i, rc = CTL_EXIT_FAIL;
+
+	if (!path || !*path)
+		path = CTL_DAEMON_SOCKET;
+	for (i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "--socket")) {
+			if (i + 1 >= argc)
+				return ctl_bad(&ctl_obj_domain, "'%s' needs a path", argv[i]);
+			path = argv[++i];
+		} else if (!strncmp(argv[i], "--socket=", 9)) {
+			path = argv[i] + 9;
+		} else if (!node) {
+			node = argv[i];
+		} else {
+			return ctl_bad(&ctl_obj_domain, "unknown argument '%s'", argv[i]);
+		}
+	}
+	if (!node)
+		return ctl_bad(&ctl_obj_domain, "domain %s needs a node id", argv[0]);
+	if (ctl_parse_u32(node, &id) || id > 1023)
+		return ctl_bad(&ctl_obj_domain, "bad node id '%s': 0..1023", node);
+	snprintf(req, sizeof(req), "{\"cmd\":\"%s\",\"node\":%u}\n", argv[0], id);
+	v = daemon_ask(path, req);
+	if (!v)
+		return CTL_EXIT_FAIL;
+	if (!json_object_is_type(v, json_type_object) ||
+	    !json_object_object_get_ex(v, "ok", &x) || !json_object_is_type(x, json_type_boolean)) {
+		fprintf(stderr,
+			"hbmctl: hbmpoold on %s did not answer the request (no \"ok\" in its answer: a daemon without requests?)\n",
+			path);
+	} else if (!json_object_get_boolean(x)) {
+		const char *why = "no reason given";
+
+		if (json_object_object_get_ex(v, "error", &x) && json_object_is_type(x, json_type_string))
+			why = json_object_get_string(x);
+		fprintf(stderr, "hbmctl: hbmpoold refused to %s node %u: %s\n", argv[0], id, why);
+	} else {
+		if (ctl.json)
+			out_json(v);
+		else
+			printf("node %u: %s\n", id, on ?
+			       "draining (it takes no new chunks; its chunks stay where they are)" :
+			       "no longer draining (it takes new chunks)");
+		rc = fflush(stdout) ? CTL_EXIT_FAIL : 0;
+	}
+	json_object_put(v);
+	return rc;
 }

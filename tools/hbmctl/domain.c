@@ -2,7 +2,7 @@
 /*
  * hbmctl domain: the domain's name, this node's id in it, its generation
  * and size (domain-get, domain-set); domain status, hbmpoold's view of the
- * domain, is daemon.c's.
+ * domain, and domain drain|undrain, requests to hbmpoold, are daemon.c's.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -19,7 +19,9 @@ static void usage(FILE *f)
 		"  domain show\n"
 		"  domain set [name NAME] [self ID] [key-file FILE] [epoch N]\n"
 		"  domain fence   (this node serves nothing until a new segment)\n"
-		"  domain status [--socket PATH]   (hbmpoold's view: members, leader, links)\n");
+		"  domain status [--socket PATH]   (hbmpoold's view: members, leader, links)\n"
+		"  domain drain ID [--socket PATH]   (hbmpoold: node ID takes no new chunks)\n"
+		"  domain undrain ID [--socket PATH]   (it takes new chunks again)\n");
 }
 
 static int cmd_show(int argc, char **argv)
@@ -159,6 +161,8 @@ static const struct ctl_cmd cmds[] = {
 	{ "set", cmd_set },
 	{ "fence", cmd_fence },
 	{ "status", ctl_domain_status },
+	{ "drain", ctl_domain_drain },
+	{ "undrain", ctl_domain_drain },
 	{ NULL, NULL },
 };
 

@@ -58,6 +58,12 @@ int ctl_bad(const struct ctl_obj *obj, const char *fmt, ...)
  * domain from its control socket; no netlink.
  */
 int ctl_domain_status(int argc, char **argv);
+/*
+ * hbmctl domain drain|undrain N [--socket PATH] (daemon.c): a request on
+ * hbmpoold's control socket (node N takes no new chunks, or takes them
+ * again).
+ */
+int ctl_domain_drain(int argc, char **argv);
 
 /* Argument parsers: 0 or -EINVAL / -ERANGE. */
 int ctl_parse_u32(const char *s, uint32_t *v);
