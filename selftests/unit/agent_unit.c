@@ -30,12 +30,21 @@
  *     and in node 2's control socket; the other flaps at 5 Hz for 3 s: one
  *     change (within hbm_health_max_changes()), one new value seen by
  *     another agent; both recover;
+ *  1d. drains: "drain 3" on node 2's control socket (one request line):
+ *     answered ok, the key PREFIX/DOMAIN/drains/3 in etcd, nodes 1 and 2
+ *     set draining on node 3 in their kernels (node 3's own kernel is not
+ *     asked), node 2's view shows member 3 draining and drains [3]; a
+ *     second drain changes nothing; a non-member (9) drained: in the
+ *     drains, no kernel call; undrain: draining 0 in both kernels; a bad
+ *     node id refused; a drain key written in etcd by hand applies too;
  *  2. the leader is frozen (as kill -9: no renewal, no revoke): within the
  *     TTL + 1.5 s the others fence it in their kernels, then remove it;
  *     the epoch rises; exactly one new leader, never two at once; its
  *     links vanish from every view with its lease;
  *  3. the frozen node comes back with a new incarnation (a new segment):
- *     the others add it again; then it stops and revokes its lease: the
+ *     the others add it again, draining (its drain key was written in
+ *     etcd while it was away: node-set draining right after the add), and
+ *     undrain it when the key is deleted; then it stops and revokes its lease: the
  *     others fence and remove it at once; it comes back, leaves and comes
  *     back at once on another segment: the others remove the old one (one
  *     kernel refusing once: the add waits) and add the new; a daemon
@@ -74,6 +83,7 @@
 #include "health.h"
 #include "links.h"
 #include "loop.h"
+#include "membership.h"
 
 #define NR	3
 #define TTL_S	2
@@ -304,6 +314,14 @@ static int node_view(void *arg, char **json)
 	return n->a ? hbmd_agent_json(n->a, json) : -EAGAIN;
 }
 
+/* Its requests: drain and undrain, as hbmpoold's. */
+static int node_request(void *arg, const char *cmd, uint32_t node, char *err, size_t errlen)
+{
+	struct node *n = arg;
+
+	return n->a ? hbmd_agent_drain(n->a, node, !strcmp(cmd, "drain"), err, errlen) : -EAGAIN;
+}
+
 static int node_start(struct node *n, uint64_t incarnation, bool fresh)
 {
 	char *errors = NULL;
@@ -321,6 +339,7 @@ static int node_start(struct node *n, uint64_t incarnation, bool fresh)
 			printf("# %s\n", err);
 			return ret;
 		}
+		hbmd_control_set_request(n->ctl, node_request);
 	}
 	ret = hbm_config_load(n->conf_path, &n->conf, &errors);
 	if (ret) {
@@ -443,6 +462,32 @@ static unsigned int violations(struct node *n, char *what, size_t len)
 }
 
 /* The JSON a client reads from node n's control socket (NULL: failed). */
+/* Write req (NULL: nothing) on n's control socket, half-close, parse the answer. */
+static json_object *control_ask(struct node *n, const char *req)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	char buf[65536];
+	size_t len = 0;
+	ssize_t r;
+	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+
+	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", n->ctl_path);
+	if (fd < 0 || connect(fd, (struct sockaddr *)&sa, sizeof(sa))) {
+		printf("# connect %s: %s\n", n->ctl_path, strerror(errno));
+		if (fd >= 0)
+			close(fd);
+		return NULL;
+	}
+	if (req && write(fd, req, strlen(req)) != (ssize_t)strlen(req))
+		printf("# write: %s\n", strerror(errno));
+	shutdown(fd, SHUT_WR);
+	while (len < sizeof(buf) - 1 && (r = read(fd, buf + len, sizeof(buf) - 1 - len)) > 0)
+		len += (size_t)r;
+	close(fd);
+	buf[len] = '\0';
+	return json_tokener_parse(buf);
+}
+
 static json_object *control_read(struct node *n)
 {
 	struct sockaddr_un sa = { .sun_family = AF_UNIX };
@@ -614,6 +659,138 @@ static const char *control_link(uint32_t from, uint32_t to, char *buf, size_t le
  * control socket; the other flaps at 5 Hz for 3 s: few changes, few
  * publications; both recover.
  */
+/* node id's draining in n's fake kernel */
+static bool kdraining(struct node *n, uint32_t id)
+{
+	bool d;
+
+	pthread_mutex_lock(&n->fk.lock);
+	d = n->fk.draining[id];
+	pthread_mutex_unlock(&n->fk.lock);
+	return d;
+}
+
+/* Wait up to 3 s for n's kernel to have node id draining (on) or not. */
+static bool wait_drain(struct node *n, uint32_t id, bool on)
+{
+	double t0 = now();
+
+	while (kdraining(n, id) != on && now() - t0 < 3)
+		usleep(20000);
+	return kdraining(n, id) == on;
+}
+
+/* The same for nodes 1 and 2. */
+static bool kernels_drain(uint32_t id, bool on)
+{
+	return wait_drain(&nodes[0], id, on) && wait_drain(&nodes[1], id, on);
+}
+
+/* Node 2's view: member id's "draining" (-1: none), and the drains as "1 3 ". */
+static int view_drains(uint32_t id, char *drains, size_t len)
+{
+	json_object *o = control_read(&nodes[1]), *ms = NULL, *ds = NULL, *v;
+	size_t i, k = 0;
+	int d = -1;
+
+	drains[0] = 0;
+	if (o) {
+		json_object_object_get_ex(o, "members", &ms);
+		json_object_object_get_ex(o, "drains", &ds);
+	}
+	for (i = 0; ms && i < json_object_array_length(ms); i++) {
+		json_object *m = json_object_array_get_idx(ms, i);
+
+		if (jint(m, "id") == id && json_object_object_get_ex(m, "draining", &v))
+			d = json_object_get_boolean(v);
+	}
+	for (i = 0; ds && i < json_object_array_length(ds) && k < len; i++)
+		k += snprintf(drains + k, len - k, "%lld ",
+			      (long long)json_object_get_int64(json_object_array_get_idx(ds, i)));
+	json_object_put(o);
+	return d;
+}
+
+/* The drain key of id in etcd: put (on) or deleted, as another daemon would. */
+static int drain_key(uint32_t id, bool on)
+{
+	const char *eps[1] = { url };
+	struct hbm_etcd *e = client(eps, 1, 1000);
+	char key[128];
+	int ret;
+
+	if (!e)
+		return -EIO;
+	ret = hbm_drain_key(key, sizeof(key), "/hbmunit", "unit", id);
+	if (!ret)
+		ret = on ? hbm_etcd_put(e, key, "{}", 2, 0, NULL) :
+			   hbm_etcd_delete(e, key, false, NULL, NULL);
+	hbm_etcd_close(e);
+	return ret;
+}
+
+static void test_drains(void)
+{
+	char drains[64], what[256];
+	json_object *o;
+	bool good;
+	int d;
+
+	o = control_ask(&nodes[1], "{\"cmd\":\"drain\",\"node\":3}\n");
+	ok(o && !strcmp(json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN),
+			"{\"ok\":true,\"cmd\":\"drain\",\"node\":3}"),
+	   "drain 3 on node 2's control socket: ok (%s)",
+	   o ? json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN) : "no answer");
+	json_object_put(o);
+	good = kernels_drain(3, true);
+	usleep(200000);
+	ok(good && fk_count(&nodes[0].fk, "drain 3 1") == 1 && fk_count(&nodes[1].fk, "drain 3 1") == 1 &&
+	   fk_count(&nodes[2].fk, "drain") == 0,
+	   "nodes 1 and 2 set draining on node 3 in their kernels, once; node 3's kernel not asked");
+	d = view_drains(3, drains, sizeof(drains));
+	ok(d == 1 && !strcmp(drains, "3 "), "node 2's view: member 3 draining, drains [%s]", drains);
+	o = control_ask(&nodes[1], "{\"cmd\":\"drain\",\"node\":3}\n");
+	json_object_put(o);
+	usleep(300000);
+	ok(fk_count(&nodes[0].fk, "drain 3 1") == 1 && fk_count(&nodes[1].fk, "drain 3 1") == 1,
+	   "a second drain of node 3 changes nothing");
+	o = control_ask(&nodes[1], "{\"cmd\":\"drain\",\"node\":9}\n");
+	json_object_put(o);
+	usleep(300000);
+	d = view_drains(9, drains, sizeof(drains));
+	ok(d == -1 && !strcmp(drains, "3 9 ") && fk_count(&nodes[0].fk, "drain 9") == 0 &&
+	   fk_count(&nodes[1].fk, "drain 9") == 0,
+	   "node 9 (no member) drained: in the drains [%s], no kernel call", drains);
+	o = control_ask(&nodes[1], "{\"cmd\":\"undrain\",\"node\":3}\n");
+	ok(o && strstr(json_object_to_json_string(o), "\"ok\": true"), "undrain 3: ok");
+	json_object_put(o);
+	good = kernels_drain(3, false);
+	ok(good && fk_count(&nodes[0].fk, "drain 3 0") == 1 && fk_count(&nodes[1].fk, "drain 3 0") == 1,
+	   "nodes 1 and 2 set draining 0 on node 3");
+	o = control_ask(&nodes[1], "{\"cmd\":\"undrain\",\"node\":9}\n");
+	json_object_put(o);
+	usleep(300000);
+	d = view_drains(3, drains, sizeof(drains));
+	ok(d == 0 && !strcmp(drains, ""), "node 2's view: member 3 not draining, no drains");
+	o = control_ask(&nodes[1], "{\"cmd\":\"drain\",\"node\":1024}\n");
+	ok(o && strstr(json_object_to_json_string(o), "\"ok\": false") &&
+	   strstr(json_object_to_json_string(o), "not a node id"),
+	   "drain 1024: refused (%s)", o ? json_object_to_json_string(o) : "no answer");
+	json_object_put(o);
+	/* a key written by another daemon (here, by hand) */
+	good = !drain_key(1, true) && wait_drain(&nodes[1], 1, true) &&
+	       wait_drain(&nodes[2], 1, true);
+	ok(good && fk_count(&nodes[0].fk, "drain") == 2,
+	   "a drain key for node 1 put in etcd: nodes 2 and 3 drain it, node 1's kernel not asked");
+	good = !drain_key(1, false) && wait_drain(&nodes[1], 1, false) &&
+	       wait_drain(&nodes[2], 1, false);
+	ok(good &&
+	   violations(&nodes[0], what, sizeof(what)) == 0 &&
+	   violations(&nodes[1], what, sizeof(what)) == 0 &&
+	   violations(&nodes[2], what, sizeof(what)) == 0,
+	   "its key deleted: undrained; no kernel rule broken%s%s", *what ? ": " : "", what);
+}
+
 static void test_links(struct node *p)
 {
 	uint32_t a = p->id % NR + 1, b = a % NR + 1;	/* the two others */
@@ -806,6 +983,9 @@ static void test_agents(void)
 	/* 1c. link health: the leader's links published, seen by all */
 	test_links(&nodes[lid - 1]);
 
+	/* 1d. drains */
+	test_drains();
+
 	/* 2. the leader is frozen, as by kill -9 */
 	node_halt(&nodes[lid - 1], FREEZE);
 	t0 = now();
@@ -861,13 +1041,36 @@ static void test_agents(void)
 		   kstate(&nodes[NR - 1], (uint32_t)lid) == FK_ABSENT,
 		   "node %d's kernel cannot fence a node: said once, the node removed anyway", NR);
 
-	/* 3. back with a new incarnation, then a graceful leave */
+	/* 3. back with a new incarnation (drained meanwhile), then a graceful leave */
 	node_free(&nodes[lid - 1]);
+	ok(!drain_key((uint32_t)lid, true), "node %d's drain key written while it is away", lid);
 	ok(!node_start(&nodes[lid - 1], 2000, true), "node %d starts again on a new segment", lid);
 	t0 = now();
 	while (!all_see_each_other() && now() - t0 < 5)
 		usleep(20000);
 	ok(all_see_each_other(), "the others add it again (%.2f s)", now() - t0);
+	for (i = 0, good = true; i < NR; i++)
+		if (i != lid - 1) {
+			snprintf(line, sizeof(line), "add %d", lid);
+			int a = fk_find(&nodes[i].fk, line);
+
+			snprintf(line, sizeof(line), "drain %d 1", lid);
+			/* the last add, and a drain after it */
+			good = good && a >= 0 && kdraining(&nodes[i], (uint32_t)lid) &&
+			       fk_find(&nodes[i].fk, line) >= 0;
+		}
+	ok(good, "... draining: node-set draining right after their add");
+	ok(!drain_key((uint32_t)lid, false), "its drain key deleted");
+	t0 = now();
+	for (;;) {
+		for (i = 0, good = true; i < NR; i++)
+			if (i != lid - 1)
+				good = good && !kdraining(&nodes[i], (uint32_t)lid);
+		if (good || now() - t0 > 3)
+			break;
+		usleep(20000);
+	}
+	ok(good, "... undrained in the others' kernels (%.2f s)", now() - t0);
 	snprintf(line, sizeof(line), "fence %d", lid);
 	sid = lid;
 	node_halt(&nodes[sid - 1], STOP);
