@@ -10,9 +10,10 @@
  *    at once.  Clients of before requests (which read at once and write
  *    nothing) thus still get the view, HBMD_CONTROL_WAIT_MS later;
  *  - writes one request, one line of JSON ended by "\n" (or by its
- *    half-close), at most HBMD_CONTROL_REQUEST_MAX bytes, then reads the
- *    answer (its first byte within HBMD_CONTROL_WAIT_MS of the connect,
- *    the rest within HBMD_CONTROL_STALL_MS of the last byte), one JSON object, then end of file:
+ *    half-close), at most HBMD_CONTROL_REQUEST_MAX bytes, its first byte
+ *    within HBMD_CONTROL_WAIT_MS of the connect and each next one within
+ *    HBMD_CONTROL_STALL_MS, then reads the answer, one JSON object, then
+ *    end of file:
  *
  *      {"cmd": "view"}                 the view, as above
  *      {"cmd": "drain", "node": N}     node N (0..1023) takes no new chunks
