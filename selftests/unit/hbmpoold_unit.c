@@ -14,7 +14,9 @@
  *    /metrics with the epoch of the control socket, one member (itself,
  *    up), itself as leader, its capacity from the fake kernel; "hbmctl
  *    domain status" (unit/hbmctl_san) reads the same socket, as a table
- *    and as JSON; a daemon
+ *    and as JSON; "hbmctl domain drain 7" through it: the view has
+ *    drains [7] (written to etcd, seen by the daemon's watch), undrain
+ *    empties them; a daemon
  *    whose metrics port is taken exits before it joins; SIGHUP with a
  *    changed [health] key (applied) and [node] port (refused: file, line,
  *    key), then with an invalid file (every error, nothing changed), still
@@ -347,7 +349,7 @@ static void test_daemon(void)
 	const char *eps[1] = { url };
 	struct hbm_etcd_kvs kvs = { 0 };
 	struct hbm_etcd *e;
-	int nfd, fd, st, rc, wd;
+	int nfd, fd, st, rc, wd, tries;
 	double t0;
 	size_t len;
 	ssize_t r;
@@ -441,6 +443,31 @@ static void test_daemon(void)
 	rc = hbmctl(args, out, sizeof(out));
 	ok(rc == 0 && !strncmp(out, "{\"node\":5,", 10) && strstr(out, "\"kernel\":\"self\""),
 	   "hbmctl -j domain status: exit %d, the daemon's object: %.60s...", rc, out);
+
+	/* drains through the daemon: a request on its socket, etcd, its watch */
+	snprintf(args, sizeof(args), "domain drain 7 --socket %s", ctl);
+	rc = hbmctl(args, out, sizeof(out));
+	ok(rc == 0 && strstr(out, "node 7: draining"), "hbmctl domain drain 7: exit %d, %.60s", rc,
+	   out);
+	for (tries = 0; tries < 40; tries++) {
+		snprintf(args, sizeof(args), "-j domain status --socket %s", ctl);
+		rc = hbmctl(args, out, sizeof(out));
+		if (strstr(out, "\"drains\":[7]"))
+			break;
+		usleep(50000);
+	}
+	ok(rc == 0 && strstr(out, "\"drains\":[7]") && strstr(out, "\"draining\":false"),
+	   "... the daemon's view has drains [7] (from etcd), member 5 not draining");
+	snprintf(args, sizeof(args), "domain undrain 7 --socket %s", ctl);
+	rc = hbmctl(args, out, sizeof(out));
+	for (tries = 0; rc == 0 && tries < 40; tries++) {
+		snprintf(args, sizeof(args), "-j domain status --socket %s", ctl);
+		if (hbmctl(args, out, sizeof(out)) == 0 && strstr(out, "\"drains\":[]"))
+			break;
+		usleep(50000);
+	}
+	ok(rc == 0 && strstr(out, "\"drains\":[]"), "hbmctl domain undrain 7: exit %d, no drains left",
+	   rc);
 
 	snprintf(murl, sizeof(murl), "http://127.0.0.1:%d/metrics", mport);
 	status = scrape(murl, mbody, ctype, sizeof(ctype));
