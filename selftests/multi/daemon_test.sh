@@ -205,6 +205,9 @@ elif what == "events":		# monitor events of node ID changing or going
 elif what == "place":		# the distance and link type of node ID here
     ns = [n for n in hbm("node", "show") if n["id"] == int(sys.argv[2])]
     print(f'{ns[0]["distance"]} {ns[0]["link-type"]}' if ns else "absent")
+elif what == "draining":	# node ID draining here: yes, no, absent
+    ns = [n for n in hbm("node", "show") if n["id"] == int(sys.argv[2])]
+    print(("yes" if ns[0].get("draining") else "no") if ns else "absent")
 elif what == "health":
     try:
         print(hbm("link", "show", sys.argv[2])[0].get("health", "none"))
@@ -260,6 +263,22 @@ check "VM1: node 3 (same rack, other tray) at distance 30 on a scale-out link" \
 	[ "$(q 1 "$HD q place 3")" = "30 scaleout" ]
 check "VM2: hbmctl domain status shows the daemon's view: 3 members, the leader" gx 2 \
 	"$H domain status --socket /run/hbmpoold.sock && $H -j domain status --socket /run/hbmpoold.sock | python3 -c 'import json,sys; d=json.load(sys.stdin); sys.exit(not (len(d[\"members\"]) == 3 and d[\"state\"] == \"member\" and d[\"leader\"] is not None))'"
+
+# --- a drain: no new chunk on the node, on every node ---
+check "VM2: hbmctl domain drain 3 (through its daemon)" gx 2 \
+	"$H domain drain 3 --socket /run/hbmpoold.sock"
+drained() {	# drained K ID WANT: node ID's draining flag in VM K's kernel becomes WANT
+	for _ in $(seq 30); do
+		[ "$(q "$1" "$HD q draining $2")" = "$3" ] && return 0
+		sleep 1
+	done
+	return 1
+}
+check "VM1's kernel: node 3 draining (the drain reached every daemon through etcd)" drained 1 3 yes
+check "VM1: a weighted-interleave region over 2,3 goes to node 2 only" gx 1 \
+	"setsid $RIO create --name dr --size 4M --chunk 1M --policy weighted-interleave --nodes 2,3 --hold --pidfile /tmp/dr.pid >/tmp/dr.log 2>&1 </dev/null & for i in \$(seq 100); do grep -q holding /tmp/dr.log && break; sleep 0.1; done; $RIO info --name dr >/tmp/dr.info 2>&1; kill \$(cat /tmp/dr.pid); cat /tmp/dr.log /tmp/dr.info; grep -q 'node 2: 4 chunks' /tmp/dr.info && ! grep -q 'node 3:' /tmp/dr.info"
+check "VM3: hbmctl domain undrain 3" gx 3 "$H domain undrain 3 --socket /run/hbmpoold.sock"
+check "VM1's kernel: node 3 no longer draining" drained 1 3 no
 
 # --- kill -9 the daemon under load ---
 check "VM1: a region interleaved over VM2 and VM3" gx 1 \
