@@ -821,13 +821,20 @@ static void test_links(struct node *p)
 		up = !up;
 		set_link(p, b, up, 100000, ++flaps);
 	}
-	usleep(50000);
+	/* every view: the publication travels through etcd and its watches */
+	for (t0 = now(); !all_see_link(p->id, b, HBM_HEALTH_DOWN) && now() - t0 < 3;)
+		usleep(20000);
 	pthread_mutex_lock(&p->fk.lock);
 	k = p->link_changes - changes0;
 	pthread_mutex_unlock(&p->fk.lock);
 	hbm_health_conf_from(&hc, &p->conf);
 	bound = (unsigned int)hbm_health_max_changes(&hc, 3050);
-	ok(k >= 1 && k <= 2 && k <= bound && all_see_link(p->id, b, HBM_HEALTH_DOWN),
+	/*
+	 * The proven bound, not the 1 or 2 changes of an unloaded machine: a
+	 * loaded one stretches the samples (3 changes were seen under a
+	 * parallel build), which the bound allows for.
+	 */
+	ok(k >= 1 && k <= bound && all_see_link(p->id, b, HBM_HEALTH_DOWN),
 	   "links: %u -> %u flapped 30 times in 3 s: %u change (bound %u), down in every view",
 	   p->id, b, k, bound);
 	i = (int)(puts_seen(&nodes[(p->i + 1) % NR], p->id, b) - puts0);
