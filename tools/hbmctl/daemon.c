@@ -552,24 +552,45 @@ static void print_view(json_object *v)
 	}
 }
 
-int ctl_domain_status(int argc, char **argv)
+/* The daemon's socket: $HBMPOOLD_SOCKET if set, else the default. */
+static const char *socket_default(void)
 {
 	const char *path = getenv("HBMPOOLD_SOCKET");
-	json_object *v;
-	int i;
 
-	if (!path || !*path)
-		path = CTL_DAEMON_SOCKET;
+	return path && *path ? path : CTL_DAEMON_SOCKET;
+}
+
+/*
+ * argv[*i] as "--socket PATH" or "--socket=PATH": 1 (*path set, *i past
+ * it), 0 if it is something else, or minus the exit status of a usage error.
+ */
+static int socket_arg(int argc, char **argv, int *i, const char **path)
+{
+	if (!strcmp(argv[*i], "--socket")) {
+		if (*i + 1 >= argc)
+			return -ctl_bad(&ctl_obj_domain, "'%s' needs a path", argv[*i]);
+		*path = argv[++*i];
+		return 1;
+	}
+	if (!strncmp(argv[*i], "--socket=", 9)) {
+		*path = argv[*i] + 9;
+		return 1;
+	}
+	return 0;
+}
+
+int ctl_domain_status(int argc, char **argv)
+{
+	const char *path = socket_default();
+	json_object *v;
+	int i, r;
+
 	for (i = 1; i < argc; i++) {
-		if (!strcmp(argv[i], "--socket")) {
-			if (i + 1 >= argc)
-				return ctl_bad(&ctl_obj_domain, "'%s' needs a path", argv[i]);
-			path = argv[++i];
-		} else if (!strncmp(argv[i], "--socket=", 9)) {
-			path = argv[i] + 9;
-		} else {
+		r = socket_arg(argc, argv, &i, &path);
+		if (r < 0)
+			return -r;
+		if (!r)
 			return ctl_bad(&ctl_obj_domain, "unknown argument '%s'", argv[i]);
-		}
 	}
 	v = daemon_ask(path, NULL);
 	if (!v)
@@ -589,27 +610,22 @@ int ctl_domain_status(int argc, char **argv)
  */
 int ctl_domain_drain(int argc, char **argv)
 {
-	const char *path = getenv("HBMPOOLD_SOCKET"), *node = NULL;
+	const char *path = socket_default(), *node = NULL;
 	bool on = !strcmp(argv[0], "drain");
 	json_object *v, *x;
 	char req[96];
 	uint32_t id;
-	int i, rc = CTL_EXIT_FAIL;
+	int i, r, rc = CTL_EXIT_FAIL;
 
-	if (!path || !*path)
-		path = CTL_DAEMON_SOCKET;
 	for (i = 1; i < argc; i++) {
-		if (!strcmp(argv[i], "--socket")) {
-			if (i + 1 >= argc)
-				return ctl_bad(&ctl_obj_domain, "'%s' needs a path", argv[i]);
-			path = argv[++i];
-		} else if (!strncmp(argv[i], "--socket=", 9)) {
-			path = argv[i] + 9;
-		} else if (!node) {
-			node = argv[i];
-		} else {
+		r = socket_arg(argc, argv, &i, &path);
+		if (r < 0)
+			return -r;
+		if (r)
+			continue;
+		if (node)
 			return ctl_bad(&ctl_obj_domain, "unknown argument '%s'", argv[i]);
-		}
+		node = argv[i];
 	}
 	if (!node)
 		return ctl_bad(&ctl_obj_domain, "domain %s needs a node id", argv[0]);
