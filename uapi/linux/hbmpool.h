@@ -82,6 +82,7 @@
 #define HBMPOOL_FEAT_REGION_PREFETCH	_BITULL(6)
 #define HBMPOOL_FEAT_REGION_OPEN	_BITULL(7)	/* shared regions, REGION_OPEN */
 #define HBMPOOL_FEAT_POLICY_WEIGHTED_INTERLEAVE _BITULL(8)
+#define HBMPOOL_FEAT_RESYNC		_BITULL(9)	/* chunk moves: resync-new */
 
 /* HBMPOOL_IOC_GET_FEATURES, on /dev/hbmpool. All members are output. */
 struct hbmpool_features {
