@@ -110,6 +110,8 @@ enum hbmd_kernel_event_kind {
 	HBMD_KEV_LINK,		/* link-change-ntf: id (the peer), state (oper), health */
 	HBMD_KEV_DOMAIN,	/* domain-change-ntf: fenced, epoch */
 	HBMD_KEV_SEGMENT,	/* segment-change-ntf */
+	HBMD_KEV_RESYNC,	/* resync-change-ntf: id (the move), state */
+	HBMD_KEV_REGION,	/* region-new-ntf, region-del-ntf: id (the region) */
 	/*
 	 * Events were lost (the socket overran: ENOBUFS; or a gap in the
 	 * kernel's event numbers): the reader dumps again.  The events that
@@ -122,11 +124,33 @@ struct hbmd_kernel_event {
 	int kind;			/* enum hbmd_kernel_event_kind */
 	uint64_t seq;			/* the kernel's event number, 0: none */
 	uint32_t id;			/* node and link events: the node */
-	int state;			/* node: enum hbmpool_nl_node_state; link: oper state */
+	/* node: enum hbmpool_nl_node_state; link: oper state; resync: its state */
+	int state;
 	int health;			/* link: enum hbmpool_nl_link_health, -1: none */
 	bool self;			/* node events: this node */
 	bool fenced;			/* domain: this node fenced */
 	uint64_t epoch;			/* domain: its epoch (0: none) */
+};
+
+/*
+ * A chunk of this node's regions (region-get dump with the chunks flag):
+ * chunk moves (drains, drain_agent.c).
+ */
+#define HBMD_NO_NODE	UINT32_MAX
+struct hbmd_kernel_chunk {
+	uint32_t region, index;
+	uint32_t node;			/* the home of its (first) up-to-date copy */
+	uint32_t syncing_node;		/* a move in progress to it, HBMD_NO_NODE: none */
+	uint64_t bytes;			/* the region's chunk size (its last chunk: what is left) */
+};
+
+/* A chunk move as the kernel has it (resync-get). */
+struct hbmd_kernel_resync {
+	uint32_t id, region, chunk;
+	uint32_t from, to;		/* HBMD_NO_NODE: not given */
+	int state;			/* enum hbmpool_nl_resync_state */
+	int error;			/* failed: a positive errno */
+	uint32_t pages, pages_done;
 };
 
 struct hbmd_kernel_ops {
@@ -177,6 +201,26 @@ struct hbmd_kernel_ops {
 	int (*links_read)(void *ctx, struct hbmd_kernel_link **links, size_t *n,
 			  char *err, size_t errlen);
 	void (*close)(void *ctx);
+	/*
+	 * Chunk moves (HBMPOOL_FEAT_RESYNC; each may be NULL: no moves, the
+	 * drains then only stop new chunks).  -EOPNOTSUPP: a kernel without.
+	 *
+	 * chunks_read: every chunk of this node's regions (malloc'ed array).
+	 * resync_new: move chunk of region from node from (resync-new
+	 * from-node-id; the target is placement's); *id the move's id.
+	 * resync_read: every move (copying, or ended in the last 60 s).
+	 * resync_del: cancel a move, or forget an ended one.
+	 * resync_params: set resync-mbps unless mbps is UINT32_MAX, then read
+	 * resync-jobs into *jobs (0: the kernel did not say).
+	 */
+	int (*chunks_read)(void *ctx, struct hbmd_kernel_chunk **chunks, size_t *n,
+			   char *err, size_t errlen);
+	int (*resync_new)(void *ctx, uint32_t region, uint32_t chunk, uint32_t from, uint32_t *id,
+			  char *err, size_t errlen);
+	int (*resync_read)(void *ctx, struct hbmd_kernel_resync **moves, size_t *n,
+			   char *err, size_t errlen);
+	int (*resync_del)(void *ctx, uint32_t id, char *err, size_t errlen);
+	int (*resync_params)(void *ctx, uint32_t mbps, uint32_t *jobs, char *err, size_t errlen);
 	/*
 	 * The counters and the regions, for the metrics (quick reads, no
 	 * change).  May be NULL in an ops table that has no counters.

@@ -56,6 +56,16 @@ static const char *cmd_name(uint8_t cmd)
 		return "stats-get";
 	case HBMPOOL_CMD_REGION_GET:
 		return "region-get";
+	case HBMPOOL_CMD_RESYNC_NEW:
+		return "resync-new";
+	case HBMPOOL_CMD_RESYNC_GET:
+		return "resync-get";
+	case HBMPOOL_CMD_RESYNC_DEL:
+		return "resync-del";
+	case HBMPOOL_CMD_PARAMS_GET:
+		return "params-get";
+	case HBMPOOL_CMD_PARAMS_SET:
+		return "params-set";
 	default:
 		return "request";
 	}
@@ -516,6 +526,219 @@ static int knl_stats_read(void *ctx, struct hbmd_kernel_stats *s, char *err, siz
 	return ret;
 }
 
+/* ---- chunk moves (HBMPOOL_FEAT_RESYNC) ---- */
+
+struct chunk_dump {
+	struct dump d;			/* struct hbmd_kernel_chunk */
+	struct dump r;			/* struct region_size: each region's sizes */
+};
+
+struct region_size {
+	uint32_t id;
+	uint64_t chunk_size, length;
+};
+
+/*
+ * One message of the region dump: a region, or the next chunks of one
+ * whose chunks did not fit the previous message (its id again).
+ */
+static int chunk_cb(uint8_t cmd, struct nlattr *attrs, int len, void *arg)
+{
+	struct nlattr *tb[HBMPOOL_A_REGION_MAX + 1], *ct[HBMPOOL_A_CHUNK_MAX + 1], *pos;
+	struct chunk_dump *cd = arg;
+	struct hbmd_kernel_chunk *c;
+	struct region_size *rs;
+	uint32_t id;
+	int rem;
+
+	(void)cmd;
+	if (nla_parse(tb, HBMPOOL_A_REGION_MAX, attrs, len, NULL) || !tb[HBMPOOL_A_REGION_ID])
+		return -EPROTO;
+	id = nla_get_u32(tb[HBMPOOL_A_REGION_ID]);
+	if (tb[HBMPOOL_A_REGION_CHUNK_SIZE]) {
+		rs = dump_slot(&cd->r);
+		if (!rs)
+			return -ENOMEM;
+		rs->id = id;
+		rs->chunk_size = nla_get_u64(tb[HBMPOOL_A_REGION_CHUNK_SIZE]);
+		rs->length = tb[HBMPOOL_A_REGION_LENGTH] ?
+			     nla_get_u64(tb[HBMPOOL_A_REGION_LENGTH]) : 0;
+	}
+	nla_for_each_attr(pos, attrs, len, rem) {
+		if (nla_type(pos) != HBMPOOL_A_REGION_CHUNK)
+			continue;
+		if (nla_parse_nested(ct, HBMPOOL_A_CHUNK_MAX, pos, NULL) ||
+		    !ct[HBMPOOL_A_CHUNK_INDEX] || !ct[HBMPOOL_A_CHUNK_NODE_ID])
+			return -EPROTO;
+		c = dump_slot(&cd->d);
+		if (!c)
+			return -ENOMEM;
+		c->region = id;
+		c->index = nla_get_u32(ct[HBMPOOL_A_CHUNK_INDEX]);
+		c->node = nla_get_u32(ct[HBMPOOL_A_CHUNK_NODE_ID]);
+		c->syncing_node = ct[HBMPOOL_A_CHUNK_SYNCING_NODE_ID] ?
+				  nla_get_u32(ct[HBMPOOL_A_CHUNK_SYNCING_NODE_ID]) : HBMD_NO_NODE;
+	}
+	return 0;
+}
+
+static int knl_chunks_read(void *ctx, struct hbmd_kernel_chunk **chunks, size_t *n,
+			   char *err, size_t errlen)
+{
+	struct chunk_dump cd = { .d = { .size = sizeof(**chunks) },
+				 .r = { .size = sizeof(struct region_size) } };
+	struct region_size *rs;
+	struct nl_msg *msg;
+	size_t i, j;
+	int ret = -EINTR, t;
+
+	*chunks = NULL;
+	*n = 0;
+	for (t = 0; t < 5 && ret == -EINTR; t++) {
+		cd.d.n = cd.r.n = 0;
+		msg = knl_msg(ctx, HBMPOOL_CMD_REGION_GET, 1, err, errlen);
+		if (!msg) {
+			ret = -ENOMEM;
+			break;
+		}
+		if (nla_put_flag(msg, HBMPOOL_A_REGION_CHUNKS)) {
+			ret = put_failed(msg, HBMPOOL_CMD_REGION_GET, err, errlen);
+			break;
+		}
+		ret = knl_request(ctx, msg, HBMPOOL_CMD_REGION_GET, 0, chunk_cb, &cd, err, errlen);
+	}
+	if (ret) {
+		free(cd.d.a);
+		free(cd.r.a);
+		return ret;
+	}
+	rs = cd.r.a;
+	*chunks = cd.d.a;
+	*n = cd.d.n;
+	for (i = 0; i < cd.d.n; i++) {
+		struct hbmd_kernel_chunk *c = &(*chunks)[i];
+
+		for (j = 0; j < cd.r.n && rs[j].id != c->region; j++)
+			;
+		if (j == cd.r.n)
+			continue;
+		c->bytes = rs[j].chunk_size;
+		if (rs[j].length && (uint64_t)c->index * rs[j].chunk_size < rs[j].length &&
+		    rs[j].length - (uint64_t)c->index * rs[j].chunk_size < rs[j].chunk_size)
+			c->bytes = rs[j].length - (uint64_t)c->index * rs[j].chunk_size;
+	}
+	free(cd.r.a);
+	return 0;
+}
+
+static uint32_t get_u32_or(struct nlattr *a, uint32_t def)
+{
+	return a ? nla_get_u32(a) : def;
+}
+
+static int resync_cb(uint8_t cmd, struct nlattr *attrs, int len, void *arg)
+{
+	struct nlattr *tb[HBMPOOL_A_RESYNC_MAX + 1];
+	struct hbmd_kernel_resync *r;
+
+	(void)cmd;
+	if (nla_parse(tb, HBMPOOL_A_RESYNC_MAX, attrs, len, NULL) || !tb[HBMPOOL_A_RESYNC_ID])
+		return -EPROTO;
+	r = dump_slot(arg);
+	if (!r)
+		return -ENOMEM;
+	r->id = nla_get_u32(tb[HBMPOOL_A_RESYNC_ID]);
+	r->region = get_u32_or(tb[HBMPOOL_A_RESYNC_REGION_ID], 0);
+	r->chunk = get_u32_or(tb[HBMPOOL_A_RESYNC_CHUNK], 0);
+	r->from = get_u32_or(tb[HBMPOOL_A_RESYNC_FROM_NODE_ID], HBMD_NO_NODE);
+	r->to = get_u32_or(tb[HBMPOOL_A_RESYNC_TO_NODE_ID], HBMD_NO_NODE);
+	r->state = (int)get_u32_or(tb[HBMPOOL_A_RESYNC_STATE], 0);
+	r->error = (int)get_u32_or(tb[HBMPOOL_A_RESYNC_ERROR], 0);
+	r->pages = get_u32_or(tb[HBMPOOL_A_RESYNC_PAGES], 0);
+	r->pages_done = get_u32_or(tb[HBMPOOL_A_RESYNC_PAGES_DONE], 0);
+	return 0;
+}
+
+static int knl_resync_new(void *ctx, uint32_t region, uint32_t chunk, uint32_t from,
+			  uint32_t *id, char *err, size_t errlen)
+{
+	struct dump d = { .size = sizeof(struct hbmd_kernel_resync) };
+	struct nl_msg *msg = knl_msg(ctx, HBMPOOL_CMD_RESYNC_NEW, 0, err, errlen);
+	int ret;
+
+	if (!msg)
+		return -ENOMEM;
+	if (nla_put_u32(msg, HBMPOOL_A_RESYNC_REGION_ID, region) ||
+	    nla_put_u32(msg, HBMPOOL_A_RESYNC_CHUNK, chunk) ||
+	    nla_put_u32(msg, HBMPOOL_A_RESYNC_FROM_NODE_ID, from))
+		return put_failed(msg, HBMPOOL_CMD_RESYNC_NEW, err, errlen);
+	ret = knl_request(ctx, msg, HBMPOOL_CMD_RESYNC_NEW, 0, resync_cb, &d, err, errlen);
+	if (!ret && !d.n) {
+		snprintf(err, errlen, "resync-new: the kernel gave no move id");
+		ret = -EPROTO;
+	}
+	if (!ret)
+		*id = ((struct hbmd_kernel_resync *)d.a)[0].id;
+	free(d.a);
+	return ret;
+}
+
+static int knl_resync_read(void *ctx, struct hbmd_kernel_resync **moves, size_t *n,
+			   char *err, size_t errlen)
+{
+	struct dump d = { .size = sizeof(**moves) };
+	int ret = knl_dump(ctx, HBMPOOL_CMD_RESYNC_GET, resync_cb, &d, err, errlen);
+
+	*moves = d.a;
+	*n = d.n;
+	return ret;
+}
+
+static int knl_resync_del(void *ctx, uint32_t id, char *err, size_t errlen)
+{
+	struct nl_msg *msg = knl_msg(ctx, HBMPOOL_CMD_RESYNC_DEL, 0, err, errlen);
+
+	if (!msg)
+		return -ENOMEM;
+	if (nla_put_u32(msg, HBMPOOL_A_RESYNC_ID, id))
+		return put_failed(msg, HBMPOOL_CMD_RESYNC_DEL, err, errlen);
+	return knl_request(ctx, msg, HBMPOOL_CMD_RESYNC_DEL, 0, NULL, NULL, err, errlen);
+}
+
+static int params_cb(uint8_t cmd, struct nlattr *attrs, int len, void *arg)
+{
+	struct nlattr *tb[HBMPOOL_A_PARAMS_MAX + 1];
+
+	(void)cmd;
+	if (nla_parse(tb, HBMPOOL_A_PARAMS_MAX, attrs, len, NULL))
+		return -EPROTO;
+	*(uint32_t *)arg = get_u32_or(tb[HBMPOOL_A_PARAMS_RESYNC_JOBS], 0);
+	return 0;
+}
+
+static int knl_resync_params(void *ctx, uint32_t mbps, uint32_t *jobs, char *err, size_t errlen)
+{
+	struct nl_msg *msg;
+	int ret;
+
+	if (mbps != UINT32_MAX) {
+		msg = knl_msg(ctx, HBMPOOL_CMD_PARAMS_SET, 0, err, errlen);
+		if (!msg)
+			return -ENOMEM;
+		if (nla_put_u32(msg, HBMPOOL_A_PARAMS_RESYNC_MBPS, mbps))
+			return put_failed(msg, HBMPOOL_CMD_PARAMS_SET, err, errlen);
+		ret = knl_request(ctx, msg, HBMPOOL_CMD_PARAMS_SET, HBMPOOL_A_PARAMS_RESYNC_MBPS,
+				  NULL, NULL, err, errlen);
+		if (ret)
+			return ret;
+	}
+	*jobs = 0;
+	msg = knl_msg(ctx, HBMPOOL_CMD_PARAMS_GET, 0, err, errlen);
+	if (!msg)
+		return -ENOMEM;
+	return knl_request(ctx, msg, HBMPOOL_CMD_PARAMS_GET, 0, params_cb, jobs, err, errlen);
+}
+
 /*
  * The monitor group on a socket of its own, non-blocking, with a receive
  * buffer of 8 MiB if the daemon may force it (CAP_NET_ADMIN), else what
@@ -599,7 +822,12 @@ static int ev_cb(uint8_t cmd, struct nlattr *attrs, int len, void *arg)
 	case HBMPOOL_CMD_REGION_DEL_NTF:
 		max = HBMPOOL_A_REGION_MAX;
 		seq_attr = HBMPOOL_A_REGION_SEQ;
-		kind = -1;
+		kind = HBMD_KEV_REGION;
+		break;
+	case HBMPOOL_CMD_RESYNC_CHANGE_NTF:
+		max = HBMPOOL_A_RESYNC_MAX;
+		seq_attr = HBMPOOL_A_RESYNC_SEQ;
+		kind = HBMD_KEV_RESYNC;
 		break;
 	case HBMPOOL_CMD_PARAMS_CHANGE_NTF:
 		max = HBMPOOL_A_PARAMS_MAX;
@@ -635,6 +863,16 @@ static int ev_cb(uint8_t cmd, struct nlattr *attrs, int len, void *arg)
 				   nla_get_u64(tb[HBMPOOL_A_DOMAIN_EPOCH]) : 0;
 			break;
 		case HBMD_KEV_SEGMENT:
+			break;
+		case HBMD_KEV_REGION:
+			e->id = tb[HBMPOOL_A_REGION_ID] ? nla_get_u32(tb[HBMPOOL_A_REGION_ID]) :
+				UINT32_MAX;
+			break;
+		case HBMD_KEV_RESYNC:
+			e->id = tb[HBMPOOL_A_RESYNC_ID] ? nla_get_u32(tb[HBMPOOL_A_RESYNC_ID]) :
+				UINT32_MAX;
+			e->state = tb[HBMPOOL_A_RESYNC_STATE] ?
+				   (int)nla_get_u32(tb[HBMPOOL_A_RESYNC_STATE]) : 0;
 			break;
 		default:	/* a node */
 			e->id = tb[HBMPOOL_A_NODE_ID] ? nla_get_u32(tb[HBMPOOL_A_NODE_ID]) :
@@ -706,6 +944,11 @@ static const struct hbmd_kernel_ops knl_ops = {
 	.stats_read = knl_stats_read,
 	.events_open = knl_events_open,
 	.events_read = knl_events_read,
+	.chunks_read = knl_chunks_read,
+	.resync_new = knl_resync_new,
+	.resync_read = knl_resync_read,
+	.resync_del = knl_resync_del,
+	.resync_params = knl_resync_params,
 };
 
 int hbmd_kernel_nl_open(struct hbmd_kernel *kern, char *err, size_t errlen)

@@ -8,8 +8,9 @@
  *
  *  1. events_open subscribes to "monitor" and makes the socket
  *     non-blocking;
- *  2. node, domain, link and segment events come out as small structs,
- *     their fields right; region and params events only count (numbers);
+ *  2. node, domain, link, segment, region and resync (chunk move) events
+ *     come out as small structs, their fields right; params events only
+ *     count (numbers);
  *  3. a gap in the kernel's event numbers is an overrun, before the event
  *     after the gap; an ENOBUFS is an overrun, and the next number after
  *     it is no gap;
@@ -172,7 +173,13 @@ static int deliver(const struct step *s, hbm_nl_reply_fn *cb, void *arg)
 		ret = nla_put_u64(msg, HBMPOOL_A_SEGMENT_SEQ, s->seq);
 		break;
 	case HBMPOOL_CMD_REGION_NEW_NTF:
-		ret = nla_put_u64(msg, HBMPOOL_A_REGION_SEQ, s->seq);
+		ret = nla_put_u32(msg, HBMPOOL_A_REGION_ID, s->id) ||
+		      nla_put_u64(msg, HBMPOOL_A_REGION_SEQ, s->seq);
+		break;
+	case HBMPOOL_CMD_RESYNC_CHANGE_NTF:
+		ret = nla_put_u32(msg, HBMPOOL_A_RESYNC_ID, s->id) ||
+		      nla_put_u32(msg, HBMPOOL_A_RESYNC_STATE, s->state) ||
+		      nla_put_u64(msg, HBMPOOL_A_RESYNC_SEQ, s->seq);
 		break;
 	case HBMPOOL_CMD_PARAMS_CHANGE_NTF:
 		ret = nla_put_u64(msg, HBMPOOL_A_PARAMS_SEQ, s->seq);
@@ -239,7 +246,7 @@ int main(void)
 					.epoch = 42, .fenced = true };
 	nsteps++;
 	add(HBMPOOL_CMD_LINK_CHANGE_NTF, 3, 7, 0);
-	add(HBMPOOL_CMD_REGION_NEW_NTF, 4, 0, 0);
+	add(HBMPOOL_CMD_REGION_NEW_NTF, 4, 5, 0);
 	add(HBMPOOL_CMD_PARAMS_CHANGE_NTF, 5, 0, 0);
 	add(HBMPOOL_CMD_NODE_CHANGE_NTF, 6, 7, 2);
 	script[nsteps] = (struct step){ .cmd = HBMPOOL_CMD_NODE_CHANGE_NTF, .seq = 7, .id = 1,
@@ -248,19 +255,21 @@ int main(void)
 	add(HBMPOOL_CMD_SEGMENT_CHANGE_NTF, 8, 0, 0);
 	add(HBMPOOL_CMD_NODE_DEL_NTF, 9, 7, 3);
 	n = k.ops->events_read(k.ctx, ev, 16, err, sizeof(err));
-	ok(n == 7, "9 events, 2 of them region/params: 7 out (%d)", n);
-	ok(n == 7 && ev[0].kind == HBMD_KEV_NODE_ADD && ev[0].id == 7 && ev[0].state == 0 &&
+	ok(n == 8, "9 events, 1 of them params: 8 out (%d)", n);
+	ok(n == 8 && ev[0].kind == HBMD_KEV_NODE_ADD && ev[0].id == 7 && ev[0].state == 0 &&
 	   !ev[0].self && ev[0].seq == 1,
 	   "node-add-ntf: node 7, live, seq 1");
-	ok(n == 7 && ev[1].kind == HBMD_KEV_DOMAIN && ev[1].fenced && ev[1].epoch == 42,
+	ok(n == 8 && ev[1].kind == HBMD_KEV_DOMAIN && ev[1].fenced && ev[1].epoch == 42,
 	   "domain-change-ntf: fenced, epoch 42");
-	ok(n == 7 && ev[2].kind == HBMD_KEV_LINK && ev[2].id == 7 && ev[2].state == 0 &&
+	ok(n == 8 && ev[2].kind == HBMD_KEV_LINK && ev[2].id == 7 && ev[2].state == 0 &&
 	   ev[2].health == 3, "link-change-ntf: node 7, down, health 3");
-	ok(n == 7 && ev[3].kind == HBMD_KEV_NODE_CHANGE && ev[3].id == 7 &&
-	   ev[3].state == HBMD_NODE_FENCED && ev[4].kind == HBMD_KEV_NODE_CHANGE && ev[4].self,
+	ok(n == 8 && ev[3].kind == HBMD_KEV_REGION && ev[3].id == 5 && ev[3].seq == 4,
+	   "region-new-ntf: region 5, seq 4");
+	ok(n == 8 && ev[4].kind == HBMD_KEV_NODE_CHANGE && ev[4].id == 7 &&
+	   ev[4].state == HBMD_NODE_FENCED && ev[5].kind == HBMD_KEV_NODE_CHANGE && ev[5].self,
 	   "node-change-ntf: node 7 fenced; this node's, self");
-	ok(n == 7 && ev[5].kind == HBMD_KEV_SEGMENT && ev[6].kind == HBMD_KEV_NODE_DEL &&
-	   ev[6].id == 7 && ev[6].seq == 9, "segment-change-ntf; node-del-ntf: node 7, seq 9");
+	ok(n == 8 && ev[6].kind == HBMD_KEV_SEGMENT && ev[7].kind == HBMD_KEV_NODE_DEL &&
+	   ev[7].id == 7 && ev[7].seq == 9, "segment-change-ntf; node-del-ntf: node 7, seq 9");
 
 	/* 3. losses */
 	add(HBMPOOL_CMD_NODE_ADD_NTF, 12, 8, 0);	/* 10, 11 lost */
@@ -294,6 +303,11 @@ int main(void)
 	}
 	ok(good && total == 10 && n == 0,
 	   "10 events through a buffer of 4: all of them, in order, no overrun (%d)", total);
+	/* a chunk move's event, numbered as every other: no gap */
+	add(HBMPOOL_CMD_RESYNC_CHANGE_NTF, 32, 11, 1);
+	n = k.ops->events_read(k.ctx, ev, 16, err, sizeof(err));
+	ok(n == 1 && ev[0].kind == HBMD_KEV_RESYNC && ev[0].id == 11 && ev[0].state == 1 &&
+	   ev[0].seq == 32, "resync-change-ntf: move 11, done, seq 32, no overrun (%d)", n);
 	n = k.ops->events_read(k.ctx, ev, 1, err, sizeof(err));
 	ok(n == -EINVAL, "a buffer of 1: refused (room for an overrun and an event)");
 
