@@ -98,6 +98,8 @@ static const struct key keys[] = {
 	    HBM_DIST_MAX, NULL),
 	KEY("distance", "other", T_UINT, dist.d[HBM_REL_OTHER], false, HBM_DIST_MIN,
 	    HBM_DIST_MAX, NULL),
+	KEY("drain", "jobs", T_UINT, drain_jobs, false, 1, 64, NULL),
+	KEY("drain", "mbps", T_UINT, drain_mbps, false, 0, 1000000, "MiB/s"),
 	KEY("metrics", "listen", T_LISTEN, metrics_listen, false, 0, 0, NULL),
 	KEY("control", "socket", T_PATH, control_socket, false, 0, 0, NULL),
 };
@@ -754,6 +756,7 @@ static void defaults(struct hbm_config *conf)
 	conf->policy = HBM_POLICY_INTERLEAVE;
 	conf->avoid_degraded = true;
 	conf->full_pct = 95;
+	conf->drain_mbps = HBM_CONF_UNSET;
 	conf->dist.d[HBM_REL_TRAY] = HBM_DIST_TRAY_DEFAULT;
 	conf->dist.d[HBM_REL_RACK] = HBM_DIST_RACK_DEFAULT;
 	conf->dist.d[HBM_REL_SITE] = HBM_DIST_SITE_DEFAULT;

@@ -19,6 +19,7 @@
 #ifndef HBMPOOLD_CONFIG_H
 #define HBMPOOLD_CONFIG_H
 
+#include <limits.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -77,6 +78,10 @@ struct hbm_config {
 	/* [distance]: per relation (topology.h), never decreasing */
 	struct hbm_distances dist;	/* default 20, 30, 40, 80 */
 
+	/* [drain]: chunk moves off drained nodes (drain_agent.h) */
+	unsigned int drain_jobs;	/* moves at once, 0 (default): the kernel's resync-jobs */
+	unsigned int drain_mbps;	/* resync-mbps to set, HBM_CONF_UNSET (default): kept */
+
 	/* [metrics] */
 	char *metrics_listen;		/* "ADDR:PORT", "[ADDR6]:PORT"; NULL: off */
 
@@ -87,6 +92,8 @@ struct hbm_config {
 #define HBM_CONF_MAX_KEYS	48
 	unsigned int line[HBM_CONF_MAX_KEYS];
 };
+
+#define HBM_CONF_UNSET	UINT_MAX	/* an optional number not given */
 
 /*
  * Read path into conf (zeroed first, defaults applied).  Returns 0, or
