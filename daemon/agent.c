@@ -15,6 +15,7 @@
 #include <json-c/json.h>
 
 #include "agent.h"
+#include "drain_agent.h"
 #include "etcd.h"
 #include "health.h"
 #include "links.h"
@@ -73,6 +74,10 @@ struct hbmd_agent {
 	bool drain[NR_IDS];		/* a key for it in etcd (member or not) */
 	int8_t kdrain[NR_IDS];		/* K_PRESENT: its draining in the kernel, -1: not known */
 	bool drain_unsupported;		/* no node_drain, or the kernel lacks it (said) */
+	struct hbmd_drainer *drainer;	/* this node's chunk moves, the members' progress */
+	bool bad_report;		/* a bad progress value was said */
+	/* hbmd_agent_leave(): a drain of this node, then leaving */
+	bool leaving, leave_seen, left;
 	bool add_failed;		/* members still to add (or place) in the kernel */
 	uint64_t add_retry_at;
 	unsigned int unsupported;	/* 1 << enum kop, reported */
@@ -719,14 +724,37 @@ static void elect(struct hbmd_agent *a)
 
 /* ---- drains ---- */
 
-/* A watch event under the drains prefix: node ID's drain begins or ends. */
+static void drain_changed(struct hbmd_agent *a, uint32_t id, bool on);
+
+/* A member's progress report of a drain (val NULL: deleted). */
+static void drain_report(struct hbmd_agent *a, uint32_t node, uint32_t member, const char *val,
+			 size_t len)
+{
+	char err[128];
+	int ret = hbmd_drainer_report(a->drainer, node, member, val, len, err, sizeof(err));
+
+	if (ret == -EPROTO && !a->bad_report) {
+		alog(a, LOG_WARNING, "drains: node %u's progress of the drain of node %u: %s (ignored; said once)",
+		     member, node, err);
+		a->bad_report = true;
+	}
+}
+
+/*
+ * A watch event under the drains prefix: node ID's drain begins or ends,
+ * or a member's progress of one.
+ */
 static void drain_event(struct hbmd_agent *a, const struct hbm_etcd_event *ev)
 {
 	bool on = ev->type != HBM_ETCD_EV_DELETE;
-	uint32_t id;
+	uint32_t id, member;
 
-	if (hbm_drain_id(a->drains_prefix, ev->kv.key, &id)) {
+	if (hbmd_drain_key_parse(a->drains_prefix, ev->kv.key, &id, &member)) {
 		alog(a, LOG_WARNING, "drains: %s is no drain key (ignored)", ev->kv.key);
+		return;
+	}
+	if (member != UINT32_MAX) {
+		drain_report(a, id, member, on ? ev->kv.value : NULL, on ? ev->kv.value_len : 0);
 		return;
 	}
 	if (a->drain[id] == on)
@@ -735,6 +763,7 @@ static void drain_event(struct hbmd_agent *a, const struct hbm_etcd_event *ev)
 	alog(a, LOG_NOTICE, on ? "node %u is draining: it takes no new chunks" :
 				 "node %u's drain ended: it takes new chunks again", id);
 	kdrain_sync(a, id);
+	drain_changed(a, id, on);
 }
 
 /* The drains from a range (every key under the drains prefix). */
@@ -749,6 +778,7 @@ static void drains_take(struct hbmd_agent *a, const bool *next)
 		alog(a, LOG_NOTICE, next[id] ? "node %u is draining: it takes no new chunks" :
 					       "node %u's drain ended: it takes new chunks again", id);
 		kdrain_sync(a, id);
+		drain_changed(a, id, next[id]);
 	}
 }
 
@@ -794,6 +824,135 @@ int hbmd_agent_drain(struct hbmd_agent *a, uint32_t id, bool on, char *err, size
 	     on ? (created ? "written to etcd" : "already draining") :
 		  (deleted ? "deleted from etcd" : "it was not draining"));
 	return 0;
+}
+
+/* PREFIX/DOMAIN/drains/ID/progress/SELF */
+static int progress_key(const struct hbmd_agent *a, uint32_t id, char *key, size_t len)
+{
+	int n = snprintf(key, len, "%s%u/progress/%u", a->drains_prefix, id, a->conf->node_id);
+
+	return n < 0 || (size_t)n >= len ? -ENAMETOOLONG : 0;
+}
+
+/* Node id's drain began or ended (its key seen in a watch or a range). */
+static void drain_changed(struct hbmd_agent *a, uint32_t id, bool on)
+{
+	char key[KEY_MAX];
+	int64_t rev;
+
+	hbmd_drainer_poke(a->drainer, now_ms());
+	if (id == a->conf->node_id && a->leaving) {
+		if (on) {
+			a->leave_seen = true;
+		} else if (a->leave_seen) {
+			a->leaving = a->leave_seen = false;
+			alog(a, LOG_WARNING,
+			     "the drain of this node ended (undrained): the leave is cancelled, node %u stays in the domain",
+			     id);
+			set_status(a);
+		}
+	}
+	if (on || !hbmd_drainer_end(a->drainer, id))
+		return;
+	/* our progress key of the drain: gone with the drain (else with the lease) */
+	if (progress_key(a, id, key, sizeof(key)) || !can_block(a))
+		return;
+	if (hbm_etcd_delete(a->etcd, key, false, NULL, &rev))
+		alog(a, LOG_WARNING, "drains: deleting %s: %s (it goes with the lease)", key,
+		     hbm_etcd_error(a->etcd));
+}
+
+/* Every drain's report of this node's progress, when due (drain_agent.h). */
+static void drains_publish(struct hbmd_agent *a)
+{
+	char key[KEY_MAX], val[256];
+	uint64_t now = now_ms();
+	int64_t rev;
+	uint32_t id;
+
+	for (id = 0; id < NR_IDS; id++) {
+		if (!a->drain[id] || !hbmd_drainer_publish_due(a->drainer, id, now, wall_ms(), val,
+							       sizeof(val)))
+			continue;
+		if (progress_key(a, id, key, sizeof(key)) || !can_block(a))
+			return;
+		if (hbm_etcd_put(a->etcd, key, val, strlen(val), a->lease.id, &rev)) {
+			alog(a, LOG_WARNING, "drains: publishing %s: %s", key,
+			     hbm_etcd_error(a->etcd));
+			return;
+		}
+		hbmd_drainer_published(a->drainer, id, now);
+	}
+}
+
+/*
+ * Node id's drain summed over the members' reports: whether every member
+ * reported, and none has a chunk left.
+ */
+static bool drain_done(const struct hbmd_agent *a, uint32_t id)
+{
+	const struct hbmd_drain_report *r;
+	size_t i;
+
+	for (i = 0; i < a->members.n; i++) {
+		r = hbmd_drainer_report_of(a->drainer, id, a->members.m[i].id);
+		if (!r || r->chunks_left)
+			return false;
+	}
+	return a->members.n > 0;
+}
+
+/* Leaving: once this node's drain is done, out of the domain. */
+static void leave_check(struct hbmd_agent *a)
+{
+	char key[KEY_MAX];
+	int64_t rev;
+
+	if (!a->leaving || !a->leave_seen || !drain_done(a, a->conf->node_id))
+		return;
+	alog(a, LOG_NOTICE,
+	     "node %u is drained (every member reports no chunk left on it): leaving the domain",
+	     a->conf->node_id);
+	hbmd_agent_stop(a, true);
+	/* then its drain, so that a node with this id joins later undrained */
+	if (!hbm_drain_key(key, sizeof(key), a->conf->etcd_prefix, a->conf->domain,
+			   a->conf->node_id) &&
+	    hbm_etcd_delete(a->etcd, key, false, NULL, &rev))
+		alog(a, LOG_WARNING, "deleting %s: %s (undrain %u by hand)", key,
+		     hbm_etcd_error(a->etcd), a->conf->node_id);
+	a->left = true;
+	a->leaving = false;
+	snprintf(a->status, sizeof(a->status), "left the domain (drained)");
+}
+
+int hbmd_agent_leave(struct hbmd_agent *a, char *err, size_t errlen)
+{
+	int ret;
+
+	if (a->leaving) {
+		alog(a, LOG_INFO, "leave requested again: already leaving");
+		return 0;
+	}
+	ret = hbmd_agent_drain(a, a->conf->node_id, true, err, errlen);
+	if (ret)
+		return ret;
+	a->leaving = true;
+	a->leave_seen = a->drain[a->conf->node_id];
+	alog(a, LOG_NOTICE,
+	     "leave requested on the control socket: node %u drains itself, and leaves once every member reports no chunk left on it",
+	     a->conf->node_id);
+	set_status(a);
+	return 0;
+}
+
+bool hbmd_agent_left(const struct hbmd_agent *a)
+{
+	return a->left;
+}
+
+bool hbmd_agent_leaving(const struct hbmd_agent *a)
+{
+	return a->leaving;
 }
 
 /* ---- the watch ---- */
@@ -883,7 +1042,7 @@ static int resync(struct hbmd_agent *a)
 	const struct hbm_etcd_kv *leader = NULL;
 	bool drains[NR_IDS] = { false };
 	size_t i, n = 0, nl = 0;
-	uint32_t id;
+	uint32_t id, member;
 	int64_t rev;
 	int ret;
 
@@ -914,9 +1073,16 @@ static int resync(struct hbmd_agent *a)
 		else if (!strncmp(kvs.kv[i].key, a->links_prefix, strlen(a->links_prefix)))
 			lkv[nl++] = kvs.kv[i];
 		else if (!strncmp(kvs.kv[i].key, a->drains_prefix, strlen(a->drains_prefix)) &&
-			 !hbm_drain_id(a->drains_prefix, kvs.kv[i].key, &id))
-			drains[id] = true;
+			 !hbmd_drain_key_parse(a->drains_prefix, kvs.kv[i].key, &id, &member))
+			drains[id] |= member == UINT32_MAX;
 	}
+	/* the members' progress reports, all again */
+	hbmd_drainer_reports_clear(a->drainer);
+	for (i = 0; i < kvs.n; i++)
+		if (!strncmp(kvs.kv[i].key, a->drains_prefix, strlen(a->drains_prefix)) &&
+		    !hbmd_drain_key_parse(a->drains_prefix, kvs.kv[i].key, &id, &member) &&
+		    member != UINT32_MAX)
+			drain_report(a, id, member, kvs.kv[i].value, kvs.kv[i].value_len);
 	ret = links_take(a, lkv, nl);
 	free(lkv);
 	ret = ret ? ret : hbm_members_build(a->members_prefix, mkv, n, &next);
@@ -1239,6 +1405,11 @@ static void kevents(struct hbmd_agent *a)
 				alog(a, LOG_DEBUG, "the kernel's segment changed (event %llu)",
 				     (unsigned long long)e->seq);
 				break;
+			case HBMD_KEV_RESYNC:
+			case HBMD_KEV_REGION:
+				/* a move or a region changed: a drain's pass soon */
+				hbmd_drainer_poke(a->drainer, now_ms() + HBMD_DRAIN_EVENT_MS);
+				break;
 			}
 		}
 		if ((size_t)n < sizeof(ev) / sizeof(ev[0]))
@@ -1305,6 +1476,13 @@ int hbmd_agent_new(const struct hbm_config *conf, struct hbmd_kernel kernel, hbm
 	a->kdump_at = UINT64_MAX;
 	hbm_health_conf_from(&a->hconf, conf);
 	snprintf(a->status, sizeof(a->status), "starting");
+	if (hbmd_drainer_new(kernel, conf->node_id, conf->drain_jobs,
+			     conf->drain_mbps == HBM_CONF_UNSET ? UINT32_MAX : conf->drain_mbps,
+			     log, log_arg, &a->drainer)) {
+		kernel.ops->close(kernel.ctx);
+		free(a);
+		return -ENOMEM;
+	}
 	*out = a;
 	return 0;
 }
@@ -1721,6 +1899,9 @@ uint64_t hbmd_agent_deadline(const struct hbmd_agent *a)
 		d = min64(d, now_ms() + HBMD_RETRY_MS);
 	d = min64(d, a->health_at);
 	d = min64(d, a->kdump_at);
+	d = min64(d, hbmd_drainer_deadline(a->drainer));
+	if (a->leaving)
+		d = min64(d, now_ms() + HBMD_RETRY_MS);
 	for (i = 0; i < NR_IDS; i++)
 		if (a->kstate[i] == K_FENCED)
 			d = min64(d, a->remove_due[i]);
@@ -1822,6 +2003,11 @@ void hbmd_agent_tick(struct hbmd_agent *a)
 		elect(a);
 	if (a->state == HBMD_AGENT_RUNNING && now_ms() >= a->health_at)
 		sample_links(a);
+	if (a->state != HBMD_AGENT_RUNNING)
+		return;
+	hbmd_drainer_run(a->drainer, a->drain, now_ms());
+	drains_publish(a);
+	leave_check(a);
 }
 
 void hbmd_agent_stop(struct hbmd_agent *a, bool revoke)
@@ -1856,6 +2042,7 @@ void hbmd_agent_free(struct hbmd_agent *a)
 	for (i = 0; i < NR_IDS; i++)
 		free(a->lh[i]);
 	hbm_links_free(&a->links);
+	hbmd_drainer_free(a->drainer);
 	a->k.ops->close(a->k.ctx);
 	free(a);
 }
@@ -1937,6 +2124,71 @@ static int member_topology_json(const struct hbmd_agent *a, const struct hbm_mem
 	return bad;
 }
 
+/*
+ * "drain_progress": per drained node, the members' reports summed:
+ * [{"node": 3, "chunks_left": 5, "bytes_left": 10485760, "failures": 0,
+ *   "members": 3, "reported": 3, "done": false,
+ *   "by_member": [{"id": 1, "chunks_left": 5, ...,"updated": ms}, ...]}]
+ */
+#define ADD(obj, k, v) (bad |= json_object_object_add((obj), (k), (v)))
+static int drain_progress_json(const struct hbmd_agent *a, json_object *o)
+{
+	const struct hbmd_drain_report *r;
+	json_object *arr = json_object_new_array(), *d, *bm, *m;
+	uint64_t chunks, bytes, fails;
+	unsigned int reported;
+	size_t i;
+	uint32_t id;
+	int bad = !arr;
+
+	for (id = 0; arr && id < NR_IDS && !bad; id++) {
+		if (!a->drain[id])
+			continue;
+		d = json_object_new_object();
+		bm = json_object_new_array();
+		if (!d || !bm) {
+			json_object_put(d);
+			json_object_put(bm);
+			bad = 1;
+			break;
+		}
+		chunks = bytes = fails = 0;
+		reported = 0;
+		for (i = 0; i < a->members.n; i++) {
+			r = hbmd_drainer_report_of(a->drainer, id, a->members.m[i].id);
+			if (!r)
+				continue;
+			reported++;
+			chunks += r->chunks_left;
+			bytes += r->bytes_left;
+			fails += r->failures;
+			m = json_object_new_object();
+			if (!m) {
+				bad = 1;
+				break;
+			}
+			ADD(m, "id", json_object_new_int64(r->member));
+			ADD(m, "chunks_left", json_object_new_uint64(r->chunks_left));
+			ADD(m, "bytes_left", json_object_new_uint64(r->bytes_left));
+			ADD(m, "failures", json_object_new_uint64(r->failures));
+			ADD(m, "updated", json_object_new_uint64(r->updated));
+			bad |= json_object_array_add(bm, m);
+		}
+		ADD(d, "node", json_object_new_int64(id));
+		ADD(d, "chunks_left", json_object_new_uint64(chunks));
+		ADD(d, "bytes_left", json_object_new_uint64(bytes));
+		ADD(d, "failures", json_object_new_uint64(fails));
+		ADD(d, "members", json_object_new_int64((int64_t)a->members.n));
+		ADD(d, "reported", json_object_new_int64(reported));
+		ADD(d, "done", json_object_new_boolean(drain_done(a, id)));
+		ADD(d, "by_member", bm);
+		bad |= json_object_array_add(arr, d);
+	}
+	if (arr)
+		ADD(o, "drain_progress", arr);
+	return bad;
+}
+
 int hbmd_agent_json(const struct hbmd_agent *a, char **json)
 {
 	static const char *const states[] = { "new", "member", "fenced", "stopped" };
@@ -1948,7 +2200,6 @@ int hbmd_agent_json(const struct hbmd_agent *a, char **json)
 	size_t i;
 	int bad = !o;
 
-#define ADD(obj, k, v) (bad |= json_object_object_add((obj), (k), (v)))
 	if (bad)
 		return -ENOMEM;
 	ADD(o, "node", json_object_new_int64(a->conf->node_id));
@@ -2000,6 +2251,8 @@ int hbmd_agent_json(const struct hbmd_agent *a, char **json)
 			bad |= json_object_array_add(ms, json_object_new_int64((int64_t)i));
 	if (ms)
 		ADD(o, "drains", ms);
+	ADD(o, "leaving", json_object_new_boolean(a->leaving));
+	bad |= drain_progress_json(a, o);
 	ms = json_object_new_array();
 	bad |= !ms;
 	for (i = 0; ms && i < a->links.n; i++) {

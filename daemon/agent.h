@@ -108,12 +108,25 @@ void hbmd_agent_reconfigured(struct hbmd_agent *a);
  * every daemon, this one included, applies it from its watch: node-set
  * draining 1|0 on node id in its kernel (not in id's own kernel, which
  * refuses it), and on a node that joins while drained, right after its
- * add.  A drain only stops new chunks: moving the chunks on the node
- * needs the kernel's chunk migration (to do).  id need not be a member
+ * add; every daemon then moves its own chunks off id (drain_agent.h) and
+ * publishes its progress.  id need not be a member
  * (yet).  0, or -errno with the reason in err: -EINVAL (id), -EAGAIN (this
  * daemon is no member, or its lease is too close to its end), etcd's.
  */
 int hbmd_agent_drain(struct hbmd_agent *a, uint32_t id, bool on, char *err, size_t errlen);
+
+/*
+ * A graceful leave, for the control socket: a drain of this node (as
+ * hbmd_agent_drain()), then, once every member reports no chunk of its
+ * left on this node (PREFIX/DOMAIN/drains/SELF/progress/M, drain_agent.h),
+ * the lease revoked (the others see this node leave), the drain key
+ * deleted, and hbmd_agent_left() true: the daemon exits 0.  An undrain of
+ * this node meanwhile cancels the leave.  0 (also when already leaving),
+ * or -errno with the reason in err.
+ */
+int hbmd_agent_leave(struct hbmd_agent *a, char *err, size_t errlen);
+bool hbmd_agent_leaving(const struct hbmd_agent *a);
+bool hbmd_agent_left(const struct hbmd_agent *a);
 
 enum hbmd_agent_state hbmd_agent_state(const struct hbmd_agent *a);
 bool hbmd_agent_is_leader(const struct hbmd_agent *a);
@@ -134,7 +147,11 @@ const struct hbm_lease *hbmd_agent_lease(const struct hbmd_agent *a);
  *                 "relation": "rack", "distance": 30, "link_type": "scaleout",
  *                 "draining": false},
  *                ...],
- *    "drains": [3, ...],
+ *    "drains": [3, ...], "leaving": false,
+ *    "drain_progress": [{"node": 3, "chunks_left": 5, "bytes_left": 10485760,
+ *                        "failures": 0, "members": 3, "reported": 3, "done": false,
+ *                        "by_member": [{"id": 1, "chunks_left": 5, "bytes_left": ...,
+ *                                       "failures": 0, "updated": 1764100000123}, ...]}],
  *    "links": [{"from": 1, "to": 2, "state": "degraded", "rtt_us": 250000,
  *               "error_pct": 0, "changes": 3, "since": 1764100000123}, ...]}
  * state: new, member, fenced, stopped; leader null when none is known;
@@ -143,7 +160,9 @@ const struct hbm_lease *hbmd_agent_lease(const struct hbmd_agent *a);
  * relation, distance, link_type (not for this node): what this node gives
  * the member from the two locations and [distance] (topology.h);
  * draining: a key PREFIX/DOMAIN/drains/ID for it; drains: every drained
- * id, sorted, members or not; links: every node's published links (links.h), this
+ * id, sorted, members or not; leaving: hbmd_agent_leave() in progress;
+ * drain_progress: per drain, the members' progress reports summed (only
+ * members count; done: every member reported none left); links: every node's published links (links.h), this
  * node's included as etcd has them.
  */
 int hbmd_agent_json(const struct hbmd_agent *a, char **json);

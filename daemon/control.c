@@ -193,7 +193,8 @@ static char *reply(bool ok, const char *cmd, int64_t node, int e, const char *wh
 	bad |= json_object_object_add(o, "ok", json_object_new_boolean(ok));
 	if (ok) {
 		bad |= json_object_object_add(o, "cmd", json_object_new_string(cmd));
-		bad |= json_object_object_add(o, "node", json_object_new_int64(node));
+		if (node >= 0)
+			bad |= json_object_object_add(o, "node", json_object_new_int64(node));
 	} else {
 		bad |= json_object_object_add(o, "error", json_object_new_string(why));
 		bad |= json_object_object_add(o, "errno", json_object_new_int(e));
@@ -282,8 +283,20 @@ static int request(struct hbmd_control *c, struct ctl_client *cl, size_t len, ch
 		json_object_put(o);
 		return view(c, cl, err, errlen);
 	}
+	if (!strcmp(cmd, "leave")) {
+		if (!c->request) {
+			refuse(cl, EOPNOTSUPP, "leave: this daemon takes no requests");
+			goto out;
+		}
+		ret = c->request(c->arg, cmd, HBMD_CONTROL_NO_NODE, why, sizeof(why));
+		if (ret)
+			refuse(cl, -ret, "leave: %s", *why ? why : strerror(-ret));
+		else
+			answer(cl, reply(true, cmd, -1, 0, NULL));
+		goto out;
+	}
 	if (strcmp(cmd, "drain") && strcmp(cmd, "undrain")) {
-		refuse(cl, EINVAL, "unknown command '%.64s' (view, drain, undrain)", cmd);
+		refuse(cl, EINVAL, "unknown command '%.64s' (view, drain, undrain, leave)", cmd);
 		goto out;
 	}
 	if (!json_object_object_get_ex(o, "node", &v) || !json_object_is_type(v, json_type_int)) {

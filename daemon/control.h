@@ -18,8 +18,11 @@
  *      {"cmd": "view"}                 the view, as above
  *      {"cmd": "drain", "node": N}     node N (0..1023) takes no new chunks
  *      {"cmd": "undrain", "node": N}   it takes them again
+ *      {"cmd": "leave"}                this node drains itself, then leaves
+ *                                      the domain and the daemon exits 0
  *
- *    answered {"ok": true, "cmd": "drain", "node": N}, or
+ *    answered {"ok": true, "cmd": "drain", "node": N} ({"ok": true,
+ *    "cmd": "leave"}: the leave began; the view's "leaving" follows it), or
  *    {"ok": false, "error": "...", "errno": E} (E positive: EINVAL for a
  *    request that is no JSON object, has no string "cmd", an unknown one,
  *    no integer "node" or one out of range; E2BIG for a request over
@@ -48,14 +51,15 @@
 #define HBMD_CONTROL_WAIT_MS	200	/* a silent client: the view after this */
 #define HBMD_CONTROL_REQUEST_MAX 1024	/* bytes of a request line, "\n" included */
 #define HBMD_CONTROL_NODE_MAX	1023	/* a node id in a request */
+#define HBMD_CONTROL_NO_NODE	UINT32_MAX	/* leave: a request of no node */
 
 struct hbmd_control;
 
 /* The view to send: a malloc'ed NUL-terminated string, or -errno. */
 typedef int hbmd_control_view_fn(void *arg, char **json);
 /*
- * A request (cmd "drain" or "undrain", node checked to be 0..1023): 0, or
- * -errno with the reason in err.
+ * A request (cmd "drain" or "undrain", node checked to be 0..1023; or
+ * "leave", node HBMD_CONTROL_NO_NODE): 0, or -errno with the reason in err.
  */
 typedef int hbmd_control_request_fn(void *arg, const char *cmd, uint32_t node, char *err,
 				    size_t errlen);
@@ -68,7 +72,7 @@ typedef int hbmd_control_request_fn(void *arg, const char *cmd, uint32_t node, c
 int hbmd_control_open(const char *path, hbmd_control_view_fn *view, void *arg,
 		      struct hbmd_control **out, char *err, size_t errlen);
 /*
- * What answers drain and undrain (called with the view's arg).  Without
+ * What answers drain, undrain and leave (called with the view's arg).  Without
  * one, they are answered EOPNOTSUPP.
  */
 void hbmd_control_set_request(struct hbmd_control *c, hbmd_control_request_fn *request);

@@ -203,7 +203,8 @@ struct hbmd_kernel_ops {
 	void (*close)(void *ctx);
 	/*
 	 * Chunk moves (HBMPOOL_FEAT_RESYNC; each may be NULL: no moves, the
-	 * drains then only stop new chunks).  -EOPNOTSUPP: a kernel without.
+	 * drains then only stop new chunks; chunks_read NULL: an ops table
+	 * without regions, nothing to move).  -EOPNOTSUPP: a kernel without.
 	 *
 	 * chunks_read: every chunk of this node's regions (malloc'ed array).
 	 * resync_new: move chunk of region from node from (resync-new

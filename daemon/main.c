@@ -7,7 +7,9 @@
  *
  * Reads the config (refusing to start on any error, all of them printed),
  * sets the kernel up and joins the domain (agent.c), then runs the event
- * loop (loop.c) until SIGTERM or SIGINT; SIGHUP reads the config again
+ * loop (loop.c) until SIGTERM or SIGINT, or until a graceful leave
+ * (hbmctl domain leave: drained, then out of the domain) ends it with
+ * exit status 0; SIGHUP reads the config again
  * (reload(): [health] and [placement] take effect, other changes wait for
  * a restart).  Under systemd (Type=notify) it
  * sends READY=1 once it is a member, STATUS= on every change and
@@ -130,9 +132,11 @@ static int agent_view(void *arg, char **json)
 	return hbmd_agent_json(arg, json);
 }
 
-/* The control socket's requests (control.h): drain and undrain. */
+/* The control socket's requests (control.h): drain, undrain and leave. */
 static int agent_request(void *arg, const char *cmd, uint32_t node, char *err, size_t errlen)
 {
+	if (!strcmp(cmd, "leave"))
+		return hbmd_agent_leave(arg, err, errlen);
 	return hbmd_agent_drain(arg, node, !strcmp(cmd, "drain"), err, errlen);
 }
 
@@ -307,6 +311,14 @@ out_join:
 		if (wd_ms && hbmd_now_ms() >= wd_next) {
 			sd_notify(0, "WATCHDOG=1");
 			wd_next = hbmd_now_ms() + wd_ms;
+		}
+		if (hbmd_agent_left(agent)) {
+			/* a graceful leave (hbmctl domain leave): exit 0, not restarted */
+			hbmd_log(LOG_NOTICE, "node %u left domain %s: drained, lease revoked; exiting",
+				 conf.node_id, conf.domain);
+			sd_notifyf(0, "STOPPING=1\nSTATUS=left domain %s", conf.domain);
+			rc = HBMD_EXIT_OK;
+			break;
 		}
 		if (sig == SIGHUP) {
 			reload(conf_path, &conf, agent);

@@ -208,7 +208,7 @@ static void test_requests(struct hbmd_control *c, const char *path, char *buf, s
 		  "no cmd" },
 		{ "{\"cmd\":7}\n", "no string \\\"cmd\\\"", "cmd not a string" },
 		{ "{\"cmd\":\"explode\",\"node\":1}\n",
-		  "\"error\":\"unknown command 'explode' (view, drain, undrain)\",\"errno\":22}",
+		  "\"error\":\"unknown command 'explode' (view, drain, undrain, leave)\",\"errno\":22}",
 		  "an unknown command" },
 		{ "{\"cmd\":\"drain\"}\n", "\"error\":\"drain: no integer \\\"node\\\"\",\"errno\":22}",
 		  "drain without node" },
@@ -258,8 +258,12 @@ static void test_requests(struct hbmd_control *c, const char *path, char *buf, s
 	ok(r == 1 && !strcmp(buf, "{\"ok\":true,\"cmd\":\"undrain\",\"node\":1023}") && reqs == 2 &&
 	   !strcmp(req_cmd, "undrain") && req_node == 1023,
 	   "undrain 1023, ended by the half-close: ok (%s)", buf);
+	ASK("{\"cmd\":\"leave\"}\n", false);
+	ok(r == 1 && !strcmp(buf, "{\"ok\":true,\"cmd\":\"leave\"}") && reqs == 3 &&
+	   !strcmp(req_cmd, "leave") && req_node == HBMD_CONTROL_NO_NODE,
+	   "leave: no node, the request function asked with none, ok (%s)", buf);
 	ASK("{\"cmd\":\"drain\",\"node\":0}\n{\"cmd\":\"undrain\",\"node\":0}\n", false);
-	ok(r == 1 && reqs == 3 && !strcmp(req_cmd, "drain") && req_node == 0 &&
+	ok(r == 1 && reqs == 4 && !strcmp(req_cmd, "drain") && req_node == 0 &&
 	   strstr(buf, "\"ok\":true"),
 	   "two lines: the first one answered, the rest ignored (%s)", buf);
 	req_ret = -EAGAIN;
