@@ -14,7 +14,8 @@
 # half-close), the daemon's answer (ok: a line, -j: the answer; refused:
 # its error, exit 1; a daemon that answers with its view: exit 1), bad
 # node ids (exit 2); domain status writes nothing and half-closes (the view
-# at once), shows DRAINING per member and the drains.
+# at once), shows DRAINING per member, the drains and their progress;
+# domain leave: its request line.
 # hbmctl is unit/hbmctl_san (tools/hbmctl built with ASan and UBSan;
 # make -C selftests unit builds it), else $HBMCTL, else tools/hbmctl/hbmctl.
 # TAP output, "N passed, N failed".
@@ -330,12 +331,38 @@ has '^1 +10\.0\.0\.1:7070 .* +scaleup +yes$' && has '^10 +\[fd00::a\]:7070 .* +s
 	has '^drains +1 7$'
 ok $? "status: DRAINING per member, the drains (members or not)"
 
+# the drains' progress: a section of its own, and the leaving flag
+"$py" -c 'import json, sys
+v = json.load(open(sys.argv[1]))
+v["leaving"] = True
+v["drain_progress"] = [{"node": 1, "chunks_left": 2, "bytes_left": 4194304, "failures": 1,
+                        "members": 3, "reported": 2, "done": False, "by_member": []},
+                       {"node": 7, "chunks_left": 0, "bytes_left": 0, "failures": 0,
+                        "members": 3, "reported": 3, "done": True, "by_member": []}]
+json.dump(v, open(sys.argv[2], "w"))' "$tmp/dview.json" "$tmp/pview.json"
+serve req "$tmp/pview.json"
+ctl domain status --socket "$sock"
+[ "$rc" -eq 0 ] && has '^DRAINED +CHUNKS-LEFT +BYTES-LEFT +FAILURES +REPORTED +DONE$' &&
+	has '^1 +2 +4(\.0)?M +1 +2/3 +no$' && has '^7 +0 +0B +0 +3/3 +yes$' && has '^leaving +yes$'
+ok $? "status: the drains' progress (chunks and bytes left, failures, members reported, done), leaving"
+
+echo '{"ok":true,"cmd":"leave"}' > "$tmp/leave.json"
+rm -f "$sock.req"
+serve req "$tmp/leave.json"
+ctl domain leave --socket "$sock"
+[ "$rc" -eq 0 ] && [ ! -s "$err" ] && [ "$(cat "$sock.req")" = '{"cmd":"leave"}
+|' ] && has '^leaving: this node drains itself, then leaves the domain$'
+ok $? "domain leave: the request line, then 'leaving'"
+ctl domain leave bogus --socket "$sock"
+[ "$rc" -eq 2 ] && grep -q "unknown argument 'bogus'" "$err"
+ok $? "domain leave with an unknown argument: exit 2"
+
 echo '{"ok":true,"cmd":"drain","node":3}' > "$tmp/ok.json"
 rm -f "$sock.req"
 serve req "$tmp/ok.json"
 ctl domain drain 3 --socket "$sock"
 [ "$rc" -eq 0 ] && [ ! -s "$err" ] && [ "$(cat "$sock.req")" = '{"cmd":"drain","node":3}
-|' ] && has '^node 3: draining \(it takes no new chunks; its chunks stay where they are\)$'
+|' ] && has '^node 3: draining \(it takes no new chunks; every member moves its chunks off it\)$'
 ok $? "domain drain 3: the request line, then 'node 3: draining'"
 ctl domain undrain 3 --socket="$sock"
 [ "$rc" -eq 0 ] && grep -qF '|{"cmd":"undrain","node":3}' "$sock.req" &&
@@ -390,8 +417,9 @@ ctl domain status now
 [ "$rc" -eq 2 ] && grep -q "unknown argument 'now'" "$err"
 ok $? "an unknown argument: exit 2"
 ctl domain help
-[ "$rc" -eq 0 ] && has '^  domain status \[--socket PATH\]' && has '^  domain drain ID \[--socket PATH\]' &&
-	has '^  domain undrain ID \[--socket PATH\]'
-ok $? "domain help lists domain status, drain, undrain"
+[ "$rc" -eq 0 ] && has '^  domain status \[--socket PATH\]' &&
+	has '^  domain drain ID \[--wait\] \[--socket PATH\]' &&
+	has '^  domain undrain ID \[--socket PATH\]' && has '^  domain leave \[--wait\] \[--socket PATH\]'
+ok $? "domain help lists domain status, drain, undrain, leave"
 
 finish

@@ -4,7 +4,8 @@
  * daemon's control socket (daemon/control.h): connect, half-close (no
  * request: the view at once), read one JSON object until end of file.
  * hbmctl domain drain|undrain N: the same with one request line
- * ({"cmd":"drain","node":N}) before the half-close; the answer is
+ * ({"cmd":"drain","node":N}) before the half-close; hbmctl domain leave:
+ * {"cmd":"leave"}; the answer is
  * {"ok":true,...} or {"ok":false,"error":"...","errno":E}.  The view is the daemon's, not the
  * kernel's: "domain show" stays the kernel's (netlink), so that its output
  * and JSON keys do not change and each command fails for its own reason
@@ -33,6 +34,11 @@
 #define CTL_DAEMON_TIMEOUT_MS	5000
 /* A 1024-node domain's full link matrix is ~100 MiB of JSON. */
 #define CTL_DAEMON_MAX		(256u << 20)
+#define CTL_WAIT_POLL_MS	1000	/* --wait: the view this often */
+
+/* --wait: a daemon gone is no message of daemon_connect()'s (the caller says) */
+static bool connect_quiet;
+static int connect_errno;
 
 static int64_t mono_ms(void)
 {
@@ -72,6 +78,9 @@ static int daemon_connect(const char *path, int timeout_ms)
 		return fd;
 	e = errno;
 	close(fd);
+	connect_errno = e;
+	if (connect_quiet && (e == ENOENT || e == ECONNREFUSED))
+		return -1;
 	switch (e) {
 	case ENOENT:
 		fprintf(stderr, "hbmctl: hbmpoold is not running (no %s: %s)\n", path, strerror(e));
@@ -499,6 +508,25 @@ static const char *drains_cell(json_object *o, char *buf, size_t len)
 
 #define NCOLS(c) ((int)(sizeof(c) / sizeof((c)[0])))
 
+/* A drain's members that reported, of the members: "2/3". */
+static const char *reported_cell(json_object *row, char *buf, size_t len)
+{
+	snprintf(buf, len, "%" PRId64 "/%" PRId64, get_i64(row, "reported", 0),
+		 get_i64(row, "members", 0));
+	return buf;
+}
+
+static const char *done_cell(json_object *row, char *buf, size_t len)
+{
+	json_object *x;
+
+	(void)buf;
+	(void)len;
+	if (!json_object_object_get_ex(row, "done", &x))
+		return "-";
+	return json_object_get_boolean(x) ? "yes" : "no";
+}
+
 static void print_view(json_object *v)
 {
 	static const struct out_col head[] = {
@@ -513,6 +541,7 @@ static void print_view(json_object *v)
 		{ "members", NULL, F_FUNC, members_cell },
 		{ "links", NULL, F_FUNC, links_cell },
 		{ "drains", NULL, F_FUNC, drains_cell },
+		{ "leaving", "leaving", F_STR, NULL },
 	};
 	static const struct out_col members[] = {
 		{ "ID", "id", F_STR, NULL },
@@ -526,6 +555,14 @@ static void print_view(json_object *v)
 		{ "DISTANCE", "distance", F_STR, NULL },
 		{ "LINK", "link_type", F_STR, NULL },
 		{ "DRAINING", "draining", F_STR, NULL },
+	};
+	static const struct out_col drains[] = {
+		{ "DRAINED", "node", F_STR, NULL },
+		{ "CHUNKS-LEFT", "chunks_left", F_STR, NULL },
+		{ "BYTES-LEFT", "bytes_left", F_SIZE, NULL },
+		{ "FAILURES", "failures", F_STR, NULL },
+		{ "REPORTED", NULL, F_FUNC, reported_cell },
+		{ "DONE", NULL, F_FUNC, done_cell },
 	};
 	static const struct out_col links[] = {
 		{ "FROM", "from", F_STR, NULL },
@@ -544,6 +581,11 @@ static void print_view(json_object *v)
 		json_object_array_sort(a, by_id);
 		putchar('\n');
 		out_table(a, members, NCOLS(members));
+	}
+	if (json_object_object_get_ex(v, "drain_progress", &a) &&
+	    json_object_is_type(a, json_type_array) && json_object_array_length(a)) {
+		putchar('\n');
+		out_table(a, drains, NCOLS(drains));
 	}
 	if (json_object_object_get_ex(v, "links", &a) && json_object_array_length(a)) {
 		json_object_array_sort(a, by_from_to);
@@ -603,19 +645,148 @@ int ctl_domain_status(int argc, char **argv)
 	return fflush(stdout) ? CTL_EXIT_FAIL : 0;
 }
 
+/* The view's progress of node id's drain (NULL: none). */
+static json_object *progress_of(json_object *v, int64_t id)
+{
+	json_object *a, *row;
+	size_t i;
+
+	if (!json_object_object_get_ex(v, "drain_progress", &a) ||
+	    !json_object_is_type(a, json_type_array))
+		return NULL;
+	for (i = 0; i < json_object_array_length(a); i++) {
+		row = json_object_array_get_idx(a, i);
+		if (json_object_is_type(row, json_type_object) && get_i64(row, "node", -1) == id)
+			return row;
+	}
+	return NULL;
+}
+
+/* One line of progress, printed when it differs from the last (in last). */
+static void progress_line(json_object *row, int64_t id, char *last, size_t len)
+{
+	char line[256], size[32];
+
+	out_size((uint64_t)get_i64(row, "bytes_left", 0), size, sizeof(size));
+	snprintf(line, sizeof(line),
+		 "node %" PRId64 ": %" PRId64 " chunks (%s) left, %" PRId64
+		 " failures, %" PRId64 "/%" PRId64 " members reported",
+		 id, get_i64(row, "chunks_left", 0), size, get_i64(row, "failures", 0),
+		 get_i64(row, "reported", 0), get_i64(row, "members", 0));
+	if (strcmp(line, last)) {
+		printf("%s\n", line);
+		fflush(stdout);
+		snprintf(last, len, "%s", line);
+	}
+}
+
+static void sleep_ms(int ms)
+{
+	struct timespec ts = { .tv_sec = ms / 1000, .tv_nsec = (long)(ms % 1000) * 1000000 };
+
+	nanosleep(&ts, NULL);
+}
+
 /*
- * hbmctl domain drain|undrain N [--socket PATH]: the request, and the
- * daemon's answer: 0 if ok (nothing printed; -j: the answer), else its
- * error on stderr and exit 1.
+ * --wait on a drain of id: until every member reports no chunk left on it
+ * (0), the drain ends (undrained: 1) or the daemon goes (1).  leave: the
+ * daemon's own drain; the daemon going after it was done is the leave
+ * done (0).
+ */
+static int drain_wait(const char *path, int64_t id, bool leave)
+{
+	char last[256] = "";
+	bool done = false, seen = false;
+	json_object *v, *row;
+
+	for (;;) {
+		connect_quiet = leave;
+		connect_errno = 0;
+		v = daemon_ask(path, NULL);
+		connect_quiet = false;
+		if (!v) {
+			if (!leave || (connect_errno != ENOENT && connect_errno != ECONNREFUSED))
+				return CTL_EXIT_FAIL;
+			if (done) {
+				printf("node %" PRId64 ": left the domain (hbmpoold exited)\n", id);
+				return fflush(stdout) ? CTL_EXIT_FAIL : 0;
+			}
+			fprintf(stderr, "hbmctl: hbmpoold on %s went away before node %" PRId64
+				" was drained: see its log\n", path, id);
+			return CTL_EXIT_FAIL;
+		}
+		if (leave && id < 0)
+			id = get_i64(v, "node", -1);
+		row = progress_of(v, id);
+		if (row) {
+			json_object *x;
+
+			seen = true;
+			progress_line(row, id, last, sizeof(last));
+			done = json_object_object_get_ex(row, "done", &x) &&
+			       json_object_get_boolean(x);
+			if (done && !leave) {
+				json_object_put(v);
+				printf("node %" PRId64 ": drained (no member has a chunk left on it)\n", id);
+				return fflush(stdout) ? CTL_EXIT_FAIL : 0;
+			}
+		} else if (seen || (leave && !json_object_get_boolean(
+				json_object_object_get(v, "leaving")) && !done)) {
+			json_object *st = json_object_object_get(v, "state");
+
+			if (leave && st && !strcmp(json_object_get_string(st), "stopped")) {
+				done = true;	/* left: the socket goes next */
+			} else {
+				json_object_put(v);
+				fprintf(stderr, "hbmctl: the drain of node %" PRId64
+					" ended before it was done (undrained?)\n", id);
+				return CTL_EXIT_FAIL;
+			}
+		}
+		json_object_put(v);
+		sleep_ms(CTL_WAIT_POLL_MS);
+	}
+}
+
+/* The answer to a request: 0 if ok (printed with -j), else said, 1. */
+static int answer_ok(json_object *v, const char *path, const char *what)
+{
+	json_object *x;
+
+	if (!json_object_is_type(v, json_type_object) ||
+	    !json_object_object_get_ex(v, "ok", &x) || !json_object_is_type(x, json_type_boolean)) {
+		fprintf(stderr,
+			"hbmctl: hbmpoold on %s did not answer the request (no \"ok\" in its answer: a daemon without requests?)\n",
+			path);
+		return CTL_EXIT_FAIL;
+	}
+	if (!json_object_get_boolean(x)) {
+		const char *why = "no reason given";
+
+		if (json_object_object_get_ex(v, "error", &x) && json_object_is_type(x, json_type_string))
+			why = json_object_get_string(x);
+		fprintf(stderr, "hbmctl: hbmpoold refused to %s: %s\n", what, why);
+		return CTL_EXIT_FAIL;
+	}
+	if (ctl.json)
+		out_json(v);
+	return 0;
+}
+
+/*
+ * hbmctl domain drain|undrain N [--wait] [--socket PATH]: the request, and
+ * the daemon's answer: 0 if ok (a line; -j: the answer), else its error
+ * on stderr and exit 1.  drain --wait: then the domain-wide progress,
+ * until every member reports no chunk left on N.
  */
 int ctl_domain_drain(int argc, char **argv)
 {
 	const char *path = socket_default(), *node = NULL;
-	bool on = !strcmp(argv[0], "drain");
-	json_object *v, *x;
-	char req[96];
+	bool on = !strcmp(argv[0], "drain"), wait = false;
+	json_object *v;
+	char req[96], what[64];
 	uint32_t id;
-	int i, r, rc = CTL_EXIT_FAIL;
+	int i, r, rc;
 
 	for (i = 1; i < argc; i++) {
 		r = socket_arg(argc, argv, &i, &path);
@@ -623,6 +794,10 @@ int ctl_domain_drain(int argc, char **argv)
 			return -r;
 		if (r)
 			continue;
+		if (on && !strcmp(argv[i], "--wait")) {
+			wait = true;
+			continue;
+		}
 		if (node)
 			return ctl_bad(&ctl_obj_domain, "unknown argument '%s'", argv[i]);
 		node = argv[i];
@@ -635,26 +810,54 @@ int ctl_domain_drain(int argc, char **argv)
 	v = daemon_ask(path, req);
 	if (!v)
 		return CTL_EXIT_FAIL;
-	if (!json_object_is_type(v, json_type_object) ||
-	    !json_object_object_get_ex(v, "ok", &x) || !json_object_is_type(x, json_type_boolean)) {
-		fprintf(stderr,
-			"hbmctl: hbmpoold on %s did not answer the request (no \"ok\" in its answer: a daemon without requests?)\n",
-			path);
-	} else if (!json_object_get_boolean(x)) {
-		const char *why = "no reason given";
-
-		if (json_object_object_get_ex(v, "error", &x) && json_object_is_type(x, json_type_string))
-			why = json_object_get_string(x);
-		fprintf(stderr, "hbmctl: hbmpoold refused to %s node %u: %s\n", argv[0], id, why);
-	} else {
-		if (ctl.json)
-			out_json(v);
-		else
-			printf("node %u: %s\n", id, on ?
-			       "draining (it takes no new chunks; its chunks stay where they are)" :
-			       "no longer draining (it takes new chunks)");
-		rc = fflush(stdout) ? CTL_EXIT_FAIL : 0;
-	}
+	snprintf(what, sizeof(what), "%s node %u", argv[0], id);
+	rc = answer_ok(v, path, what);
 	json_object_put(v);
-	return rc;
+	if (rc)
+		return rc;
+	if (!ctl.json)
+		printf("node %u: %s\n", id, on ?
+		       "draining (it takes no new chunks; every member moves its chunks off it)" :
+		       "no longer draining (it takes new chunks)");
+	if (fflush(stdout))
+		return CTL_EXIT_FAIL;
+	return wait ? drain_wait(path, id, false) : 0;
+}
+
+/*
+ * hbmctl domain leave [--wait] [--socket PATH]: this node drains itself,
+ * then leaves the domain and hbmpoold exits 0.  --wait: the progress,
+ * until hbmpoold has left.
+ */
+int ctl_domain_leave(int argc, char **argv)
+{
+	const char *path = socket_default();
+	bool wait = false;
+	json_object *v;
+	int i, r, rc;
+
+	for (i = 1; i < argc; i++) {
+		r = socket_arg(argc, argv, &i, &path);
+		if (r < 0)
+			return -r;
+		if (r)
+			continue;
+		if (!strcmp(argv[i], "--wait")) {
+			wait = true;
+			continue;
+		}
+		return ctl_bad(&ctl_obj_domain, "unknown argument '%s'", argv[i]);
+	}
+	v = daemon_ask(path, "{\"cmd\":\"leave\"}\n");
+	if (!v)
+		return CTL_EXIT_FAIL;
+	rc = answer_ok(v, path, "leave");
+	json_object_put(v);
+	if (rc)
+		return rc;
+	if (!ctl.json)
+		printf("leaving: this node drains itself, then leaves the domain\n");
+	if (fflush(stdout))
+		return CTL_EXIT_FAIL;
+	return wait ? drain_wait(path, -1, true) : 0;
 }

@@ -2,7 +2,8 @@
 /*
  * hbmctl domain: the domain's name, this node's id in it, its generation
  * and size (domain-get, domain-set); domain status, hbmpoold's view of the
- * domain, and domain drain|undrain, requests to hbmpoold, are daemon.c's.
+ * domain, and domain drain|undrain|leave, requests to hbmpoold, are
+ * daemon.c's.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -20,8 +21,11 @@ static void usage(FILE *f)
 		"  domain set [name NAME] [self ID] [key-file FILE] [epoch N]\n"
 		"  domain fence   (this node serves nothing until a new segment)\n"
 		"  domain status [--socket PATH]   (hbmpoold's view: members, leader, links)\n"
-		"  domain drain ID [--socket PATH]   (hbmpoold: node ID takes no new chunks)\n"
-		"  domain undrain ID [--socket PATH]   (it takes new chunks again)\n");
+		"  domain drain ID [--wait] [--socket PATH]   (hbmpoold: node ID takes no new\n"
+		"                      chunks, every member moves its chunks off it)\n"
+		"  domain undrain ID [--socket PATH]   (it takes new chunks again)\n"
+		"  domain leave [--wait] [--socket PATH]   (this node drains itself, then\n"
+		"                      leaves the domain; hbmpoold exits)\n");
 }
 
 static int cmd_show(int argc, char **argv)
@@ -163,6 +167,7 @@ static const struct ctl_cmd cmds[] = {
 	{ "status", ctl_domain_status },
 	{ "drain", ctl_domain_drain },
 	{ "undrain", ctl_domain_drain },
+	{ "leave", ctl_domain_leave },
 	{ NULL, NULL },
 };
 

@@ -64,6 +64,7 @@ int ctl_domain_status(int argc, char **argv);
  * again).
  */
 int ctl_domain_drain(int argc, char **argv);
+int ctl_domain_leave(int argc, char **argv);
 
 /* Argument parsers: 0 or -EINVAL / -ERANGE. */
 int ctl_parse_u32(const char *s, uint32_t *v);
