@@ -2252,6 +2252,7 @@ int hbmd_agent_json(const struct hbmd_agent *a, char **json)
 	if (ms)
 		ADD(o, "drains", ms);
 	ADD(o, "leaving", json_object_new_boolean(a->leaving));
+	ADD(o, "left", json_object_new_boolean(a->left));
 	bad |= drain_progress_json(a, o);
 	ms = json_object_new_array();
 	bad |= !ms;

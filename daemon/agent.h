@@ -147,7 +147,7 @@ const struct hbm_lease *hbmd_agent_lease(const struct hbmd_agent *a);
  *                 "relation": "rack", "distance": 30, "link_type": "scaleout",
  *                 "draining": false},
  *                ...],
- *    "drains": [3, ...], "leaving": false,
+ *    "drains": [3, ...], "leaving": false, "left": false,
  *    "drain_progress": [{"node": 3, "chunks_left": 5, "bytes_left": 10485760,
  *                        "failures": 0, "members": 3, "reported": 3, "done": false,
  *                        "by_member": [{"id": 1, "chunks_left": 5, "bytes_left": ...,
@@ -161,6 +161,7 @@ const struct hbm_lease *hbmd_agent_lease(const struct hbmd_agent *a);
  * the member from the two locations and [distance] (topology.h);
  * draining: a key PREFIX/DOMAIN/drains/ID for it; drains: every drained
  * id, sorted, members or not; leaving: hbmd_agent_leave() in progress;
+ * left: it is done (the daemon exits);
  * drain_progress: per drain, the members' progress reports summed (only
  * members count; done: every member reported none left); links: every node's published links (links.h), this
  * node's included as etcd has them.

@@ -121,6 +121,9 @@ static void reload(const char *path, struct hbm_config *conf, struct hbmd_agent 
 	free(applied);
 }
 
+/* After a graceful leave, the control socket still answers this long. */
+#define HBMD_LEAVE_LINGER_MS	3000
+
 static uint64_t min64(uint64_t x, uint64_t y)
 {
 	return x < y ? x : y;
@@ -150,7 +153,7 @@ int main(int argc, char **argv)
 	struct hbmd_agent *agent = NULL;
 	struct hbmd_metrics *metrics = NULL;
 	struct hbmd_metrics_source msrc;
-	uint64_t deadline;
+	uint64_t deadline, left_at = UINT64_MAX;
 	struct hbm_config conf;
 	struct hbmd_kernel k;
 	struct hbmd_loop loop;
@@ -279,7 +282,7 @@ out_join:
 		n = hbmd_agent_fds(agent, fds, HBMD_LOOP_MAX_FDS - 2 - HBMD_CONTROL_CLIENTS);
 		nc = hbmd_control_fds(ctl, fds + n, 1 + HBMD_CONTROL_CLIENTS);
 		deadline = min64(min64(hbmd_agent_deadline(agent), wd_next),
-				 hbmd_control_deadline(ctl));
+				 min64(hbmd_control_deadline(ctl), left_at));
 		if (metrics) {
 			fds[n + nc] = (struct pollfd){ .fd = hbmd_metrics_fd(metrics),
 						       .events = POLLIN };
@@ -312,11 +315,18 @@ out_join:
 			sd_notify(0, "WATCHDOG=1");
 			wd_next = hbmd_now_ms() + wd_ms;
 		}
-		if (hbmd_agent_left(agent)) {
-			/* a graceful leave (hbmctl domain leave): exit 0, not restarted */
+		if (hbmd_agent_left(agent) && left_at == UINT64_MAX) {
+			/*
+			 * A graceful leave (hbmctl domain leave): exit 0, which the
+			 * unit does not restart, after HBMD_LEAVE_LINGER_MS in which
+			 * the control socket still shows it (hbmctl --wait).
+			 */
 			hbmd_log(LOG_NOTICE, "node %u left domain %s: drained, lease revoked; exiting",
 				 conf.node_id, conf.domain);
 			sd_notifyf(0, "STOPPING=1\nSTATUS=left domain %s", conf.domain);
+			left_at = hbmd_now_ms() + HBMD_LEAVE_LINGER_MS;
+		}
+		if (hbmd_now_ms() >= left_at) {
 			rc = HBMD_EXIT_OK;
 			break;
 		}

@@ -21,7 +21,9 @@
  *    changed [health] key (applied) and [node] port (refused: file, line,
  *    key), then with an invalid file (every error, nothing changed), still
  *    running; SIGTERM: STOPPING=1, exit 0, the control socket removed, the
- *    key left to its lease.
+ *    key left to its lease; started again, "hbmctl domain leave --wait":
+ *    drained (nothing on the fake kernel), out of the domain (lease
+ *    revoked, drain key deleted), exit 0.
  *
  * Skipped (exit 4) without /usr/bin/etcd after the offline part.  TAP.
  */
@@ -338,6 +340,70 @@ static void test_port_taken(const char *key)
 		hbm_etcd_close(e);
 }
 
+/*
+ * A graceful leave: the daemon started again, "hbmctl domain leave --wait"
+ * drains it (no chunks on the fake kernel: at once), then it leaves: the
+ * lease revoked (its key gone at once), its drain key deleted, exit 0 with
+ * a log line, the control socket removed, and hbmctl says it left.
+ */
+static void test_leave(struct hbm_etcd *e, const char *conf, const char *ctext, const char *ctl)
+{
+	struct hbm_etcd_kvs kvs = { 0 };
+	char log[160], args[256], out[4096];
+	int fd, st = 0, rc;
+	double t0;
+	pid_t pid;
+	FILE *f = fopen(conf, "w");
+
+	/* the config as it was before the SIGHUPs */
+	if (!f || fputs(ctext, f) < 0 || fclose(f)) {
+		ok(0, "the config again");
+		return;
+	}
+
+	snprintf(log, sizeof(log), "%s/leave.log", dir);
+	pid = fork();
+	if (!pid) {
+		fd = open(log, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+		if (fd >= 0)
+			dup2(fd, 2);
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		execl(HBMPOOLD_FAKE, "hbmpoold", "-f", "-c", conf, (char *)NULL);
+		_exit(127);
+	}
+	/* a new fake kernel is a new segment: the old key expires first (3 s lease) */
+	t0 = now();
+	while (access(ctl, F_OK) && now() - t0 < 15)
+		usleep(50000);
+	snprintf(args, sizeof(args), "domain leave --wait --socket %s", ctl);
+	rc = hbmctl(args, out, sizeof(out));
+	ok(rc == 0 && strstr(out, "leaving: this node drains itself") &&
+	   strstr(out, "node 5: left the domain (hbmpoold exit"),
+	   "hbmctl domain leave --wait: exit %d, left", rc);
+	if (rc)
+		printf("# %.1000s\n", out);
+	t0 = now();
+	while (waitpid(pid, &st, WNOHANG) == 0 && now() - t0 < 5)
+		usleep(20000);
+	rc = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+	ok(rc == 0 && access(ctl, F_OK) &&
+	   logged(log, "node 5 left domain d: drained, lease revoked; exiting$"),
+	   "... the daemon exits 0 (%d) with a log line, its socket removed", rc);
+	if (rc)
+		kill(pid, SIGKILL);
+	ok(e && !hbm_etcd_get(e, "/hbmdaemon/d/members/5", false, &kvs, NULL) && kvs.n == 0,
+	   "... its member key gone at once (lease revoked)");
+	hbm_etcd_kvs_free(&kvs);
+	ok(e && !hbm_etcd_get(e, "/hbmdaemon/d/drains/", true, &kvs, NULL) && kvs.n == 0,
+	   "... its drain key and progress gone (%zu keys left)", kvs.n);
+	hbm_etcd_kvs_free(&kvs);
+	if (nfail) {
+		snprintf(args, sizeof(args), "sed 's/^/# /' '%s'", log);
+		if (system(args))
+			printf("# no log\n");
+	}
+}
+
 static void test_daemon(void)
 {
 	char conf[128], key[128], nsock[108], ctl[108], log[128], env[3][160], buf[1024], ctext[1024];
@@ -519,6 +585,7 @@ static void test_daemon(void)
 	ok(e && !hbm_etcd_get(e, "/hbmdaemon/d/members/5", false, &kvs, NULL) && kvs.n == 1,
 	   "the key is left to its lease (a restart on the same segment takes it over)");
 	hbm_etcd_kvs_free(&kvs);
+	test_leave(e, conf, ctext, ctl);
 	if (e)
 		hbm_etcd_close(e);
 	close(nfd);

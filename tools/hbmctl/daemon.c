@@ -717,6 +717,11 @@ static int drain_wait(const char *path, int64_t id, bool leave)
 		}
 		if (leave && id < 0)
 			id = get_i64(v, "node", -1);
+		if (leave && json_object_get_boolean(json_object_object_get(v, "left"))) {
+			json_object_put(v);
+			printf("node %" PRId64 ": left the domain (hbmpoold exits)\n", id);
+			return fflush(stdout) ? CTL_EXIT_FAIL : 0;
+		}
 		row = progress_of(v, id);
 		if (row) {
 			json_object *x;
