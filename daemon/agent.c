@@ -874,12 +874,15 @@ static void drains_publish(struct hbmd_agent *a)
 		if (!a->drain[id] || !hbmd_drainer_publish_due(a->drainer, id, now, wall_ms(), val,
 							       sizeof(val)))
 			continue;
-		if (progress_key(a, id, key, sizeof(key)) || !can_block(a))
-			return;
+		if (progress_key(a, id, key, sizeof(key)) || !can_block(a)) {
+			hbmd_drainer_publish_later(a->drainer, id, now);
+			continue;
+		}
 		if (hbm_etcd_put(a->etcd, key, val, strlen(val), a->lease.id, &rev)) {
-			alog(a, LOG_WARNING, "drains: publishing %s: %s", key,
-			     hbm_etcd_error(a->etcd));
-			return;
+			alog(a, LOG_WARNING, "drains: publishing %s: %s (again in %d ms)", key,
+			     hbm_etcd_error(a->etcd), HBMD_DRAIN_PUBLISH_MS);
+			hbmd_drainer_publish_later(a->drainer, id, now);
+			continue;
 		}
 		hbmd_drainer_published(a->drainer, id, now);
 	}

@@ -332,6 +332,12 @@ void hbmd_drainer_published(struct hbmd_drainer *d, uint32_t id, uint64_t now)
 	d->pub[id].at = now;
 }
 
+void hbmd_drainer_publish_later(struct hbmd_drainer *d, uint32_t id, uint64_t now)
+{
+	if (id <= HBMD_DRAIN_MAX_ID)
+		d->pub[id].at = now;
+}
+
 bool hbmd_drainer_end(struct hbmd_drainer *d, uint32_t id)
 {
 	bool put;

@@ -73,6 +73,8 @@ void hbmd_drainer_run(struct hbmd_drainer *d, const bool *drain, uint64_t now);
 bool hbmd_drainer_publish_due(struct hbmd_drainer *d, uint32_t id, uint64_t now, uint64_t wall,
 			      char *val, size_t len);
 void hbmd_drainer_published(struct hbmd_drainer *d, uint32_t id, uint64_t now);
+/* The put could not be made now: again in HBMD_DRAIN_PUBLISH_MS. */
+void hbmd_drainer_publish_later(struct hbmd_drainer *d, uint32_t id, uint64_t now);
 /* id's drain ended: true if this node had put a progress key (to delete). */
 bool hbmd_drainer_end(struct hbmd_drainer *d, uint32_t id);
 /* This node's progress of id's drain, false before its first pass. */

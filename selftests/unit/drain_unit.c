@@ -2,13 +2,24 @@
 /*
  * drain_unit: the drain planner (daemon/drain.c), pure logic: which chunk
  * moves are issued, the concurrency limit, back-off and giving up (and
- * retrying anyway), ended moves forgotten, the progress numbers.
+ * retrying anyway), ended moves forgotten, the progress numbers.  Then the
+ * drainer (daemon/drain_agent.c) on a scripted kernel: nothing read
+ * without a drain, resync-new from the drained node up to the kernel's
+ * resync-jobs, [drain] mbps set, moves followed to their end, resync-del
+ * of ended ones, the progress to publish (once a second at most, only
+ * when it changed), the progress keys and values of the members.
  */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include <stdio.h>
+#include <syslog.h>
+
+#include <linux/hbmpool_nl.h>
+
 #include "drain.h"
+#include "drain_agent.h"
 #include "tap.h"
 
 #define MIB	(1ULL << 20)
@@ -211,11 +222,257 @@ static void t_nodes(void)
 	hbm_drain_free(&d);
 }
 
+/* ---- the drainer on a scripted kernel ---- */
+
+static struct {
+	struct hbmd_kernel_chunk c[16];
+	size_t nc;
+	struct hbmd_kernel_resync m[16];
+	size_t nm;
+	unsigned int reads, news, dels, params;
+	uint32_t mbps_set, next_id;
+	int new_ret;
+	unsigned int errors;	/* log lines at LOG_ERR */
+} fk;
+
+static int fk_chunks(void *ctx, struct hbmd_kernel_chunk **c, size_t *n, char *err, size_t len)
+{
+	(void)ctx;
+	(void)err;
+	(void)len;
+	fk.reads++;
+	*c = calloc(fk.nc + 1, sizeof(**c));
+	if (!*c)
+		return -ENOMEM;
+	memcpy(*c, fk.c, fk.nc * sizeof(**c));
+	*n = fk.nc;
+	return 0;
+}
+
+static int fk_moves(void *ctx, struct hbmd_kernel_resync **m, size_t *n, char *err, size_t len)
+{
+	(void)ctx;
+	(void)err;
+	(void)len;
+	*m = calloc(fk.nm + 1, sizeof(**m));
+	if (!*m)
+		return -ENOMEM;
+	memcpy(*m, fk.m, fk.nm * sizeof(**m));
+	*n = fk.nm;
+	return 0;
+}
+
+static int fk_new(void *ctx, uint32_t region, uint32_t chunk, uint32_t from, uint32_t *id,
+		  char *err, size_t len)
+{
+	size_t i;
+
+	(void)ctx;
+	fk.news++;
+	if (fk.new_ret) {
+		snprintf(err, len, "resync-new: %s", strerror(-fk.new_ret));
+		return fk.new_ret;
+	}
+	*id = ++fk.next_id;
+	fk.m[fk.nm++] = (struct hbmd_kernel_resync){ .id = *id, .region = region, .chunk = chunk,
+		.from = from, .to = 9, .state = HBMPOOL_RESYNC_STATE_COPYING };
+	for (i = 0; i < fk.nc; i++)
+		if (fk.c[i].region == region && fk.c[i].index == chunk)
+			fk.c[i].syncing_node = 9;
+	return 0;
+}
+
+static int fk_del(void *ctx, uint32_t id, char *err, size_t len)
+{
+	size_t i;
+
+	(void)ctx;
+	(void)err;
+	(void)len;
+	fk.dels++;
+	for (i = 0; i < fk.nm; i++)
+		if (fk.m[i].id == id) {
+			fk.m[i] = fk.m[--fk.nm];
+			return 0;
+		}
+	return -ENOENT;
+}
+
+static int fk_params(void *ctx, uint32_t mbps, uint32_t *jobs, char *err, size_t len)
+{
+	(void)ctx;
+	(void)err;
+	(void)len;
+	fk.params++;
+	fk.mbps_set = mbps;
+	*jobs = 2;
+	return 0;
+}
+
+/* Move id done: the chunk is on node 9 now (no longer listed on the drained node). */
+static void fk_done(uint32_t id)
+{
+	size_t i, j;
+
+	for (i = 0; i < fk.nm; i++) {
+		if (fk.m[i].id != id)
+			continue;
+		fk.m[i].state = HBMPOOL_RESYNC_STATE_DONE;
+		for (j = 0; j < fk.nc; j++)
+			if (fk.c[j].region == fk.m[i].region && fk.c[j].index == fk.m[i].chunk) {
+				fk.c[j].node = 9;
+				fk.c[j].syncing_node = HBMD_NO_NODE;
+			}
+	}
+}
+
+static void fk_log(void *arg, int level, const char *msg)
+{
+	(void)arg;
+	if (level <= LOG_ERR)
+		fk.errors++;
+	printf("# log %d: %s\n", level, msg);
+}
+
+static const struct hbmd_kernel_ops fk_ops = {
+	.chunks_read = fk_chunks,
+	.resync_new = fk_new,
+	.resync_read = fk_moves,
+	.resync_del = fk_del,
+	.resync_params = fk_params,
+};
+
+static void t_drainer(void)
+{
+	struct hbmd_kernel k = { .ops = &fk_ops };
+	static bool drain[HBMD_DRAIN_MAX_ID + 1];
+	struct hbm_drain_progress p;
+	struct hbmd_drainer *d;
+	uint64_t now = 100000;
+	char val[256];
+	uint32_t i;
+
+	memset(&fk, 0, sizeof(fk));
+	for (i = 0; i < 4; i++)
+		fk.c[fk.nc++] = (struct hbmd_kernel_chunk){ .region = 1, .index = i, .node = 3,
+			.syncing_node = HBMD_NO_NODE, .bytes = MIB };
+	fk.c[fk.nc++] = (struct hbmd_kernel_chunk){ .region = 1, .index = 4, .node = 2,
+		.syncing_node = HBMD_NO_NODE, .bytes = MIB };
+	ok(!hbmd_drainer_new(k, 1, 0, 100, fk_log, NULL, &d), "a drainer");
+	hbmd_drainer_run(d, drain, now);
+	ok(fk.reads == 0 && hbmd_drainer_deadline(d) == UINT64_MAX,
+	   "no drain: nothing read, nothing due");
+	ok(!hbmd_drainer_publish_due(d, 3, now, 1, val, sizeof(val)), "no drain: nothing to publish");
+
+	drain[3] = true;
+	hbmd_drainer_poke(d, now);
+	hbmd_drainer_run(d, drain, now);
+	ok(fk.reads == 1 && fk.params == 1 && fk.mbps_set == 100,
+	   "drain of 3: the chunks read, [drain] mbps 100 set");
+	ok(fk.news == 2 && fk.nm == 2 && fk.m[0].from == 3 && fk.m[0].chunk == 0 &&
+	   fk.m[1].chunk == 1, "the kernel's resync-jobs 2: two moves from node 3 (%u)", fk.news);
+	ok(hbmd_drainer_progress(d, 3, &p) && p.chunks_left == 4 && p.bytes_left == 4 * MIB,
+	   "progress: 4 chunks (node 2's chunk not counted), 4 MiB");
+	ok(hbmd_drainer_publish_due(d, 3, now, 1234, val, sizeof(val)) &&
+	   !strcmp(val, "{\"chunks_left\":4,\"bytes_left\":4194304,\"failures\":0,\"updated\":1234}"),
+	   "the progress to publish: %s", val);
+	hbmd_drainer_published(d, 3, now);
+	ok(!hbmd_drainer_publish_due(d, 3, now + 2000, 1, val, sizeof(val)),
+	   "unchanged: not published again");
+	ok(hbmd_drainer_deadline(d) <= now + HBM_DRAIN_PASS_MS, "moves in flight: a pass within 1 s");
+
+	hbmd_drainer_run(d, drain, now + 500);
+	ok(fk.reads == 1, "not before its time");
+	fk_done(1);
+	hbmd_drainer_run(d, drain, now + 1000);
+	ok(fk.reads == 2 && fk.dels == 1 && fk.news == 3,
+	   "a move done: resync-del of it, the next chunk moves");
+	ok(hbmd_drainer_progress(d, 3, &p) && p.chunks_left == 3, "3 left");
+	ok(!hbmd_drainer_publish_due(d, 3, now + 999, 1, val, sizeof(val)) &&
+	   hbmd_drainer_publish_due(d, 3, now + 1000, 1, val, sizeof(val)) &&
+	   strstr(val, "\"chunks_left\":3,"), "changed: published, at most once a second");
+	hbmd_drainer_published(d, 3, now + 1000);
+
+	/* refusals: back-off, then the rest done */
+	fk.new_ret = -ENOSPC;
+	fk_done(2);
+	fk_done(3);
+	hbmd_drainer_run(d, drain, now + 2000);
+	ok(hbmd_drainer_progress(d, 3, &p) && fk.news == 4 && p.failures == 1 && p.chunks_left == 1,
+	   "the last chunk refused, ENOSPC: a failure (%llu)", (unsigned long long)p.failures);
+	fk.new_ret = 0;
+	hbmd_drainer_run(d, drain, now + 2500);
+	ok(fk.news == 4, "not retried before its back-off");
+	hbmd_drainer_run(d, drain, now + 3100);
+	ok(fk.news == 5, "retried after 1 s");
+	fk_done(fk.next_id);
+	hbmd_drainer_run(d, drain, now + 4100);
+	ok(hbmd_drainer_progress(d, 3, &p) && !p.chunks_left && !p.bytes_left && !p.failures,
+	   "drained: nothing left");
+	ok(hbmd_drainer_deadline(d) == now + 4100 + HBMD_DRAIN_IDLE_MS ||
+	   hbmd_drainer_deadline(d) <= now + 4100 + HBMD_DRAIN_PUBLISH_MS,
+	   "idle: the next pass in %d ms (or a publish due)", HBMD_DRAIN_IDLE_MS);
+
+	/* the drain ends: nothing more, the key to delete */
+	drain[3] = false;
+	ok(hbmd_drainer_end(d, 3) && !hbmd_drainer_end(d, 3), "drain ended: our key to delete, once");
+	i = fk.reads;
+	hbmd_drainer_run(d, drain, now + 20000);
+	ok(fk.reads == i && hbmd_drainer_deadline(d) == UINT64_MAX,
+	   "no drain: nothing read, nothing due");
+	ok(fk.errors == 0, "no error logged");
+	hbmd_drainer_free(d);
+}
+
+static void t_reports(void)
+{
+	struct hbmd_drainer *d;
+	struct hbmd_kernel k = { .ops = &fk_ops };
+	const struct hbmd_drain_report *r;
+	const char *pre = "/p/d/drains/";
+	uint32_t node, member;
+	char err[128];
+
+	ok(!hbmd_drain_key_parse(pre, "/p/d/drains/3", &node, &member) && node == 3 &&
+	   member == UINT32_MAX, "drains/3: a drain");
+	ok(!hbmd_drain_key_parse(pre, "/p/d/drains/3/progress/1023", &node, &member) &&
+	   node == 3 && member == 1023, "drains/3/progress/1023: a report");
+	ok(hbmd_drain_key_parse(pre, "/p/d/drains/03", &node, &member) &&
+	   hbmd_drain_key_parse(pre, "/p/d/drains/1024", &node, &member) &&
+	   hbmd_drain_key_parse(pre, "/p/d/drains/3/progress/", &node, &member) &&
+	   hbmd_drain_key_parse(pre, "/p/d/drains/3/progress/1x", &node, &member) &&
+	   hbmd_drain_key_parse(pre, "/p/d/drains/3/other/1", &node, &member) &&
+	   hbmd_drain_key_parse(pre, "/p/d/drains/", &node, &member) &&
+	   hbmd_drain_key_parse(pre, "/p/x/drains/3", &node, &member),
+	   "bad keys refused (03, 1024, no member, 1x, other, none, another prefix)");
+
+	hbmd_drainer_new(k, 1, 0, UINT32_MAX, fk_log, NULL, &d);
+	ok(!hbmd_drainer_report(d, 3, 2, "{\"chunks_left\":5,\"bytes_left\":10,\"failures\":1,\"updated\":7}",
+				 62, err, sizeof(err)) &&
+	   (r = hbmd_drainer_report_of(d, 3, 2)) && r->chunks_left == 5 && r->bytes_left == 10 &&
+	   r->failures == 1 && r->updated == 7, "a report taken");
+	ok(hbmd_drainer_report(d, 3, 2, "{\"chunks_left\":-1,\"bytes_left\":0,\"failures\":0,\"updated\":1}",
+			       61, err, sizeof(err)) == -EPROTO && !hbmd_drainer_report_of(d, 3, 2),
+	   "a negative count: refused, the report dropped (%s)", err);
+	ok(hbmd_drainer_report(d, 3, 2, "[1]", 3, err, sizeof(err)) == -EPROTO &&
+	   hbmd_drainer_report(d, 3, 2, "{\"chunks_left\":\"5\"}", 18, err, sizeof(err)) == -EPROTO &&
+	   hbmd_drainer_report(d, 3, 2, "", 0, err, sizeof(err)) == -EPROTO &&
+	   hbmd_drainer_report(d, 3, 2, "{\"chunks_left\":1", 16, err, sizeof(err)) == -EPROTO,
+	   "no object, a string count, empty, cut: refused");
+	hbmd_drainer_report(d, 3, 4, "{\"chunks_left\":0,\"bytes_left\":0,\"failures\":0,\"updated\":1}",
+			    60, err, sizeof(err));
+	ok(hbmd_drainer_report_of(d, 3, 4) && !hbmd_drainer_report(d, 3, 4, NULL, 0, err, sizeof(err)) &&
+	   !hbmd_drainer_report_of(d, 3, 4), "deleted: gone");
+	hbmd_drainer_free(d);
+}
+
 int main(void)
 {
 	t_backoff();
 	t_jobs();
 	t_failures();
 	t_nodes();
+	t_drainer();
+	t_reports();
 	return tap_finish();
 }
