@@ -29,6 +29,11 @@
 #     after its segment is new;
 #   etcd restarted: no daemon fences, and the domain goes on (a join after it
 #     is seen by all);
+#   a drain under load: VM1's region over VM2 and VM3 written and verified
+#     over and over while "hbmctl domain drain 3 --wait" runs: it ends,
+#     VM1's kernel has no chunk left on node 3, the data byte-exact; then
+#     VM3 "hbmctl domain leave --wait": its daemon exits 0 (not restarted),
+#     the others remove node 3, no drain left in etcd, nothing lost;
 #   teardown: daemons stopped (SIGTERM), module unloaded.
 #
 # Environment: MULTI_TIMEOUT (default 1500 s), RIG_BUILD, DAEMON_TEST_TTL.
@@ -208,6 +213,9 @@ elif what == "place":		# the distance and link type of node ID here
 elif what == "draining":	# node ID draining here: yes, no, absent
     ns = [n for n in hbm("node", "show") if n["id"] == int(sys.argv[2])]
     print(("yes" if ns[0].get("draining") else "no") if ns else "absent")
+elif what == "chunks":		# this node's chunks on node ID (node-get chunks), -1: none said
+    ns = [n for n in hbm("node", "show") if n["id"] == int(sys.argv[2])]
+    print(ns[0].get("chunks", -1) if ns else "absent")
 elif what == "health":
     try:
         print(hbm("link", "show", sys.argv[2])[0].get("health", "none"))
@@ -386,11 +394,59 @@ for k in 1 3; do check "VM$k: node 2 is live again" gx -t 150 "$k" \
 	"end=\$((SECONDS + 90)); while [ \$SECONDS -lt \$end ]; do [ \"\$($HD q health 2)\" = live ] && exit 0; sleep 1; done; exit 1"; done
 check "etcd has members 1 2 3" [ "$(etcd_members)" = "1 2 3" ]
 
+# --- a drain under load, then a graceful leave ---
+# VM1's regions of before go first (f1 is bound to node 3: it could never
+# leave it; d1's and d2's chunks on the nodes that came back are lost).
+# dn: interleaved over 2 and 3, written and verified over and over while
+# node 3 is drained: every chunk of VM1's on node 3 moves to node 2 under
+# the load, then VM3 leaves with nothing on it.
+gx 1 "for f in /tmp/d1.pid /tmp/d2.pid /tmp/f1.pid; do [ -e \$f ] && kill \$(cat \$f) 2>/dev/null; done; sleep 1" >/dev/null
+check "VM1: a region interleaved over VM2 and VM3, written" gx -t 200 1 \
+	"setsid $RIO create --name dn --size 8M --chunk 1M --policy interleave --nodes 2,3 --hold --pidfile /tmp/dn.pid >/tmp/dn.log 2>&1 </dev/null & for i in \$(seq 100); do grep -q holding /tmp/dn.log && break; sleep 0.1; done; timeout -k 5 150 $RIO write --name dn --seed 21 && $RIO info --name dn"
+c3=$(q 1 "$HD q chunks 3")
+check "VM1's kernel: its chunks on node 3 ($c3, node-get chunks)" [ "${c3:-0}" -gt 0 ] 2>/dev/null
+# the load: each pass writes its seed and verifies it, until told to stop
+dj=$(ctl spawn 1 "s=30; while [ ! -e /tmp/dn.stop ]; do s=\$((s + 1)); nice -n 10 timeout -k 5 200 $RIO write --name dn --seed \$s && nice -n 10 timeout -k 5 200 $RIO verify --name dn --seed \$s --order rand || { echo \"pass \$s failed\"; exit 1; }; echo \$s >/tmp/dn.seed; done; echo \"passes up to seed \$s\"")
+sleep 3
+n1=$(q 1 "wc -l <$RIG_SYNC/hbmpoold.1.1.log")
+n2=$(q 2 "wc -l <$RIG_SYNC/hbmpoold.2.1.log")
+td=$SECONDS
+check "VM2: hbmctl domain drain 3 --wait: every member reports no chunk left on node 3" \
+	gx -t 600 2 "timeout 500 $H domain drain 3 --wait --socket /run/hbmpoold.sock"
+stamp "drained node 3 in $((SECONDS - td)) s"
+check "VM1's kernel: no chunk of its on node 3 (node-get chunks 0)" [ "$(q 1 "$HD q chunks 3")" = 0 ]
+check "VM1's daemon moved them (resync-new from node 3) and published its progress" gx 1 \
+	"grep -q 'node 3 is draining' $RIG_SYNC/hbmpoold.1.1.log && ! grep -q 'given up' $RIG_SYNC/hbmpoold.1.1.log"
+check "VM2: domain status shows the drain of node 3 done" gx 2 \
+	"$H -j domain status --socket /run/hbmpoold.sock | python3 -c 'import json,sys; d=json.load(sys.stdin); p=[x for x in d[\"drain_progress\"] if x[\"node\"] == 3][0]; print(p); sys.exit(not (p[\"done\"] and p[\"chunks_left\"] == 0 and p[\"reported\"] == 3))'"
+gx 1 ": >/tmp/dn.stop" >/dev/null
+out=$(ctl result -t 600 "$dj" 2>&1)
+rc=$?
+printf '%s\n' "$out" | tail -n 3 | sed 's/^/# /'
+check "the load wrote and verified every pass during the drain without an error" [ $rc = 0 ]
+check "VM1: the region dn verifies byte-exact after the drain" gx -t 200 1 \
+	"s=\$(cat /tmp/dn.seed) && timeout -k 5 150 $RIO verify --name dn --seed \$s && $RIO info --name dn"
+
+# VM3 leaves: it drains itself (already empty), the others report none
+# left, it revokes its lease and exits 0 (the supervisor, as systemd's
+# Restart=on-failure, does not restart it); the others remove node 3.
+check "VM3: hbmctl domain leave --wait: drained, left" gx -t 300 3 \
+	"timeout 240 $H domain leave --wait --socket /run/hbmpoold.sock"
+check "VM3: hbmpoold exited 0 and was not restarted" gx -t 60 3 \
+	"for i in \$(seq 50); do grep -q 'supervisor: hbmpoold exited (0)' $RIG_SYNC/hbmpoold.3.2.log && break; sleep 0.2; done; grep -q 'left domain rig: drained, lease revoked; exiting' $RIG_SYNC/hbmpoold.3.2.log && grep -q 'supervisor: hbmpoold exited (0)' $RIG_SYNC/hbmpoold.3.2.log && ! kill -0 \$(cat /tmp/hbmpoold.pid) 2>/dev/null"
+check "etcd has members 1 2, no drain left" sh -c "[ \"\$(curl -sf http://127.0.0.1:$EP/v3/kv/range -d '{\"key\": \"$(printf /hbmpool/rig/drains/ | base64 -w0)\", \"range_end\": \"$(printf /hbmpool/rig/drains0 | base64 -w0)\", \"count_only\": true}' | python3 -c 'import json,sys; print(json.load(sys.stdin).get(\"count\", 0))')\" = 0 ] && [ \"$(etcd_members)\" = '1 2' ]"
+for k in 1 2; do check "VM$k: node 3 left (removed from the kernel)" gx -t 60 "$k" \
+	"end=\$((SECONDS + 30)); while [ \$SECONDS -lt \$end ]; do [ \"\$($HD q state 3)\" = absent ] && exit 0; sleep 0.5; done; exit 1"; done
+check "VM1: the region dn still verifies byte-exact, nothing lost" gx -t 200 1 \
+	"s=\$(cat /tmp/dn.seed) && timeout -k 5 150 $RIO verify --name dn --seed \$s && $RIO info --name dn"
+check "VM1, VM2: no error in the daemons' logs since the drain" sh -c \
+	"! { tail -n +$((${n1:-0} + 1)) $RIG_SYNC/hbmpoold.1.1.log; tail -n +$((${n2:-0} + 1)) $RIG_SYNC/hbmpoold.2.1.log; } | grep -E ' (error|critical|alert|emergency): '"
+
 # --- teardown ---
 for k in 1 2 3; do
 	check "VM$k: hbmpoold stops on SIGTERM, the module unloads" gx -t 120 "$k" \
 		"p=\$(cat /tmp/hbmpoold.pid); kill \$p; for i in \$(seq 50); do kill -0 \$p 2>/dev/null || break; sleep 0.2; done; ! kill -0 \$p 2>/dev/null || exit 1
-for f in /tmp/d1.pid /tmp/d2.pid /tmp/f1.pid /tmp/monitor.pid; do [ -e \$f ] && kill \$(cat \$f) 2>/dev/null; done; sleep 1
+for f in /tmp/d1.pid /tmp/d2.pid /tmp/f1.pid /tmp/dn.pid /tmp/monitor.pid; do [ -e \$f ] && kill \$(cat \$f) 2>/dev/null; done; sleep 1
 for n in \$($H -j node show | python3 -c 'import json,sys; print(\" \".join(str(n[\"id\"]) for n in json.load(sys.stdin) if not n.get(\"self\") and n[\"id\"]))'); do $H node del \$n || true; done
 for i in \$(seq 30); do rmmod hbmpool 2>/dev/null && exit 0; sleep 1; done; rmmod hbmpool"
 done
