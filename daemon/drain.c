@@ -203,7 +203,8 @@ int hbm_drain_plan(struct hbm_drain *d, const struct hbm_drain_chunk *c, size_t 
 	room = p->in_flight < jobs ? jobs - p->in_flight : 0;
 	for (f = 0; p->npick < room && ncand; f++) {
 		for (i = k = 0; i < ncand; i++) {
-			const struct hbm_drain_entry *e = find(d, c[cand[i]].region, c[cand[i]].chunk);
+			const struct hbm_drain_chunk *ci = &c[cand[i]];
+			const struct hbm_drain_entry *e = find(d, ci->region, ci->chunk);
 			unsigned int ef = e ? e->failures : 0;
 
 			if (ef <= f && p->npick < room)
