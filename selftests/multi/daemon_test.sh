@@ -51,6 +51,8 @@ if [ "${1:-}" != --host ]; then
 		exit 4
 	fi
 	"$here/build-regionio.sh" "$build/regionio" || { echo "daemon_test: cannot build regionio" >&2; exit 1; }
+	# node-get's chunks, where hbmctl does not show them: the kernel's ynl
+	make -s -C "$repo" ynl >/dev/null || { echo "daemon_test: no ynl (make ynl)" >&2; exit 1; }
 	# etcd's client port, per checkout (the peer port is the next one)
 	DAEMON_ETCD_PORT=$((42000 + $(printf '%s' "$build" | cksum | cut -d' ' -f1) % 8000 * 2))
 	export DAEMON_ETCD_PORT
@@ -215,6 +217,17 @@ elif what == "draining":	# node ID draining here: yes, no, absent
     print(("yes" if ns[0].get("draining") else "no") if ns else "absent")
 elif what == "chunks":		# this node's chunks on node ID (node-get chunks), -1: none said
     ns = [n for n in hbm("node", "show") if n["id"] == int(sys.argv[2])]
+    if ns and "chunks" not in ns[0]:	# an hbmctl without it: the kernel's ynl
+        y = "build/ynl"
+        r = subprocess.run(["python3", y + "/tools/net/ynl/cli.py", "--spec",
+                            "Documentation/netlink/specs/hbmpool.yaml", "--schema",
+                            y + "/Documentation/netlink/genetlink.yaml", "--output-json",
+                            "--do", "node-get", "--json", json.dumps({"id": int(sys.argv[2])})],
+                           capture_output=True)
+        try:
+            ns = [json.loads(r.stdout)]
+        except ValueError:
+            ns = [{}]
     print(ns[0].get("chunks", -1) if ns else "absent")
 elif what == "health":
     try:
