@@ -36,7 +36,8 @@
 #     the others remove node 3, no drain left in etcd, nothing lost;
 #   teardown: daemons stopped (SIGTERM), module unloaded.
 #
-# Environment: MULTI_TIMEOUT (default 1500 s), RIG_BUILD, DAEMON_TEST_TTL.
+# Environment: MULTI_TIMEOUT (default 1500 s), RIG_BUILD, DAEMON_TEST_TTL,
+# DAEMON_TEST_ONLY=drain (join, then straight to the drain and the leave).
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 repo=$(cd "$here/../.." && pwd)
@@ -127,6 +128,7 @@ cat >>"$RIG_SYNC/hd.sh" <<'EOF'
 k=$RIG_NODE
 log=$RIG_SYNC/hbmpoold.$k.$RIG_BOOT.log
 case "$1" in
+log)	echo "$log" ;;	# this boot's daemon log
 supervise)	# restart hbmpoold when it fails; its lines with the time of day
 	while :; do
 		daemon/hbmpoold -c /tmp/hbmpoold.conf -f -v \
@@ -301,6 +303,7 @@ check "VM1: a weighted-interleave region over 2,3 goes to node 2 only" gx 1 \
 check "VM3: hbmctl domain undrain 3" gx 3 "$H domain undrain 3 --socket /run/hbmpoold.sock"
 check "VM1's kernel: node 3 no longer draining" drained 1 3 no
 
+if [ "${DAEMON_TEST_ONLY:-}" != drain ]; then
 # --- kill -9 the daemon under load ---
 check "VM1: a region interleaved over VM2 and VM3" gx 1 \
 	"setsid $RIO create --name d1 --size 8M --chunk 1M --policy interleave --nodes 2,3 --hold --pidfile /tmp/d1.pid >/tmp/d1.log 2>&1 </dev/null & for i in \$(seq 100); do grep -q holding /tmp/d1.log && exit 0; sleep 0.1; done; cat /tmp/d1.log; exit 1"
@@ -407,6 +410,8 @@ for k in 1 3; do check "VM$k: node 2 is live again" gx -t 150 "$k" \
 	"end=\$((SECONDS + 90)); while [ \$SECONDS -lt \$end ]; do [ \"\$($HD q health 2)\" = live ] && exit 0; sleep 1; done; exit 1"; done
 check "etcd has members 1 2 3" [ "$(etcd_members)" = "1 2 3" ]
 
+fi	# DAEMON_TEST_ONLY=drain skips to here
+
 # --- a drain under load, then a graceful leave ---
 # VM1's regions of before go first (f1 is bound to node 3: it could never
 # leave it; d1's and d2's chunks on the nodes that came back are lost).
@@ -421,15 +426,17 @@ check "VM1's kernel: its chunks on node 3 ($c3, node-get chunks)" [ "${c3:-0}" -
 # the load: each pass writes its seed and verifies it, until told to stop
 dj=$(ctl spawn 1 "s=30; while [ ! -e /tmp/dn.stop ]; do s=\$((s + 1)); nice -n 10 timeout -k 5 200 $RIO write --name dn --seed \$s && nice -n 10 timeout -k 5 200 $RIO verify --name dn --seed \$s --order rand || { echo \"pass \$s failed\"; exit 1; }; echo \$s >/tmp/dn.seed; done; echo \"passes up to seed \$s\"")
 sleep 3
-n1=$(q 1 "wc -l <$RIG_SYNC/hbmpoold.1.1.log")
-n2=$(q 2 "wc -l <$RIG_SYNC/hbmpoold.2.1.log")
+n1=$(q 1 "wc -l <\$($HD log)")
+n2=$(q 2 "wc -l <\$($HD log)")
+l1=$(q 1 "$HD log")
+l2=$(q 2 "$HD log")
 td=$SECONDS
 check "VM2: hbmctl domain drain 3 --wait: every member reports no chunk left on node 3" \
 	gx -t 600 2 "timeout 500 $H domain drain 3 --wait --socket /run/hbmpoold.sock"
 stamp "drained node 3 in $((SECONDS - td)) s"
 check "VM1's kernel: no chunk of its on node 3 (node-get chunks 0)" [ "$(q 1 "$HD q chunks 3")" = 0 ]
 check "VM1's daemon moved them (resync-new from node 3) and published its progress" gx 1 \
-	"grep -q 'node 3 is draining' $RIG_SYNC/hbmpoold.1.1.log && ! grep -q 'given up' $RIG_SYNC/hbmpoold.1.1.log"
+	"grep -q 'node 3 is draining' $l1 && ! grep -q 'given up' $l1"
 check "VM2: domain status shows the drain of node 3 done" gx 2 \
 	"$H -j domain status --socket /run/hbmpoold.sock | python3 -c 'import json,sys; d=json.load(sys.stdin); p=[x for x in d[\"drain_progress\"] if x[\"node\"] == 3][0]; print(p); sys.exit(not (p[\"done\"] and p[\"chunks_left\"] == 0 and p[\"reported\"] == 3))'"
 gx 1 ": >/tmp/dn.stop" >/dev/null
@@ -446,14 +453,14 @@ check "VM1: the region dn verifies byte-exact after the drain" gx -t 200 1 \
 check "VM3: hbmctl domain leave --wait: drained, left" gx -t 300 3 \
 	"timeout 240 $H domain leave --wait --socket /run/hbmpoold.sock"
 check "VM3: hbmpoold exited 0 and was not restarted" gx -t 60 3 \
-	"for i in \$(seq 50); do grep -q 'supervisor: hbmpoold exited (0)' $RIG_SYNC/hbmpoold.3.2.log && break; sleep 0.2; done; grep -q 'left domain rig: drained, lease revoked; exiting' $RIG_SYNC/hbmpoold.3.2.log && grep -q 'supervisor: hbmpoold exited (0)' $RIG_SYNC/hbmpoold.3.2.log && ! kill -0 \$(cat /tmp/hbmpoold.pid) 2>/dev/null"
+	"l=\$($HD log); for i in \$(seq 50); do grep -q 'supervisor: hbmpoold exited (0)' \$l && break; sleep 0.2; done; tail -n 5 \$l; grep -q 'left domain rig: drained, lease revoked; exiting' \$l && grep -q 'supervisor: hbmpoold exited (0)' \$l && ! kill -0 \$(cat /tmp/hbmpoold.pid) 2>/dev/null"
 check "etcd has members 1 2, no drain left" sh -c "[ \"\$(curl -sf http://127.0.0.1:$EP/v3/kv/range -d '{\"key\": \"$(printf /hbmpool/rig/drains/ | base64 -w0)\", \"range_end\": \"$(printf /hbmpool/rig/drains0 | base64 -w0)\", \"count_only\": true}' | python3 -c 'import json,sys; print(json.load(sys.stdin).get(\"count\", 0))')\" = 0 ] && [ \"$(etcd_members)\" = '1 2' ]"
 for k in 1 2; do check "VM$k: node 3 left (removed from the kernel)" gx -t 60 "$k" \
 	"end=\$((SECONDS + 30)); while [ \$SECONDS -lt \$end ]; do [ \"\$($HD q state 3)\" = absent ] && exit 0; sleep 0.5; done; exit 1"; done
 check "VM1: the region dn still verifies byte-exact, nothing lost" gx -t 200 1 \
 	"s=\$(cat /tmp/dn.seed) && timeout -k 5 150 $RIO verify --name dn --seed \$s && $RIO info --name dn"
 check "VM1, VM2: no error in the daemons' logs since the drain" sh -c \
-	"! { tail -n +$((${n1:-0} + 1)) $RIG_SYNC/hbmpoold.1.1.log; tail -n +$((${n2:-0} + 1)) $RIG_SYNC/hbmpoold.2.1.log; } | grep -E ' (error|critical|alert|emergency): '"
+	"! { tail -n +$((${n1:-0} + 1)) $l1; tail -n +$((${n2:-0} + 1)) $l2; } | grep -E ' (error|critical|alert|emergency): '"
 
 # --- teardown ---
 for k in 1 2 3; do
