@@ -36,6 +36,7 @@ struct hbmd_drainer {
 
 	struct hbm_drain plan;
 	uint64_t pass_at;		/* UINT64_MAX: none due */
+	uint64_t last_pass;		/* when the last pass ran */
 	bool active;			/* a drain exists */
 	unsigned int jobs;		/* the limit of this drain, 0: not read yet */
 	bool params_done;		/* [drain] mbps set (or said) */
@@ -90,6 +91,9 @@ void hbmd_drainer_free(struct hbmd_drainer *d)
 
 void hbmd_drainer_poke(struct hbmd_drainer *d, uint64_t at)
 {
+	/* a burst of events (each move says how it goes every second): one pass */
+	if (d->last_pass && at < d->last_pass + HBMD_DRAIN_EVENT_GAP_MS)
+		at = d->last_pass + HBMD_DRAIN_EVENT_GAP_MS;
 	if (at < d->pass_at)
 		d->pass_at = at;
 }
@@ -181,6 +185,7 @@ static void pass(struct hbmd_drainer *d, const bool *drain, uint64_t now)
 	int ret;
 
 	d->pass_at = now + HBMD_DRAIN_IDLE_MS;
+	d->last_pass = now;
 	if (!d->k.ops->chunks_read) {
 		/* an ops table without regions (a test's): nothing to move */
 		for (i = 0; i < NIDS; i++)

@@ -5,7 +5,8 @@
  *
  * While any drain key PREFIX/DOMAIN/drains/N exists, a pass (every
  * HBM_DRAIN_PASS_MS while moves are in flight, at a failed chunk's
- * back-off, at once after the kernel's resync and region events, else
+ * back-off, 100 ms after the kernel's resync and region events (500 ms
+ * after the last pass at the soonest), else
  * every HBMD_DRAIN_IDLE_MS) reads this node's chunks (region-get dump
  * with the chunks flag) and the kernel's moves (resync-get dump), lets the
  * planner (drain.h) choose, issues resync-new from N for its picks, and
@@ -33,6 +34,7 @@
 
 #define HBMD_DRAIN_IDLE_MS	10000	/* a pass while draining with nothing in flight */
 #define HBMD_DRAIN_EVENT_MS	100	/* after a resync or region event */
+#define HBMD_DRAIN_EVENT_GAP_MS	500	/* ... but not sooner after the last pass */
 #define HBMD_DRAIN_PUBLISH_MS	1000	/* at most one progress put per drain per second */
 #define HBMD_DRAIN_MAX_ID	1023
 
