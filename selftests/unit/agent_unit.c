@@ -37,6 +37,8 @@
  *     second drain changes nothing; a non-member (9) drained: in the
  *     drains, no kernel call; undrain: draining 0 in both kernels; a bad
  *     node id refused; a drain key written in etcd by hand applies too;
+ *     each member publishes its progress (no chunks on a fake kernel): the
+ *     view sums 3 reports, done; undrain deletes every progress key;
  *  2. the leader is frozen (as kill -9: no renewal, no revoke): within the
  *     TTL + 1.5 s the others fence it in their kernels, then remove it;
  *     the epoch rises; exactly one new leader, never two at once; its
@@ -713,8 +715,49 @@ static int drain_key(uint32_t id, bool on)
 	return ret;
 }
 
+/*
+ * Node 2's view of node id's drain progress: how many members reported,
+ * chunks left, done (-1 each: no progress for it).
+ */
+static void view_progress(uint32_t id, int *reported, int *left, int *done)
+{
+	json_object *o = control_ask(&nodes[1], NULL), *a, *p, *v;
+	size_t i;
+
+	*reported = *left = *done = -1;
+	if (o && json_object_object_get_ex(o, "drain_progress", &a))
+		for (i = 0; i < json_object_array_length(a); i++) {
+			p = json_object_array_get_idx(a, i);
+			if (jint(p, "node") != id)
+				continue;
+			*reported = (int)jint(p, "reported");
+			*left = (int)jint(p, "chunks_left");
+			if (json_object_object_get_ex(p, "done", &v))
+				*done = json_object_get_boolean(v);
+		}
+	json_object_put(o);
+}
+
+/* The keys under PREFIX/DOMAIN/drains/ in etcd (-1: etcd did not answer). */
+static int drain_keys(void)
+{
+	const char *eps[1] = { url };
+	struct hbm_etcd *e = client(eps, 1, 1000);
+	struct hbm_etcd_kvs kvs = { 0 };
+	int n = -1;
+
+	if (e && !hbm_etcd_get(e, "/hbmunit/unit/drains/", true, &kvs, NULL))
+		n = (int)kvs.n;
+	hbm_etcd_kvs_free(&kvs);
+	if (e)
+		hbm_etcd_close(e);
+	return n;
+}
+
 static void test_drains(void)
 {
+	int reported, left, done, k;
+	double t0;
 	char drains[64], what[256];
 	json_object *o;
 	bool good;
@@ -733,6 +776,15 @@ static void test_drains(void)
 	   "nodes 1 and 2 set draining on node 3 in their kernels, once; node 3's kernel not asked");
 	d = view_drains(3, drains, sizeof(drains));
 	ok(d == 1 && !strcmp(drains, "3 "), "node 2's view: member 3 draining, drains [%s]", drains);
+	/* every member reports its progress (the fake kernels hold no chunk) */
+	t0 = now();
+	do {
+		view_progress(3, &reported, &left, &done);
+	} while (done != 1 && now() - t0 < 3 && !usleep(50000));
+	k = drain_keys();
+	ok(reported == 3 && left == 0 && done == 1 && k == 4,
+	   "node 2's view: the drain of 3 done, 3 members reported 0 chunks left (%d, %d, %d); 1 drain and 3 progress keys in etcd (%d)",
+	   reported, left, done, k);
 	o = control_ask(&nodes[1], "{\"cmd\":\"drain\",\"node\":3}\n");
 	json_object_put(o);
 	usleep(300000);
@@ -756,6 +808,12 @@ static void test_drains(void)
 	usleep(300000);
 	d = view_drains(3, drains, sizeof(drains));
 	ok(d == 0 && !strcmp(drains, ""), "node 2's view: member 3 not draining, no drains");
+	t0 = now();
+	while ((k = drain_keys()) != 0 && now() - t0 < 3)
+		usleep(50000);
+	view_progress(3, &reported, &left, &done);
+	ok(k == 0 && reported == -1, "undrained: every member deleted its progress key (%d keys left), none in the view",
+	   k);
 	o = control_ask(&nodes[1], "{\"cmd\":\"drain\",\"node\":1024}\n");
 	ok(o && strstr(json_object_to_json_string(o), "\"ok\": false") &&
 	   strstr(json_object_to_json_string(o), "not a node id"),
