@@ -17,7 +17,11 @@
  *  4. a buffer smaller than the pending events: they come out over several
  *     reads, in order, none lost;
  *  5. domain_read: the epoch and the fenced flag from one domain-get (an
- *     older kernel's reply without them: 0, not fenced).
+ *     older kernel's reply without them: 0, not fenced);
+ *  6. chunk moves: chunks_read over a region split across two dump
+ *     messages (sizes, the last chunk short, syncing-node-id), resync_new
+ *     (its attributes, the move's id), resync_read, resync_del,
+ *     resync_params (resync-mbps set only when given, resync-jobs read).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -79,16 +83,125 @@ struct nl_msg *hbm_nl_msg(struct hbm_nl *nl, uint8_t cmd, int dump)
 	return nlmsg_alloc();
 }
 
+/* The chunk-move requests' attributes, as the fake kernel took them. */
+static struct nlattr *req_tb[HBMPOOL_A_RESYNC_MAX + 1];
+static struct nl_msg *req_kept;
+static bool req_chunks_flag;
+static uint32_t req_mbps = UINT32_MAX;
+
+static int reply_with(hbm_nl_reply_fn *cb, void *arg, uint8_t cmd, struct nl_msg *reply)
+{
+	int ret = cb ? cb(cmd, nlmsg_attrdata(nlmsg_hdr(reply), 0),
+			  nlmsg_attrlen(nlmsg_hdr(reply), 0), arg) : 0;
+
+	nlmsg_free(reply);
+	return ret;
+}
+
+/* A region's dump message: its id, sizes if first, chunks [from, to). */
+static int region_msg(hbm_nl_reply_fn *cb, void *arg, bool first, uint32_t from, uint32_t to)
+{
+	struct nl_msg *r = nlmsg_alloc();
+	struct nlattr *n;
+	uint32_t i;
+
+	if (!r)
+		return -ENOMEM;
+	nla_put_u32(r, HBMPOOL_A_REGION_ID, 7);
+	if (first) {
+		nla_put_u64(r, HBMPOOL_A_REGION_CHUNK_SIZE, 1 << 20);
+		nla_put_u64(r, HBMPOOL_A_REGION_LENGTH, (5 << 20) / 2);	/* 2.5 chunks */
+	}
+	for (i = from; i < to; i++) {
+		n = nla_nest_start(r, HBMPOOL_A_REGION_CHUNK);
+		nla_put_u32(r, HBMPOOL_A_CHUNK_INDEX, i);
+		nla_put_u32(r, HBMPOOL_A_CHUNK_NODE_ID, 3);
+		nla_put_u64(r, HBMPOOL_A_CHUNK_OFFSET, (uint64_t)i << 20);
+		if (i == 1)
+			nla_put_u32(r, HBMPOOL_A_CHUNK_SYNCING_NODE_ID, 2);
+		nla_nest_end(r, n);
+	}
+	return reply_with(cb, arg, HBMPOOL_CMD_REGION_GET, r);
+}
+
+static int resync_msg(hbm_nl_reply_fn *cb, void *arg, uint32_t id, uint32_t state, uint32_t error)
+{
+	struct nl_msg *r = nlmsg_alloc();
+
+	if (!r)
+		return -ENOMEM;
+	nla_put_u32(r, HBMPOOL_A_RESYNC_ID, id);
+	nla_put_u32(r, HBMPOOL_A_RESYNC_REGION_ID, 7);
+	nla_put_u32(r, HBMPOOL_A_RESYNC_CHUNK, 1);
+	nla_put_u32(r, HBMPOOL_A_RESYNC_FROM_NODE_ID, 3);
+	nla_put_u32(r, HBMPOOL_A_RESYNC_TO_NODE_ID, 2);
+	nla_put_u32(r, HBMPOOL_A_RESYNC_STATE, state);
+	nla_put_u32(r, HBMPOOL_A_RESYNC_PAGES, 256);
+	nla_put_u32(r, HBMPOOL_A_RESYNC_PAGES_DONE, 100);
+	nla_put_u32(r, HBMPOOL_A_RESYNC_ERROR, error);
+	return reply_with(cb, arg, HBMPOOL_CMD_RESYNC_GET, r);
+}
+
+/* region-get (chunks), resync-*, params-*: the chunk moves' side */
+static int moves_request(struct nl_msg *msg, hbm_nl_reply_fn *cb, void *arg)
+{
+	struct nlattr *tb[HBMPOOL_A_PARAMS_MAX + 1];
+	struct nl_msg *r;
+	int ret;
+
+	nlmsg_free(req_kept);
+	req_kept = msg;
+	memset(req_tb, 0, sizeof(req_tb));
+	switch (req_cmd) {
+	case HBMPOOL_CMD_REGION_GET:
+	{
+		struct nlattr *rt[HBMPOOL_A_REGION_MAX + 1];
+
+		nla_parse(rt, HBMPOOL_A_REGION_MAX, nlmsg_attrdata(nlmsg_hdr(msg), 0),
+			  nlmsg_attrlen(nlmsg_hdr(msg), 0), NULL);
+		req_chunks_flag = rt[HBMPOOL_A_REGION_CHUNKS] != NULL;
+	}
+		/* one region over two messages, as a big one is */
+		ret = region_msg(cb, arg, true, 0, 2);
+		return ret ? ret : region_msg(cb, arg, false, 2, 3);
+	case HBMPOOL_CMD_RESYNC_NEW:
+		nla_parse(req_tb, HBMPOOL_A_RESYNC_MAX, nlmsg_attrdata(nlmsg_hdr(msg), 0),
+			  nlmsg_attrlen(nlmsg_hdr(msg), 0), NULL);
+		return resync_msg(cb, arg, 42, 0, 0);
+	case HBMPOOL_CMD_RESYNC_GET:
+		ret = resync_msg(cb, arg, 42, HBMPOOL_RESYNC_STATE_COPYING, 0);
+		return ret ? ret : resync_msg(cb, arg, 43, HBMPOOL_RESYNC_STATE_FAILED, ETIMEDOUT);
+	case HBMPOOL_CMD_RESYNC_DEL:
+		nla_parse(req_tb, HBMPOOL_A_RESYNC_MAX, nlmsg_attrdata(nlmsg_hdr(msg), 0),
+			  nlmsg_attrlen(nlmsg_hdr(msg), 0), NULL);
+		return 0;
+	case HBMPOOL_CMD_PARAMS_SET:
+		nla_parse(tb, HBMPOOL_A_PARAMS_MAX, nlmsg_attrdata(nlmsg_hdr(msg), 0),
+			  nlmsg_attrlen(nlmsg_hdr(msg), 0), NULL);
+		req_mbps = tb[HBMPOOL_A_PARAMS_RESYNC_MBPS] ?
+			   nla_get_u32(tb[HBMPOOL_A_PARAMS_RESYNC_MBPS]) : UINT32_MAX;
+		return 0;
+	case HBMPOOL_CMD_PARAMS_GET:
+		r = nlmsg_alloc();
+		if (!r)
+			return -ENOMEM;
+		nla_put_u32(r, HBMPOOL_A_PARAMS_FETCH_TIMEOUT_MS, 5000);
+		nla_put_u32(r, HBMPOOL_A_PARAMS_RESYNC_JOBS, 3);
+		return reply_with(cb, arg, HBMPOOL_CMD_PARAMS_GET, r);
+	}
+	return -EIO;
+}
+
 int hbm_nl_request(struct hbm_nl *nl, struct nl_msg *msg, hbm_nl_reply_fn *cb, void *arg)
 {
 	struct nl_msg *reply;
 	int ret;
 
 	(void)nl;
-	nlmsg_free(msg);
 	requests++;
 	if (req_cmd != HBMPOOL_CMD_DOMAIN_GET)
-		return -EIO;
+		return moves_request(msg, cb, arg);
+	nlmsg_free(msg);
 	reply = nlmsg_alloc();
 	if (!reply)
 		return -ENOMEM;
@@ -328,6 +441,45 @@ int main(void)
 	domain.fenced = false;
 	n = k.ops->domain_read(k.ctx, &d, err, sizeof(err));
 	ok(n == 0 && d.epoch == 42 && !d.fenced, "domain_read: no fenced flag, not fenced");
+
+	/* 6. chunk moves: the chunks, a move, the moves, a deletion, the params */
+	{
+		struct hbmd_kernel_chunk *c = NULL;
+		struct hbmd_kernel_resync *m = NULL;
+		uint32_t id = 0, jobs = 0;
+		size_t nc = 0, nm = 0;
+
+		n = k.ops->chunks_read(k.ctx, &c, &nc, err, sizeof(err));
+		ok(n == 0 && req_chunks_flag && nc == 3 && c[0].region == 7 && c[0].index == 0 &&
+		   c[0].node == 3 && c[0].syncing_node == HBMD_NO_NODE && c[0].bytes == 1 << 20 &&
+		   c[1].syncing_node == 2 && c[2].index == 2 && c[2].bytes == 1 << 19,
+		   "chunks_read: region-get dump with the chunks flag; a region over two messages: 3 chunks, one syncing to node 2, the last one half a chunk (%d, %zu)",
+		   n, nc);
+		free(c);
+		n = k.ops->resync_new(k.ctx, 7, 1, 3, &id, err, sizeof(err));
+		ok(n == 0 && id == 42 && req_tb[HBMPOOL_A_RESYNC_REGION_ID] &&
+		   nla_get_u32(req_tb[HBMPOOL_A_RESYNC_REGION_ID]) == 7 &&
+		   nla_get_u32(req_tb[HBMPOOL_A_RESYNC_CHUNK]) == 1 &&
+		   nla_get_u32(req_tb[HBMPOOL_A_RESYNC_FROM_NODE_ID]) == 3 &&
+		   !req_tb[HBMPOOL_A_RESYNC_TO_NODE_ID],
+		   "resync_new: region 7 chunk 1 from node 3, no target (placement's): move %u", id);
+		n = k.ops->resync_read(k.ctx, &m, &nm, err, sizeof(err));
+		ok(n == 0 && nm == 2 && m[0].id == 42 && m[0].state == HBMPOOL_RESYNC_STATE_COPYING &&
+		   m[0].from == 3 && m[0].to == 2 && m[0].pages == 256 && m[0].pages_done == 100 &&
+		   m[1].id == 43 && m[1].state == HBMPOOL_RESYNC_STATE_FAILED &&
+		   m[1].error == ETIMEDOUT, "resync_read: 2 moves, one copying, one failed (ETIMEDOUT)");
+		free(m);
+		n = k.ops->resync_del(k.ctx, 43, err, sizeof(err));
+		ok(n == 0 && req_tb[HBMPOOL_A_RESYNC_ID] &&
+		   nla_get_u32(req_tb[HBMPOOL_A_RESYNC_ID]) == 43, "resync_del 43");
+		n = k.ops->resync_params(k.ctx, UINT32_MAX, &jobs, err, sizeof(err));
+		ok(n == 0 && jobs == 3 && req_mbps == UINT32_MAX,
+		   "resync_params: no mbps given, none set; resync-jobs 3");
+		n = k.ops->resync_params(k.ctx, 250, &jobs, err, sizeof(err));
+		ok(n == 0 && jobs == 3 && req_mbps == 250, "resync_params: resync-mbps 250 set");
+		nlmsg_free(req_kept);
+		req_kept = NULL;
+	}
 
 	k.ops->close(k.ctx);
 	close(pipefd[0]);
