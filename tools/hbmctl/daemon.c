@@ -674,10 +674,20 @@ static void progress_line(json_object *row, int64_t id, char *last, size_t len)
 		 id, get_i64(row, "chunks_left", 0), size, get_i64(row, "failures", 0),
 		 get_i64(row, "reported", 0), get_i64(row, "members", 0));
 	if (strcmp(line, last)) {
-		printf("%s\n", line);
+		/* -j: the drain's progress object, one line each */
+		printf("%s\n", ctl.json ? json_object_to_json_string_ext(row, JSON_C_TO_STRING_PLAIN) :
+		       line);
 		fflush(stdout);
 		snprintf(last, len, "%s", line);
 	}
+}
+
+/* A line of --wait's end, not with -j (whose lines are the progress objects). */
+static int wait_end(const char *fmt, int64_t id)
+{
+	if (!ctl.json)
+		printf(fmt, id);
+	return fflush(stdout) ? CTL_EXIT_FAIL : 0;
 }
 
 static void sleep_ms(int ms)
@@ -688,7 +698,8 @@ static void sleep_ms(int ms)
 }
 
 /*
- * --wait on a drain of id: until every member reports no chunk left on it
+ * --wait on a drain of id (-j: each new progress object on a line of its
+ * own, no other line): until every member reports no chunk left on it
  * (0), the drain ends (undrained: 1) or the daemon goes (1).  leave: the
  * daemon's own drain; the daemon going after it was done is the leave
  * done (0).
@@ -707,10 +718,9 @@ static int drain_wait(const char *path, int64_t id, bool leave)
 		if (!v) {
 			if (!leave || (connect_errno != ENOENT && connect_errno != ECONNREFUSED))
 				return CTL_EXIT_FAIL;
-			if (done) {
-				printf("node %" PRId64 ": left the domain (hbmpoold exited)\n", id);
-				return fflush(stdout) ? CTL_EXIT_FAIL : 0;
-			}
+			if (done)
+				return wait_end("node %" PRId64 ": left the domain (hbmpoold exited)\n",
+						id);
 			fprintf(stderr, "hbmctl: hbmpoold on %s went away before node %" PRId64
 				" was drained: see its log\n", path, id);
 			return CTL_EXIT_FAIL;
@@ -719,8 +729,7 @@ static int drain_wait(const char *path, int64_t id, bool leave)
 			id = get_i64(v, "node", -1);
 		if (leave && json_object_get_boolean(json_object_object_get(v, "left"))) {
 			json_object_put(v);
-			printf("node %" PRId64 ": left the domain (hbmpoold exits)\n", id);
-			return fflush(stdout) ? CTL_EXIT_FAIL : 0;
+			return wait_end("node %" PRId64 ": left the domain (hbmpoold exits)\n", id);
 		}
 		row = progress_of(v, id);
 		if (row) {
@@ -732,8 +741,8 @@ static int drain_wait(const char *path, int64_t id, bool leave)
 			       json_object_get_boolean(x);
 			if (done && !leave) {
 				json_object_put(v);
-				printf("node %" PRId64 ": drained (no member has a chunk left on it)\n", id);
-				return fflush(stdout) ? CTL_EXIT_FAIL : 0;
+				return wait_end("node %" PRId64
+						": drained (no member has a chunk left on it)\n", id);
 			}
 		} else if (seen || (leave && !json_object_get_boolean(
 				json_object_object_get(v, "leaving")) && !done)) {
