@@ -19,6 +19,7 @@
 #include <linux/highmem.h>
 #include <linux/mm.h>
 #include <linux/pagemap.h>
+#include <linux/refcount.h>
 #include <linux/rmap.h>
 #include <linux/shrinker.h>
 #include <linux/spinlock.h>
@@ -26,6 +27,7 @@
 #include <linux/workqueue.h>
 
 #include "hbmpool.h"
+#include "resync.h"
 
 unsigned long hbmpool_cache_budget;
 
@@ -187,19 +189,45 @@ static bool hbmpool_page_held(struct page *page, int extra)
 
 /* ---- write-back ---- */
 
-#define HBMPOOL_WB_UNLOCKED	BIT(0)	/* req->flags: HBM_PG_WRITEBACK released */
+#define HBMPOOL_WB_UNLOCKED	BIT(0)	/* req->flags: done with the snapshot */
+#define HBMPOOL_WB_SYNCING	BIT(1)	/* req->flags: to a move's target */
+
+/*
+ * One write-back of a page: a request per copy of its write set, all
+ * carrying the one snapshot.  The page's HBM_PG_WRITEBACK bit is held by
+ * the group, released when the last request is done with the snapshot (at
+ * its end_io, or at its release after a timeout).
+ */
+struct hbmpool_wb_group {
+	refcount_t ref;			/* one per request */
+	atomic_t snap_users;		/* requests that may still read the snapshot */
+	struct hbmpool_region *r;	/* referenced */
+	struct page *page;		/* referenced */
+	struct hbmpool_resync *job;	/* the move of a SYNCING copy written, referenced */
+};
+
+static void hbmpool_wb_snap_done(struct hbmpool_req *req)
+{
+	struct hbmpool_wb_group *g = req->private;
+
+	req->flags |= HBMPOOL_WB_UNLOCKED;
+	/* the transports are done with the snapshot: the next write-back may go */
+	if (atomic_dec_and_test(&g->snap_users))
+		clear_and_wake_up_bit(HBM_PG_WRITEBACK, &g->page->private);
+}
 
 /*
  * A write-back request is done.  Any context.  A failed one makes the page
  * dirty again, before its HBM_PG_WRITEBACK bit is released (with the
- * request), so that nothing sees it clean and drops it.  The request holds
- * the region and the page.
+ * group), so that nothing sees it clean and drops it; one to a move's
+ * target fails the move.  The group holds the region and the page.
  */
 static void hbmpool_wb_end_io(struct hbmpool_req *req)
 {
-	struct hbmpool_region *r = req->private;
+	struct hbmpool_wb_group *g = req->private;
+	struct hbmpool_region *r = g->r;
 	struct hbmpool_node *node = req->node;
-	struct page *page = req->owner;
+	struct page *page = g->page;
 
 	if (!req->status) {
 		hbmpool_count3(&r->stats, node, HBMPOOL_STAT_WRITEBACKS, 1);
@@ -207,6 +235,8 @@ static void hbmpool_wb_end_io(struct hbmpool_req *req)
 			       PAGE_SIZE);
 		goto out;
 	}
+	if (req->flags & HBMPOOL_WB_SYNCING)
+		hbmpool_resync_fail(g->job, req->status);
 	/*
 	 * Only a poisoned page leaves the cache while it is under write-back
 	 * (hbmpool_drop_poisoned()); any other is still in its region.
@@ -220,11 +250,8 @@ static void hbmpool_wb_end_io(struct hbmpool_req *req)
 	pr_warn_ratelimited("region %u page %lu: write-back to node %u failed: %d; the page stays dirty in the cache\n",
 			    r->id, page->index, node->id, req->status);
 out:
-	/* the transport is done with the snapshot: the next write-back may go */
-	if (!req->timed_out) {
-		req->flags |= HBMPOOL_WB_UNLOCKED;
-		clear_and_wake_up_bit(HBM_PG_WRITEBACK, &page->private);
-	}
+	if (!req->timed_out)
+		hbmpool_wb_snap_done(req);
 }
 
 /*
@@ -233,12 +260,17 @@ out:
  */
 static void hbmpool_wb_destructor(struct hbmpool_req *req)
 {
-	struct page *page = req->owner;
+	struct hbmpool_wb_group *g = req->private;
 
 	if (!(req->flags & HBMPOOL_WB_UNLOCKED))
-		clear_and_wake_up_bit(HBM_PG_WRITEBACK, &page->private);
-	put_page(page);
-	hbmpool_region_put(req->private);
+		hbmpool_wb_snap_done(req);
+	if (!refcount_dec_and_test(&g->ref))
+		return;
+	put_page(g->page);
+	hbmpool_region_put(g->r);
+	if (g->job)
+		hbmpool_resync_put(g->job);
+	kfree(g);
 }
 
 /* Releases the HBM_PG_WRITEBACK bit lock of @page when no request took it. */
@@ -247,35 +279,75 @@ static void hbmpool_wb_unlock(struct page *page)
 	clear_and_wake_up_bit(HBM_PG_WRITEBACK, &page->private);
 }
 
+/* A copy a write-back goes to: sampled from the write set. */
+struct hbmpool_wb_copy {
+	struct hbmpool_node *node;	/* referenced */
+	u64 offset;			/* of the page */
+	u32 gen;
+	bool syncing;
+};
+
 /*
- * Writes @page back to its home if it is dirty and waits.  On failure the
- * page stays dirty and cached: nothing is dropped.  Never called with
- * mmap_lock held.
+ * Under the page lock, holding its write-back bit: the copies the write
+ * set names (every up-to-date copy, and a live move's target).
+ */
+static unsigned int hbmpool_wb_sample(struct hbmpool_region *r,
+				      struct page *page,
+				      struct hbmpool_wb_copy *set,
+				      struct hbmpool_resync **job)
+{
+	const struct hbmpool_chunk_map *map;
+	u64 in_chunk = hbmpool_offset_in_chunk(r, page->index);
+	unsigned int n = 0;
+	u32 c;
+
+	rcu_read_lock();
+	map = hbmpool_write_set(r, page->index);
+	for (c = 0; c < map->nr_copies && n < HBMPOOL_MAX_COPIES; c++) {
+		if (!hbmpool_copy_writable(map, c))
+			continue;
+		set[n].node = map->copies[c].node;
+		set[n].offset = map->copies[c].offset + in_chunk;
+		set[n].gen = map->copies[c].gen;
+		set[n].syncing = map->copies[c].state == HBMPOOL_COPY_SYNCING;
+		hbmpool_node_get(set[n].node);
+		if (set[n].syncing) {
+			*job = map->job;
+			hbmpool_resync_get_ref(*job);
+		}
+		n++;
+	}
+	rcu_read_unlock();
+	return n;
+}
+
+/*
+ * Writes @page back to every copy of its chunk if it is dirty and waits;
+ * it is clean only if every copy took it.  On failure the page stays
+ * dirty and cached: nothing is dropped.  Never called with mmap_lock held.
  */
 int hbmpool_writeback_page(struct hbmpool_region *r, struct page *page)
 {
-	struct hbmpool_node *node;
-	struct hbmpool_req *req;
+	struct hbmpool_req *reqs[HBMPOOL_MAX_COPIES] = {};
+	struct hbmpool_wb_copy set[HBMPOOL_MAX_COPIES];
+	struct hbmpool_resync *job = NULL;
+	struct hbmpool_wb_group *g;
+	unsigned int n, i;
 	struct page *bounce;
-	u64 offset;
-	u32 gen;
-	int err;
+	int err = 0;
 
 	bounce = alloc_page(GFP_KERNEL | __GFP_NOWARN);
-	if (!bounce)
+	g = kzalloc(sizeof(*g), GFP_KERNEL);
+	if (!bounce || !g) {
+		kfree(g);
+		if (bounce)
+			put_page(bounce);
 		return -ENOMEM;
-	/* one copy today; a replicated chunk gets a request per live copy */
-	node = hbmpool_read_copy_get(r, page->index, &offset, &gen);
-	req = hbmpool_req_alloc(node, HBMPOOL_REQ_WRITE, offset, &bounce, 1,
-				GFP_KERNEL);
-	hbmpool_node_put(node);
-	put_page(bounce);	/* the request has them */
-	if (!req)
-		return -ENOMEM;
-	req->data_gen = gen;
+	}
 	/* A write-back of this page in flight must land first. */
 	if (wait_on_bit_lock(&page->private, HBM_PG_WRITEBACK, TASK_KILLABLE)) {
-		hbmpool_req_put(req);
+		kfree(g);
+		put_page(bounce);
 		return -EINTR;
 	}
 
@@ -284,9 +356,12 @@ int hbmpool_writeback_page(struct hbmpool_region *r, struct page *page)
 	    !test_bit(HBM_PG_DIRTY, &page->private)) {
 		unlock_page(page);
 		hbmpool_wb_unlock(page);
-		hbmpool_req_put(req);
+		kfree(g);
+		put_page(bounce);
 		return 0;
 	}
+	/* with the snapshot: a move that starts later sees this write-back's bit */
+	n = hbmpool_wb_sample(r, page, set, &job);
 	/*
 	 * Write-protect every mapping: the next write through a PTE goes
 	 * through page_mkwrite, which needs the page lock; a kernel writer
@@ -301,22 +376,59 @@ int hbmpool_writeback_page(struct hbmpool_region *r, struct page *page)
 		if (test_and_clear_bit(HBM_PG_DIRTY, &page->private))
 			hbmpool_cache_dirty(r, -1);
 	}
-	copy_highpage(req->pages[0], page);
+	copy_highpage(bounce, page);
 	unlock_page(page);
 
-	/* The request holds the bit lock, the page and the region until it is released. */
+	for (i = 0; i < n; i++) {
+		reqs[i] = hbmpool_req_alloc(set[i].node, HBMPOOL_REQ_WRITE,
+					    set[i].offset, &bounce, 1, GFP_KERNEL);
+		hbmpool_node_put(set[i].node);	/* the request has its own */
+		if (!reqs[i])
+			err = -ENOMEM;
+	}
+	put_page(bounce);	/* the requests have it */
+	if (WARN_ON_ONCE(!n))
+		err = -EIO;
+	if (err) {
+		/* nothing went: dirty again, as after a failed write-back */
+		for (i = 0; i < n; i++)
+			if (reqs[i])
+				hbmpool_req_put(reqs[i]);
+		if (READ_ONCE(page->mapping) == hbmpool_mapping(r) &&
+		    !test_and_set_bit(HBM_PG_DIRTY, &page->private))
+			hbmpool_cache_dirty(r, 1);
+		hbmpool_wb_unlock(page);
+		if (job)
+			hbmpool_resync_put(job);
+		kfree(g);
+		return err;
+	}
+
+	/* The group holds the bit lock, the page and the region until its requests are released. */
+	refcount_set(&g->ref, n);
+	atomic_set(&g->snap_users, n);
 	get_page(page);
 	kref_get(&r->ref);
-	req->owner = page;
-	req->private = r;
-	req->end_io = hbmpool_wb_end_io;
-	req->destructor = hbmpool_wb_destructor;
-	hbmpool_req_submit(req, READ_ONCE(hbmpool_fetch_timeout_ms));
-	if (wait_for_completion_killable(&req->done))
-		err = -EINTR;
-	else
-		err = req->status;
-	hbmpool_req_put(req);
+	g->r = r;
+	g->page = page;
+	g->job = job;
+	for (i = 0; i < n; i++) {
+		reqs[i]->data_gen = set[i].gen;
+		reqs[i]->owner = page;
+		reqs[i]->private = g;
+		reqs[i]->flags = set[i].syncing ? HBMPOOL_WB_SYNCING : 0;
+		reqs[i]->end_io = hbmpool_wb_end_io;
+		reqs[i]->destructor = hbmpool_wb_destructor;
+	}
+	for (i = 0; i < n; i++)
+		hbmpool_req_submit(reqs[i], READ_ONCE(hbmpool_fetch_timeout_ms));
+	for (i = 0; i < n; i++) {
+		if (!err && wait_for_completion_killable(&reqs[i]->done))
+			err = -EINTR;	/* the requests go on; end_io decides */
+		else if (!err)
+			err = reqs[i]->status;
+		hbmpool_req_put(reqs[i]);
+	}
 	return err;
 }
 

@@ -56,8 +56,8 @@ out:
  * if touched already (a page read ahead is not, until a fault finds it).
  * ERR_PTR(-EEXIST): someone else has the index.
  */
-static struct page *hbmpool_page_new(struct hbmpool_region *r, pgoff_t index,
-				     bool referenced)
+struct page *hbmpool_page_new(struct hbmpool_region *r, pgoff_t index,
+			      bool referenced)
 {
 	struct page *page;
 	void *old;

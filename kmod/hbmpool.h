@@ -95,7 +95,8 @@ void hbmpool_count_latency(struct hbmpool_region_stats *region,
 #define HBMPOOL_TIMEOUT_MAX	600000U
 
 int hbmpool_params_set(const u64 *budget, const u32 *timeout_ms,
-		       const u32 *ra_max, struct netlink_ext_ack *extack);
+		       const u32 *ra_max, const u32 *resync_mbps,
+		       const u32 *resync_jobs, struct netlink_ext_ack *extack);
 
 extern struct bus_type hbmpool_bus;
 extern struct kobject *hbmpool_nodes_kobj;
@@ -116,6 +117,7 @@ enum hbmpool_event {
 	HBMPOOL_EVENT_SEGMENT_CHANGE,	/* none: this node's segment */
 	HBMPOOL_EVENT_PARAMS_CHANGE,	/* none */
 	HBMPOOL_EVENT_DOMAIN_CHANGE,	/* none */
+	HBMPOOL_EVENT_RESYNC_CHANGE,	/* struct hbmpool_resync_info */
 	HBMPOOL_NR_EVENTS,
 };
 
@@ -300,22 +302,36 @@ struct hbmpool_node *__hbmpool_node_lookup(u32 id);
 
 /* ---- placement (placement.c) ---- */
 
+/* What a copy of a chunk holds. */
+enum hbmpool_copy_state {
+	HBMPOOL_COPY_UPTODATE,		/* read from it, write to it */
+	HBMPOOL_COPY_SYNCING,		/* being filled (resync.c): written, never read */
+};
+
 /* One copy of a chunk. */
 struct hbmpool_copy {
 	struct hbmpool_node *node;	/* referenced by its map */
 	u64 offset;			/* of the chunk, in the node's segment */
 	u32 gen;			/* node's data_gen when placed: lost if not current */
+	u8 state;			/* enum hbmpool_copy_state */
 };
 
+struct hbmpool_resync;
+
+/* The most copies one chunk map names: k replicas and a move's target. */
+#define HBMPOOL_MAX_COPIES	8
+
 /*
- * Where a chunk lives: its copies, nearest first (one today; replicas
- * later), and a generation bumped whenever the set changes.  Replaced whole
- * under RCU, never edited in place: read it through hbmpool_read_copy() and
- * hbmpool_write_set().
+ * Where a chunk lives: its copies, the up-to-date ones first, nearest
+ * first (one today; replicas later), and a generation bumped whenever the
+ * set changes.  Replaced whole under RCU (by the region's maps_lock
+ * holder), never edited in place: read it through hbmpool_read_copy() and
+ * hbmpool_write_set().  A map with a SYNCING copy references its job.
  */
 struct hbmpool_chunk_map {
 	u32 gen;
 	u32 nr_copies;
+	struct hbmpool_resync *job;	/* the SYNCING copy's move, or NULL */
 	struct hbmpool_copy copies[];
 };
 
@@ -329,6 +345,14 @@ void hbmpool_unplace(struct hbmpool_region *r);
 bool hbmpool_chunk_on_node(struct hbmpool_region *r, u32 i,
 			   struct hbmpool_node *node);
 u32 hbmpool_region_lost_chunks(struct hbmpool_region *r);
+u32 hbmpool_node_chunks(struct hbmpool_node *node);
+u64 hbmpool_chunk_len(struct hbmpool_region *r, u32 i);
+struct hbmpool_chunk_map *hbmpool_map_alloc(u32 nr_copies, u32 gen);
+void hbmpool_map_free(struct hbmpool_region *r, u32 i,
+		      struct hbmpool_chunk_map *map, unsigned long give_back);
+struct hbmpool_node *hbmpool_place_copy(struct hbmpool_region *r, u32 i,
+					u32 to, u64 *offset, u32 *gen,
+					const char **why);
 
 /* ---- regions (region.c) ---- */
 
@@ -349,6 +373,12 @@ struct hbmpool_region {
 	u32 nr_chunks;
 	bool placed;			/* chunks hold reservations */
 	struct hbmpool_chunk *chunks;	/* nr_chunks maps, see placement.c */
+	/*
+	 * maps_lock serialises the replacement of placed chunk maps (chunk
+	 * moves, resync.c); a leaf: never taken with hbmpool_nodes_lock or a
+	 * page lock held.
+	 */
+	struct mutex maps_lock;
 	struct inode *inode;		/* referenced; its mapping is page->mapping */
 	/*
 	 * Cached pages: index -> struct page, being fetched (locked), up to
@@ -391,6 +421,7 @@ static inline struct hbmpool_node *hbmpool_read_copy(struct hbmpool_region *r,
 	const struct hbmpool_chunk_map *map = hbmpool_chunk_map(r, index);
 	u64 in_chunk = ((u64)index << PAGE_SHIFT) & (r->chunk_size - 1);
 
+	/* copies[0] is up to date: a SYNCING copy is never first */
 	if (offset)
 		*offset = map->copies[0].offset + in_chunk;
 	return map->copies[0].node;
@@ -403,14 +434,25 @@ static inline u32 hbmpool_read_copy_gen(struct hbmpool_region *r, pgoff_t index)
 }
 
 /*
- * Under rcu_read_lock(): every copy a write of page @index must reach, and
- * the generation it is written at.  Offsets are of the chunk; add the
- * page's offset in the chunk (hbmpool_offset_in_chunk()).
+ * Under rcu_read_lock(): the map whose copies a write of page @index must
+ * reach: each one hbmpool_copy_writable() says, at its generation.
+ * Offsets are of the chunk; add the page's offset in the chunk
+ * (hbmpool_offset_in_chunk()).
  */
 static inline const struct hbmpool_chunk_map *
 hbmpool_write_set(struct hbmpool_region *r, pgoff_t index)
 {
 	return hbmpool_chunk_map(r, index);
+}
+
+bool hbmpool_resync_failed(struct hbmpool_resync *job);
+
+/* Whether writes go to copy @c of @map: up to date, or filled by a live move. */
+static inline bool hbmpool_copy_writable(const struct hbmpool_chunk_map *map,
+					 u32 c)
+{
+	return map->copies[c].state == HBMPOOL_COPY_UPTODATE ||
+	       !hbmpool_resync_failed(map->job);
 }
 
 static inline u64 hbmpool_offset_in_chunk(struct hbmpool_region *r,
@@ -445,6 +487,7 @@ static inline void hbmpool_region_put(struct hbmpool_region *r)
 }
 
 long hbmpool_ioc_region_create(void __user *argp);
+struct hbmpool_region *hbmpool_region_find(u32 id);
 long hbmpool_ioc_region_open(void __user *argp);
 struct hbmpool_region **hbmpool_regions_get_all(unsigned long *nr);
 struct hbmpool_region *hbmpool_region_get_next(unsigned long *id);
@@ -533,6 +576,8 @@ void hbmpool_cache_charge(struct hbmpool_region *r, long nr);
 void hbmpool_cache_dirty(struct hbmpool_region *r, long nr);
 void hbmpool_lru_add(struct page *page);
 void hbmpool_page_abandon(struct hbmpool_region *r, struct page *page);
+struct page *hbmpool_page_new(struct hbmpool_region *r, pgoff_t index,
+			      bool referenced);
 void hbmpool_make_room(bool may_writeback);
 bool hbmpool_make_room_nowait(void);
 void hbmpool_cache_budget_changed(void);

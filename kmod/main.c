@@ -18,6 +18,7 @@
 #include <linux/wait_bit.h>
 
 #include "hbmpool.h"
+#include "resync.h"
 #include "tcp.h"
 
 static unsigned int cache_pages = 16384;
@@ -137,7 +138,7 @@ static long hbmpool_ioc_features(void __user *argp)
 		     HBMPOOL_FEAT_POLICY_PREFERRED | HBMPOOL_FEAT_REGION_INFO |
 		     HBMPOOL_FEAT_REGION_STATS | HBMPOOL_FEAT_REGION_SYNC |
 		     HBMPOOL_FEAT_REGION_PREFETCH | HBMPOOL_FEAT_REGION_OPEN |
-		     HBMPOOL_FEAT_POLICY_WEIGHTED_INTERLEAVE;
+		     HBMPOOL_FEAT_POLICY_WEIGHTED_INTERLEAVE | HBMPOOL_FEAT_RESYNC;
 	f.max_nodes = HBMPOOL_MAX_NODES;
 	f.page_size = PAGE_SIZE;
 	f.self_node = READ_ONCE(hbmpool_self_id);
@@ -248,9 +249,13 @@ static int __init hbmpool_init(void)
 	if (err)
 		goto err_nodes_exit;
 
-	err = misc_register(&hbmpool_miscdev);
+	err = hbmpool_resync_init();
 	if (err)
 		goto err_cache_exit;
+
+	err = misc_register(&hbmpool_miscdev);
+	if (err)
+		goto err_resync_exit;
 
 	err = hbmpool_netlink_init();
 	if (err)
@@ -266,6 +271,8 @@ static int __init hbmpool_init(void)
 
 err_misc_deregister:
 	misc_deregister(&hbmpool_miscdev);
+err_resync_exit:
+	hbmpool_resync_exit();
 err_cache_exit:
 	hbmpool_cache_exit();
 err_nodes_exit:
@@ -304,6 +311,7 @@ static void __exit hbmpool_exit(void)
 	 */
 	hbmpool_netlink_exit();
 	misc_deregister(&hbmpool_miscdev);
+	hbmpool_resync_exit();		/* a move's work may be putting a region */
 	hbmpool_cache_exit();
 	hbmpool_tcp_home_exit();	/* nothing serves the segment any more */
 	hbmpool_nodes_exit();

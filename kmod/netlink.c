@@ -13,6 +13,7 @@
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
 #include "netlink.h"
+#include "resync.h"
 #include "tcp.h"
 
 /* Set while the family is registered; under the events lock (events.c). */
@@ -66,6 +67,11 @@ static struct netlink_range_validation hbmpool_port_range = {
 	.max = U16_MAX,
 };
 
+static struct netlink_range_validation hbmpool_resync_mbps_range = {
+	.min = 0,
+	.max = HBMPOOL_RESYNC_MBPS_MAX,
+};
+
 /* 0..65535 does not fit NLA_POLICY_RANGE's s16 bounds */
 static struct netlink_range_validation hbmpool_weight_range = {
 	.min = 0,
@@ -79,6 +85,21 @@ static const struct nla_policy hbmpool_params_set_policy[HBMPOOL_A_PARAMS_MAX + 
 		NLA_POLICY_FULL_RANGE(NLA_U32, &hbmpool_timeout_range),
 	[HBMPOOL_A_PARAMS_READAHEAD_MAX_PAGES] =
 		NLA_POLICY_RANGE(NLA_U32, 1, HBMPOOL_RA_MAX),
+	[HBMPOOL_A_PARAMS_RESYNC_MBPS] =
+		NLA_POLICY_FULL_RANGE(NLA_U32, &hbmpool_resync_mbps_range),
+	[HBMPOOL_A_PARAMS_RESYNC_JOBS] =
+		NLA_POLICY_RANGE(NLA_U32, 1, HBMPOOL_RESYNC_JOBS_MAX),
+};
+
+static const struct nla_policy hbmpool_resync_new_policy[HBMPOOL_A_RESYNC_TO_NODE_ID + 1] = {
+	[HBMPOOL_A_RESYNC_REGION_ID] = { .type = NLA_U32 },
+	[HBMPOOL_A_RESYNC_CHUNK] = { .type = NLA_U32 },
+	[HBMPOOL_A_RESYNC_FROM_NODE_ID] = HBMPOOL_NL_ID,
+	[HBMPOOL_A_RESYNC_TO_NODE_ID] = HBMPOOL_NL_ID,
+};
+
+static const struct nla_policy hbmpool_resync_id_policy[HBMPOOL_A_RESYNC_ID + 1] = {
+	[HBMPOOL_A_RESYNC_ID] = { .type = NLA_U32 },
 };
 
 static const struct nla_policy hbmpool_node_id_policy[HBMPOOL_A_NODE_ID + 1] = {
@@ -248,7 +269,11 @@ static int hbmpool_nl_params_fill(struct sk_buff *msg, void *unused,
 	    nla_put_u64_64bit(msg, HBMPOOL_A_PARAMS_SEQ, m->evseq,
 			      HBMPOOL_A_PARAMS_PAD) ||
 	    nla_put_u32(msg, HBMPOOL_A_PARAMS_READAHEAD_MAX_PAGES,
-			READ_ONCE(hbmpool_readahead_max))) {
+			READ_ONCE(hbmpool_readahead_max)) ||
+	    nla_put_u32(msg, HBMPOOL_A_PARAMS_RESYNC_MBPS,
+			READ_ONCE(hbmpool_resync_mbps)) ||
+	    nla_put_u32(msg, HBMPOOL_A_PARAMS_RESYNC_JOBS,
+			READ_ONCE(hbmpool_resync_jobs))) {
 		genlmsg_cancel(msg, hdr);
 		return -EMSGSIZE;
 	}
@@ -265,7 +290,7 @@ static int hbmpool_nl_params_set(struct sk_buff *skb, struct genl_info *info)
 {
 	struct nlattr **tb = info->attrs;
 	u64 budget;
-	u32 timeout, ra;
+	u32 timeout, ra, mbps, jobs;
 
 	if (tb[HBMPOOL_A_PARAMS_CACHE_BUDGET_PAGES])
 		budget = nla_get_u64(tb[HBMPOOL_A_PARAMS_CACHE_BUDGET_PAGES]);
@@ -273,9 +298,15 @@ static int hbmpool_nl_params_set(struct sk_buff *skb, struct genl_info *info)
 		timeout = nla_get_u32(tb[HBMPOOL_A_PARAMS_FETCH_TIMEOUT_MS]);
 	if (tb[HBMPOOL_A_PARAMS_READAHEAD_MAX_PAGES])
 		ra = nla_get_u32(tb[HBMPOOL_A_PARAMS_READAHEAD_MAX_PAGES]);
+	if (tb[HBMPOOL_A_PARAMS_RESYNC_MBPS])
+		mbps = nla_get_u32(tb[HBMPOOL_A_PARAMS_RESYNC_MBPS]);
+	if (tb[HBMPOOL_A_PARAMS_RESYNC_JOBS])
+		jobs = nla_get_u32(tb[HBMPOOL_A_PARAMS_RESYNC_JOBS]);
 	return hbmpool_params_set(tb[HBMPOOL_A_PARAMS_CACHE_BUDGET_PAGES] ? &budget : NULL,
 				  tb[HBMPOOL_A_PARAMS_FETCH_TIMEOUT_MS] ? &timeout : NULL,
 				  tb[HBMPOOL_A_PARAMS_READAHEAD_MAX_PAGES] ? &ra : NULL,
+				  tb[HBMPOOL_A_PARAMS_RESYNC_MBPS] ? &mbps : NULL,
+				  tb[HBMPOOL_A_PARAMS_RESYNC_JOBS] ? &jobs : NULL,
 				  info->extack);
 }
 
@@ -485,6 +516,8 @@ void hbmpool_nl_notify(enum hbmpool_event ev, void *obj, u64 seq)
 						  hbmpool_nl_params_fill },
 		[HBMPOOL_EVENT_DOMAIN_CHANGE] = { HBMPOOL_CMD_DOMAIN_CHANGE_NTF,
 						  hbmpool_nl_domain_fill },
+		[HBMPOOL_EVENT_RESYNC_CHANGE] = { HBMPOOL_CMD_RESYNC_CHANGE_NTF,
+						  hbmpool_nl_resync_fill },
 	};
 	struct hbmpool_nl_msg m = { .cmd = event[ev].cmd, .evseq = seq };
 	size_t size = NLMSG_GOODSIZE;
@@ -601,6 +634,27 @@ static const struct genl_ops hbmpool_genl_ops[] = {
 		.dumpit = hbmpool_nl_region_dump,
 		.policy = hbmpool_region_get_policy,
 		.maxattr = ARRAY_SIZE(hbmpool_region_get_policy) - 1,
+	},
+	{
+		.cmd = HBMPOOL_CMD_RESYNC_NEW,
+		.doit = hbmpool_nl_resync_new,
+		.policy = hbmpool_resync_new_policy,
+		.maxattr = ARRAY_SIZE(hbmpool_resync_new_policy) - 1,
+		.flags = GENL_ADMIN_PERM,
+	},
+	{
+		.cmd = HBMPOOL_CMD_RESYNC_GET,
+		.doit = hbmpool_nl_resync_get,
+		.dumpit = hbmpool_nl_resync_dump,
+		.policy = hbmpool_resync_id_policy,
+		.maxattr = ARRAY_SIZE(hbmpool_resync_id_policy) - 1,
+	},
+	{
+		.cmd = HBMPOOL_CMD_RESYNC_DEL,
+		.doit = hbmpool_nl_resync_del,
+		.policy = hbmpool_resync_id_policy,
+		.maxattr = ARRAY_SIZE(hbmpool_resync_id_policy) - 1,
+		.flags = GENL_ADMIN_PERM,
 	},
 };
 

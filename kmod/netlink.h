@@ -25,6 +25,8 @@ struct hbmpool_nl_msg {
 	u8 cmd;
 	u64 evseq;
 	struct netlink_callback *cb;	/* a dump's, else NULL */
+	bool has_chunks;		/* node-get: chunks, counted before the events were held */
+	u32 chunks;
 };
 
 /* The addressing of a reply to @info; the caller sets cmd and evseq. */
@@ -73,5 +75,11 @@ int hbmpool_nl_region_get(struct sk_buff *skb, struct genl_info *info);
 int hbmpool_nl_region_dump(struct sk_buff *skb, struct netlink_callback *cb);
 int hbmpool_nl_region_dump_start(struct netlink_callback *cb);
 size_t hbmpool_nl_region_event_size(struct hbmpool_region *r);
+int hbmpool_nl_resync_fill(struct sk_buff *msg, void *info,
+			   const struct hbmpool_nl_msg *m);
+int hbmpool_nl_resync_new(struct sk_buff *skb, struct genl_info *info);
+int hbmpool_nl_resync_get(struct sk_buff *skb, struct genl_info *info);
+int hbmpool_nl_resync_dump(struct sk_buff *skb, struct netlink_callback *cb);
+int hbmpool_nl_resync_del(struct sk_buff *skb, struct genl_info *info);
 
 #endif /* _HBMPOOL_NETLINK_H */

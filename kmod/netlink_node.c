@@ -48,7 +48,8 @@ int hbmpool_nl_node_fill(struct sk_buff *msg, struct hbmpool_node *node,
 	    nla_put_u32(msg, HBMPOOL_A_NODE_WEIGHT, conf.weight) ||
 	    nla_put_u8(msg, HBMPOOL_A_NODE_DRAINING, conf.draining) ||
 	    nla_put_u32(msg, HBMPOOL_A_NODE_EFFECTIVE_WEIGHT,
-			hbmpool_node_weight(node, &conf)))
+			hbmpool_node_weight(node, &conf)) ||
+	    (m->has_chunks && nla_put_u32(msg, HBMPOOL_A_NODE_CHUNKS, m->chunks)))
 		goto err_cancel;
 	nest = nla_nest_start(msg, HBMPOOL_A_NODE_STATS);
 	if (!nest || hbmpool_nl_put_stats(msg, v, false))
@@ -99,6 +100,11 @@ static int hbmpool_nl_node_reply(struct genl_info *info, struct nlattr *attr,
 		return -ENODEV;
 	msg = genlmsg_new(NLMSG_GOODSIZE, GFP_KERNEL);
 	if (msg) {
+		/* it may put a region's last reference, whose release has an event */
+		if (m.cmd == HBMPOOL_CMD_NODE_GET) {
+			m.chunks = hbmpool_node_chunks(node);
+			m.has_chunks = true;
+		}
 		m.evseq = hbmpool_events_hold();
 		err = fill(msg, node, &m);
 		hbmpool_events_release();
@@ -125,6 +131,10 @@ static int hbmpool_nl_node_walk(struct sk_buff *skb, struct netlink_callback *cb
 
 	while ((node = hbmpool_node_get_next(&id))) {
 		if (!others || node->transport) {
+			if (m.cmd == HBMPOOL_CMD_NODE_GET) {
+				m.chunks = hbmpool_node_chunks(node);
+				m.has_chunks = true;
+			}
 			m.evseq = hbmpool_events_hold();
 			/* a change between two parts of the dump flags it interrupted */
 			cb->seq = (u32)m.evseq;

@@ -42,14 +42,17 @@ static int hbmpool_nl_put_chunk(struct sk_buff *msg, struct hbmpool_region *r,
 {
 	const struct hbmpool_chunk_map *map;
 	struct nlattr *nest;
+	u32 node, gen, c, syncing = U32_MAX;
 	u64 offset;
-	u32 node, gen;
 
 	rcu_read_lock();
 	map = rcu_dereference(r->chunks[i].map);
 	node = map->copies[0].node->id;
 	offset = map->copies[0].offset;
 	gen = map->gen;
+	for (c = 0; c < map->nr_copies; c++)
+		if (map->copies[c].state == HBMPOOL_COPY_SYNCING)
+			syncing = map->copies[c].node->id;
 	rcu_read_unlock();
 
 	nest = nla_nest_start(msg, HBMPOOL_A_REGION_CHUNK);
@@ -58,7 +61,9 @@ static int hbmpool_nl_put_chunk(struct sk_buff *msg, struct hbmpool_region *r,
 	if (nla_put_u32(msg, HBMPOOL_A_CHUNK_INDEX, i) ||
 	    nla_put_u32(msg, HBMPOOL_A_CHUNK_NODE_ID, node) ||
 	    nla_put_u64_64bit(msg, HBMPOOL_A_CHUNK_OFFSET, offset, HBMPOOL_A_CHUNK_PAD) ||
-	    nla_put_u32(msg, HBMPOOL_A_CHUNK_GENERATION, gen)) {
+	    nla_put_u32(msg, HBMPOOL_A_CHUNK_GENERATION, gen) ||
+	    (syncing != U32_MAX &&
+	     nla_put_u32(msg, HBMPOOL_A_CHUNK_SYNCING_NODE_ID, syncing))) {
 		nla_nest_cancel(msg, nest);
 		return -EMSGSIZE;
 	}

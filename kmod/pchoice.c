@@ -135,3 +135,33 @@ int hbmpool_pchoose(struct hbmpool_pcand *c, unsigned int nr,
 	}
 	return -1;
 }
+
+/*
+ * The target of a chunk's move: under bind and preferred the first in
+ * their order (preferred, nearest, lowest id), under the interleaves the
+ * one with the most free bytes, so that a drain spreads its chunks; the
+ * healthy class before the degraded one.  -1: none fits.
+ */
+int hbmpool_pchoose_target(const struct hbmpool_pcand *c, unsigned int nr,
+			   u32 policy, u64 len)
+{
+	unsigned int pclass, i, best;
+
+	for (pclass = HBMPOOL_PCLASS_OK; pclass < HBMPOOL_PCLASS_NEVER; pclass++) {
+		best = nr;
+		for (i = 0; i < nr; i++) {
+			if (!hbmpool_pfits(&c[i], pclass, len))
+				continue;
+			if (best == nr)
+				best = i;
+			else if (policy == HBMPOOL_POLICY_INTERLEAVE ||
+				 policy == HBMPOOL_POLICY_WEIGHTED_INTERLEAVE ?
+				 c[i].free > c[best].free :
+				 hbmpool_pbefore(&c[i], &c[best]))
+				best = i;
+		}
+		if (best < nr)
+			return best;
+	}
+	return -1;
+}

@@ -44,5 +44,7 @@ struct hbmpool_pstate {
 u32 hbmpool_pweight_auto(u64 capacity, u32 distance);
 int hbmpool_pchoose(struct hbmpool_pcand *c, unsigned int nr,
 		    struct hbmpool_pstate *st, u64 len);
+int hbmpool_pchoose_target(const struct hbmpool_pcand *c, unsigned int nr,
+			   u32 policy, u64 len);
 
 #endif /* _HBMPOOL_PCHOICE_H */

@@ -3,10 +3,11 @@
  * Placement: which nodes hold the chunks of a region, under its policy, and
  * the chunk maps that record it.
  *
- * A chunk's map lists its copies (one today; replicas later) with a
- * generation.  Maps are published with rcu_assign_pointer() and read under
- * rcu_read_lock() through hbmpool_read_copy() and hbmpool_write_set(); a map
- * that changes is replaced whole, never edited in place.  Each copy holds a
+ * A chunk's map lists its copies (one today, two while it moves; replicas
+ * later) with a generation.  Maps are published with rcu_assign_pointer()
+ * and read under rcu_read_lock() through hbmpool_read_copy() and
+ * hbmpool_write_set(); a map that changes is replaced whole (resync.c,
+ * under the region's maps_lock), never edited in place.  Each copy holds a
  * reference on its node.
  *
  * Which node takes a chunk is pchoice.c's pure logic; this file gathers
@@ -23,10 +24,55 @@
 #include "hbmpool.h"
 #include "linkstate.h"
 #include "pchoice.h"
+#include "resync.h"
 
-static u64 hbmpool_chunk_len(struct hbmpool_region *r, u32 i)
+u64 hbmpool_chunk_len(struct hbmpool_region *r, u32 i)
 {
 	return min_t(u64, r->chunk_size, r->length - ((u64)i << r->chunk_shift));
+}
+
+/* A map for @nr_copies copies, to be filled; NULL without memory. */
+struct hbmpool_chunk_map *hbmpool_map_alloc(u32 nr_copies, u32 gen)
+{
+	struct hbmpool_chunk_map *map;
+
+	map = kzalloc(struct_size(map, copies, nr_copies), GFP_KERNEL);
+	if (map) {
+		map->gen = gen;
+		map->nr_copies = nr_copies;
+	}
+	return map;
+}
+
+/**
+ * hbmpool_map_free - free a chunk map nobody reads any more
+ * @r: the region
+ * @i: the chunk
+ * @map: the map (no reader left: unpublished and a grace period passed)
+ * @give_back: bit c set: copy c's chunk goes back to its home (if the home
+ *	did not lose it meanwhile)
+ *
+ * Drops the map's node references and its reference on its move.  May sleep.
+ */
+void hbmpool_map_free(struct hbmpool_region *r, u32 i,
+		      struct hbmpool_chunk_map *map, unsigned long give_back)
+{
+	u32 c;
+
+	for (c = 0; c < map->nr_copies; c++) {
+		struct hbmpool_node *node = map->copies[c].node;
+
+		/* a home that lost its memory holds nothing of ours */
+		if ((give_back & BIT(c)) &&
+		    map->copies[c].gen == hbmpool_node_data_gen(node))
+			node->transport->ops->free_chunks(node, map->copies[c].offset,
+							  hbmpool_chunk_len(r, i),
+							  map->copies[c].gen);
+		hbmpool_node_put(node);
+	}
+	if (map->job)
+		hbmpool_resync_put(map->job);
+	kfree(map);
 }
 
 /*
@@ -43,7 +89,7 @@ static bool hbmpool_chunk_alloc(struct hbmpool_region *r, u32 i,
 
 	if (!node)
 		return false;
-	map = kmalloc(struct_size(map, copies, 1), GFP_KERNEL);
+	map = hbmpool_map_alloc(1, 1);
 	if (!map)
 		return false;
 	/* before the home answers: a loss meanwhile makes the chunk lost, not wrong */
@@ -54,19 +100,18 @@ static bool hbmpool_chunk_alloc(struct hbmpool_region *r, u32 i,
 		return false;
 	}
 	hbmpool_node_get(node);
-	map->gen = 1;
-	map->nr_copies = 1;
 	map->copies[0].node = node;
 	map->copies[0].offset = offset;
 	map->copies[0].gen = gen;
+	map->copies[0].state = HBMPOOL_COPY_UPTODATE;
 	rcu_assign_pointer(r->chunks[i].map, map);
 	return true;
 }
 
-/* Frees the maps of chunks [0, @nr): nobody reads them any more. */
+/* Frees the maps of chunks [0, @nr), every copy's chunk given back: nobody reads them any more. */
 static void hbmpool_chunks_free(struct hbmpool_region *r, u32 nr)
 {
-	u32 i, c;
+	u32 i;
 
 	for (i = 0; i < nr; i++) {
 		struct hbmpool_chunk_map *map;
@@ -74,18 +119,8 @@ static void hbmpool_chunks_free(struct hbmpool_region *r, u32 nr)
 		map = rcu_dereference_protected(r->chunks[i].map, true);
 		if (!map)
 			continue;
-		for (c = 0; c < map->nr_copies; c++) {
-			struct hbmpool_node *node = map->copies[c].node;
-
-			/* a home that lost its memory holds nothing of ours */
-			if (map->copies[c].gen == hbmpool_node_data_gen(node))
-				node->transport->ops->free_chunks(node, map->copies[c].offset,
-								  hbmpool_chunk_len(r, i),
-								  map->copies[c].gen);
-			hbmpool_node_put(node);
-		}
 		RCU_INIT_POINTER(r->chunks[i].map, NULL);
-		kfree(map);
+		hbmpool_map_free(r, i, map, ~0UL);
 		if (!(i % 1024))
 			cond_resched();
 	}
@@ -201,7 +236,10 @@ void hbmpool_unplace(struct hbmpool_region *r)
 	hbmpool_chunks_free(r, r->nr_chunks);
 }
 
-/* Whether a copy of chunk @i of @r lives on @node. */
+/*
+ * Whether an up-to-date copy of chunk @i of @r lives on @node (a move's
+ * target does not count: it holds nothing the chunk is read from).
+ */
 bool hbmpool_chunk_on_node(struct hbmpool_region *r, u32 i,
 			   struct hbmpool_node *node)
 {
@@ -212,9 +250,144 @@ bool hbmpool_chunk_on_node(struct hbmpool_region *r, u32 i,
 	rcu_read_lock();
 	map = rcu_dereference(r->chunks[i].map);
 	for (c = 0; map && c < map->nr_copies; c++)
-		on |= map->copies[c].node == node;
+		on |= map->copies[c].node == node &&
+		      map->copies[c].state == HBMPOOL_COPY_UPTODATE;
 	rcu_read_unlock();
 	return on;
+}
+
+/* This node's chunks with an up-to-date copy on @node: what a drain has left. */
+u32 hbmpool_node_chunks(struct hbmpool_node *node)
+{
+	struct hbmpool_region **regions;
+	unsigned long k, n;
+	u32 i, nr = 0;
+
+	regions = hbmpool_regions_get_all(&n);
+	for (k = 0; regions && k < n; k++) {
+		struct hbmpool_region *r = regions[k];
+
+		for (i = 0; r->placed && i < r->nr_chunks; i++)
+			nr += hbmpool_chunk_on_node(r, i, node);
+		hbmpool_region_put(r);
+		cond_resched();
+	}
+	kvfree(regions);
+	return nr;
+}
+
+/**
+ * hbmpool_place_copy - reserve a new copy of chunk @i of @r for a move
+ * @r: the region (placed)
+ * @i: the chunk
+ * @to: the node asked for, or U32_MAX: placement chooses among the
+ *	region's node set, under its policy (hbmpool_pchoose_target())
+ * @offset: set to the copy's offset at its home
+ * @gen: set to the home's data generation the copy is placed in
+ * @why: set to the reason of a refusal
+ *
+ * Eligible: a node of the set that holds no copy of the chunk, live, link
+ * up, not draining, with room (a degraded link as a last resort).  Return:
+ * the home, referenced, or ERR_PTR(-EINVAL) (not in the set, this node,
+ * draining), -EEXIST (it holds a copy), -ENODEV (no such node, or not
+ * usable), -ENOSPC, -ENOMEM.
+ */
+struct hbmpool_node *hbmpool_place_copy(struct hbmpool_region *r, u32 i,
+					u32 to, u64 *offset, u32 *gen,
+					const char **why)
+{
+	u64 len = hbmpool_chunk_len(r, i);
+	struct hbmpool_link_info *li;
+	struct hbmpool_node **set, *node = ERR_PTR(-ENOSPC);
+	struct hbmpool_pcand *cand;
+	unsigned int nr = 0, n, bit;
+	int k;
+
+	*why = "no node of the region's set has room";
+	if (to != U32_MAX && (to >= HBMPOOL_MAX_NODES || !test_bit(to, r->nodes))) {
+		*why = "the target is not in the region's node set";
+		return ERR_PTR(-EINVAL);
+	}
+	n = bitmap_weight(r->nodes, HBMPOOL_MAX_NODES);
+	set = kcalloc(n, sizeof(*set), GFP_KERNEL);
+	cand = kcalloc(n, sizeof(*cand), GFP_KERNEL);
+	li = kmalloc(sizeof(*li), GFP_KERNEL);
+	if (!set || !cand || !li) {
+		node = ERR_PTR(-ENOMEM);
+		*why = "out of memory";
+		goto out_free;
+	}
+
+	mutex_lock(&hbmpool_nodes_lock);
+	for_each_set_bit(bit, r->nodes, HBMPOOL_MAX_NODES) {
+		struct hbmpool_node *nd = __hbmpool_node_lookup(bit);
+		struct hbmpool_pcand *c;
+		bool holds;
+
+		if (to != U32_MAX && bit != to)
+			continue;
+		if (!nd) {
+			if (to != U32_MAX) {
+				node = ERR_PTR(-ENODEV);
+				*why = "no such node";
+				goto out_unlock;
+			}
+			continue;
+		}
+		if (!nd->transport) {
+			if (to != U32_MAX) {
+				node = ERR_PTR(-EINVAL);
+				*why = "the target is this node, which serves no chunk of its own";
+				goto out_unlock;
+			}
+			continue;
+		}
+		holds = hbmpool_chunk_on_node(r, i, nd);
+		c = &cand[nr];
+		c->id = nd->id;
+		c->distance = nd->conf.distance;
+		c->weight = hbmpool_node_weight(nd, &nd->conf);
+		c->preferred = r->policy == HBMPOOL_POLICY_PREFERRED &&
+			       nd->id == r->preferred;
+		c->pclass = holds ? HBMPOOL_PCLASS_NEVER : hbmpool_node_pclass(nd, li);
+		if (to != U32_MAX && holds) {
+			node = ERR_PTR(-EEXIST);
+			*why = "the target already holds the chunk";
+			goto out_unlock;
+		}
+		if (to != U32_MAX && nd->conf.draining) {
+			node = ERR_PTR(-EINVAL);
+			*why = "the target is draining";
+			goto out_unlock;
+		}
+		if (to != U32_MAX && c->pclass == HBMPOOL_PCLASS_NEVER) {
+			node = ERR_PTR(-ENODEV);
+			*why = "the target is not reachable (state, link)";
+			goto out_unlock;
+		}
+		if (c->pclass != HBMPOOL_PCLASS_NEVER)
+			c->free = nd->transport->ops->free_bytes(nd);
+		set[nr++] = nd;
+	}
+	while ((k = hbmpool_pchoose_target(cand, nr, r->policy, len)) >= 0) {
+		/* before the home answers: a loss meanwhile makes the copy lost */
+		*gen = hbmpool_node_data_gen(set[k]);
+		if (!set[k]->transport->ops->alloc_chunks(set[k], len, offset)) {
+			node = set[k];
+			hbmpool_node_get(node);
+			break;
+		}
+		cand[k].pclass = HBMPOOL_PCLASS_NEVER;
+	}
+	if (IS_ERR(node) && to != U32_MAX)
+		*why = "the target has no room";
+out_unlock:
+	mutex_unlock(&hbmpool_nodes_lock);
+out_free:
+	kfree(li);
+	kfree(cand);
+	kfree(set);
+	return node;
 }
 
 /* Chunks of @r whose copy lives on memory its home lost (none are read). */

@@ -22,6 +22,7 @@
 #include <linux/uaccess.h>
 
 #include "hbmpool.h"
+#include "resync.h"
 
 #define HBMPOOL_FS_MAGIC	0x48424d50	/* "HBMP" */
 #define HBMPOOL_MAX_CHUNKS	BIT(20)
@@ -133,6 +134,19 @@ struct hbmpool_region *hbmpool_region_get_next(unsigned long *id)
  * removal).  The caller puts each and kvfree()s the array.  NULL with *@nr
  * set: out of memory.
  */
+/* Region @id, referenced, or NULL. */
+struct hbmpool_region *hbmpool_region_find(u32 id)
+{
+	struct hbmpool_region *r;
+
+	mutex_lock(&hbmpool_regions_lock);
+	r = xa_load(&hbmpool_regions, id);
+	if (r && !kref_get_unless_zero(&r->ref))
+		r = NULL;
+	mutex_unlock(&hbmpool_regions_lock);
+	return r;
+}
+
 struct hbmpool_region **hbmpool_regions_get_all(unsigned long *nr)
 {
 	struct hbmpool_region **regions, *r;
@@ -183,6 +197,7 @@ void hbmpool_region_release(struct kref *ref)
 {
 	struct hbmpool_region *r = container_of(ref, struct hbmpool_region, ref);
 
+	hbmpool_resync_region_gone(r);	/* its moves end; unplace frees their targets */
 	hbmpool_region_unlist(r);
 	hbmpool_region_drop_all(r);
 	if (r->placed)
@@ -328,7 +343,7 @@ static int hbmpool_info_nodes(struct hbmpool_region *r, u64 __user *uptr,
 static int hbmpool_info_chunks(struct hbmpool_region *r, void __user *uptr,
 			       u32 n, u32 stride)
 {
-	u32 i;
+	u32 i, c;
 
 	for (i = 0; i < n; i++) {
 		struct hbmpool_chunk_info ci = {};
@@ -340,7 +355,9 @@ static int hbmpool_info_chunks(struct hbmpool_region *r, void __user *uptr,
 		ci.node = map->copies[0].node->id;
 		ci.generation = map->gen;
 		ci.node_offset = map->copies[0].offset;
-		ci.nr_copies = map->nr_copies;
+		/* up-to-date ones: a move's target is not a copy yet */
+		for (c = 0; c < map->nr_copies; c++)
+			ci.nr_copies += map->copies[c].state == HBMPOOL_COPY_UPTODATE;
 		rcu_read_unlock();
 
 		/* an older caller's smaller entry gets what it knows */
@@ -741,6 +758,7 @@ long hbmpool_ioc_region_create(void __user *argp)
 	__module_get(THIS_MODULE);	/* dropped by the release below */
 	r->id = U32_MAX;
 	xa_init(&r->pages);
+	mutex_init(&r->maps_lock);
 	kref_init(&r->ref);		/* release undoes from here on */
 
 	r->shared = req.flags & HBMPOOL_REGION_SHARED;
@@ -833,15 +851,28 @@ long hbmpool_ioc_region_open(void __user *argp)
 
 /* ---- node removal ---- */
 
+/*
+ * @node is gone (removed, fenced, or its memory lost): a move to or from it
+ * fails; the cached pages of chunks whose up-to-date copy it held are
+ * dropped (a move's target held nothing the chunk is read from).
+ */
 void hbmpool_region_node_removed(struct hbmpool_region *r,
 				 struct hbmpool_node *node)
 {
 	pgoff_t per_chunk = r->chunk_size >> PAGE_SHIFT;
 	unsigned long index;
 	void *entry;
-	u32 i;
+	u32 i, c;
 
-	for (i = 0; i < r->nr_chunks; i++) {
+	for (i = 0; r->placed && i < r->nr_chunks; i++) {
+		const struct hbmpool_chunk_map *map;
+
+		rcu_read_lock();
+		map = rcu_dereference(r->chunks[i].map);
+		for (c = 0; map && map->job && c < map->nr_copies; c++)
+			if (map->copies[c].node == node)
+				hbmpool_resync_fail(map->job, -ENODEV);
+		rcu_read_unlock();
 		if (!hbmpool_chunk_on_node(r, i, node))
 			continue;
 		xa_for_each_range(&r->pages, index, entry, (pgoff_t)i * per_chunk,

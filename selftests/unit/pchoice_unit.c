@@ -3,7 +3,7 @@
  * Unit test of the choice of a chunk's home (kmod/pchoice.c), built for
  * user space: eligibility (never, degraded only as a last resort, room),
  * bind and preferred by distance, interleave's round-robin, weighted
- * interleave's shares, and the automatic weight.  TAP output.
+ * interleave's shares, a move's target, and the automatic weight.  TAP output.
  */
 #include <stdio.h>
 
@@ -157,6 +157,34 @@ static void test_none(void)
 	ok(hbmpool_pchoose(c, 0, &st, CHUNK) == -1, "an empty set, no choice");
 }
 
+/* A move's target: nearest under bind, most free under the interleaves. */
+static void test_target(void)
+{
+	struct hbmpool_pcand c[4];
+	u32 p;
+
+	cand(&c[0], 1, 30, 1, 8 * MIB, HBMPOOL_PCLASS_OK);
+	cand(&c[1], 2, 20, 1, 4 * MIB, HBMPOOL_PCLASS_OK);
+	cand(&c[2], 3, 10, 1, 64 * MIB, HBMPOOL_PCLASS_NEVER);
+	cand(&c[3], 4, 40, 1, 16 * MIB, HBMPOOL_PCLASS_DEGRADED);
+	ok(hbmpool_pchoose_target(c, 4, HBMPOOL_POLICY_BIND, CHUNK) == 1,
+	   "bind: the nearest eligible node (never-class skipped)");
+	ok(hbmpool_pchoose_target(c, 4, HBMPOOL_POLICY_INTERLEAVE, CHUNK) == 0,
+	   "interleave: the healthy node with the most free bytes");
+	ok(hbmpool_pchoose_target(c, 4, HBMPOOL_POLICY_WEIGHTED_INTERLEAVE, CHUNK) == 0,
+	   "weighted interleave: the healthy node with the most free bytes");
+	c[0].free = CHUNK - 4096;
+	c[1].free = 0;
+	ok(hbmpool_pchoose_target(c, 4, HBMPOOL_POLICY_BIND, CHUNK) == 3,
+	   "no healthy node with room: the degraded one");
+	c[3].pclass = HBMPOOL_PCLASS_NEVER;
+	for (p = 0; p <= HBMPOOL_POLICY_MAX; p++)
+		ok(hbmpool_pchoose_target(c, 4, p, CHUNK) == -1,
+		   "policy %u: no node with room, no target", p);
+	ok(hbmpool_pchoose_target(c, 0, HBMPOOL_POLICY_BIND, CHUNK) == -1,
+	   "an empty set, no target");
+}
+
 static void test_auto_weight(void)
 {
 	ok(hbmpool_pweight_auto(64 * MIB, 20) == 32, "64 MiB at distance 20 weighs 32");
@@ -173,6 +201,7 @@ int main(void)
 	test_interleave();
 	test_bind();
 	test_none();
+	test_target();
 	test_auto_weight();
 	return tap_finish();
 }
