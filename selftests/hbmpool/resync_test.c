@@ -432,7 +432,7 @@ TEST_F(rs, move_under_load)
 	pthread_t th[2];
 	atomic_int stop = 0;
 	struct rs_job j;
-	uint64_t free_a, free_b, writes_at_start = 0, writes = 0;
+	uint64_t free_a, free_b, writes_at_start = 0, writes = 0, wb0, wb1, ev0, ev1;
 	int ret, bad, copying_seen = 0;
 	uint32_t i;
 
@@ -454,6 +454,8 @@ TEST_F(rs, move_under_load)
 	}
 	hbmt_sleep_ms(200);
 	MBPS(1);
+	ASSERT_EQ(0, hbm_global_u64("stats/writebacks", &wb0));
+	ASSERT_EQ(0, hbm_global_u64("stats/evictions", &ev0));
 	for (i = 0; i < nw; i++)
 		writes_at_start += w[i].writes;
 	ret = rs_new(self->nl, self->r[0].id, 0, NONE, N_B, &j);
@@ -480,6 +482,8 @@ TEST_F(rs, move_under_load)
 		hbmt_sleep_ms(50);
 	}
 	atomic_store(&stop, 1);
+	EXPECT_EQ(0, hbm_global_u64("stats/writebacks", &wb1));
+	EXPECT_EQ(0, hbm_global_u64("stats/evictions", &ev1));
 	for (i = 0; i < nw; i++) {
 		pthread_join(th[i], NULL);
 		EXPECT_EQ(0, w[i].err) TH_LOG("writer %u: fsync: %s", i, strerror(w[i].err));
@@ -492,8 +496,12 @@ TEST_F(rs, move_under_load)
 	EXPECT_TRUE(copying_seen) TH_LOG("never saw the move copying: no overlap with the writers");
 	EXPECT_LT(writes_at_start + 16, writes) TH_LOG("the writers wrote %llu pages in the copy",
 						      (unsigned long long)(writes - writes_at_start));
-	TH_LOG("%llu page writes during the move",
-	       (unsigned long long)(writes - writes_at_start));
+	/* the copy overlapped write-backs and evictions */
+	EXPECT_LT(wb0, wb1);
+	EXPECT_LT(ev0, ev1);
+	TH_LOG("during the move: %llu page writes, %llu write-backs, %llu evictions",
+	       (unsigned long long)(writes - writes_at_start), (unsigned long long)(wb1 - wb0),
+	       (unsigned long long)(ev1 - ev0));
 	MBPS(0);
 
 	EXPECT_EQ(N_B, home(&self->r[0], 0));
