@@ -107,7 +107,7 @@ static const struct nla_policy hbmpool_node_id_policy[HBMPOOL_A_NODE_ID + 1] = {
 };
 
 /* Attributes not listed (state, free, ...) are refused by strict validation. */
-static const struct nla_policy hbmpool_node_new_policy[HBMPOOL_A_NODE_PORT + 1] = {
+static const struct nla_policy hbmpool_node_new_policy[HBMPOOL_A_NODE_DRAINING + 1] = {
 	[HBMPOOL_A_NODE_ID] = HBMPOOL_NL_ID,
 	[HBMPOOL_A_NODE_TRANSPORT] = { .type = NLA_NUL_STRING, .len = 15 },
 	[HBMPOOL_A_NODE_DISTANCE] = NLA_POLICY_RANGE(NLA_U32, HBMPOOL_DISTANCE_LOCAL + 1,
@@ -118,6 +118,8 @@ static const struct nla_policy hbmpool_node_new_policy[HBMPOOL_A_NODE_PORT + 1] 
 	[HBMPOOL_A_NODE_NAME] = { .type = NLA_NUL_STRING, .len = HBMPOOL_NL_NAME_MAX },
 	[HBMPOOL_A_NODE_ADDR] = NLA_POLICY_RANGE(NLA_BINARY, 4, 16),
 	[HBMPOOL_A_NODE_PORT] = NLA_POLICY_FULL_RANGE(NLA_U16, &hbmpool_port_range),
+	[HBMPOOL_A_NODE_WEIGHT] = NLA_POLICY_FULL_RANGE(NLA_U32, &hbmpool_weight_range),
+	[HBMPOOL_A_NODE_DRAINING] = NLA_POLICY_MAX(NLA_U8, 1),
 };
 
 static const struct nla_policy hbmpool_node_set_policy[HBMPOOL_A_NODE_DRAINING + 1] = {

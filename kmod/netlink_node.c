@@ -173,6 +173,15 @@ static int hbmpool_nl_node_conf(struct genl_info *info,
 	struct nlattr **tb = info->attrs;
 	unsigned int which = 0;
 
+	/* both policies reach draining: their attrs[] arrays are that long */
+	if (tb[HBMPOOL_A_NODE_WEIGHT]) {
+		conf->weight = nla_get_u32(tb[HBMPOOL_A_NODE_WEIGHT]);
+		which |= HBMPOOL_CONF_WEIGHT;
+	}
+	if (tb[HBMPOOL_A_NODE_DRAINING]) {
+		conf->draining = nla_get_u8(tb[HBMPOOL_A_NODE_DRAINING]);
+		which |= HBMPOOL_CONF_DRAINING;
+	}
 	if (tb[HBMPOOL_A_NODE_NAME]) {
 		nla_strscpy(conf->name, tb[HBMPOOL_A_NODE_NAME], sizeof(conf->name));
 		which |= HBMPOOL_CONF_NAME;
@@ -246,18 +255,6 @@ int hbmpool_nl_node_set(struct sk_buff *skb, struct genl_info *info)
 	which = hbmpool_nl_node_conf(info, &conf);
 	if (which < 0)
 		return which;
-	/*
-	 * Only node-set's policy, and so its attrs[] array, reaches these two:
-	 * node-new's stops at port.
-	 */
-	if (info->attrs[HBMPOOL_A_NODE_WEIGHT]) {
-		conf.weight = nla_get_u32(info->attrs[HBMPOOL_A_NODE_WEIGHT]);
-		which |= HBMPOOL_CONF_WEIGHT;
-	}
-	if (info->attrs[HBMPOOL_A_NODE_DRAINING]) {
-		conf.draining = nla_get_u8(info->attrs[HBMPOOL_A_NODE_DRAINING]);
-		which |= HBMPOOL_CONF_DRAINING;
-	}
 	if (info->attrs[HBMPOOL_A_NODE_STATE]) {
 		struct nlattr *st = info->attrs[HBMPOOL_A_NODE_STATE];
 

@@ -91,6 +91,9 @@ static DEFINE_MUTEX(hbmpool_resync_lock);
 static DEFINE_XARRAY_ALLOC(hbmpool_resyncs);	/* id -> job */
 static u32 hbmpool_resync_next_id;
 static struct workqueue_struct *hbmpool_resync_wq;
+static void hbmpool_resync_reap_work(struct work_struct *work);
+/* forgets ended jobs once nobody asked for them in HBMPOOL_RESYNC_KEEP_NS */
+static DECLARE_DELAYED_WORK(hbmpool_resync_reaper, hbmpool_resync_reap_work);
 
 /* the token bucket all jobs share: when the next byte may go */
 static DEFINE_SPINLOCK(hbmpool_resync_bw_lock);
@@ -520,6 +523,10 @@ static void hbmpool_resync_end(struct hbmpool_resync *job, int err)
 			job->id, job->region_id, job->chunk, job->from, job->to,
 			atomic_read(&job->error));
 	hbmpool_resync_announce(job);
+	bitmap_free(job->done);		/* only the work used it */
+	job->done = NULL;
+	mod_delayed_work(system_wq, &hbmpool_resync_reaper,
+			 nsecs_to_jiffies(HBMPOOL_RESYNC_KEEP_NS) + HZ);
 }
 
 static void hbmpool_resync_work(struct work_struct *work)
@@ -763,6 +770,11 @@ out_put:
 	return err;
 }
 
+static void hbmpool_resync_reap_work(struct work_struct *work)
+{
+	hbmpool_resync_reap();
+}
+
 int hbmpool_resync_get(u32 id, struct hbmpool_resync_info *info)
 {
 	struct hbmpool_resync *job;
@@ -841,6 +853,7 @@ void hbmpool_resync_exit(void)
 	unsigned long id;
 
 	destroy_workqueue(hbmpool_resync_wq);	/* drains it */
+	cancel_delayed_work_sync(&hbmpool_resync_reaper);
 	xa_for_each(&hbmpool_resyncs, id, job) {
 		xa_erase(&hbmpool_resyncs, id);
 		hbmpool_resync_put(job);

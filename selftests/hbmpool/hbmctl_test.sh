@@ -12,7 +12,10 @@
 # node, unknown transport, value out of range, unprivileged caller); and
 # "monitor -j" prints the events of a node add, change and del with
 # consecutive sequence numbers; "domain status" without hbmpoold exits 1
-# saying so.
+# saying so.  Chunk moves: region move --wait of a region's chunk to its
+# other node, resync list/show/cancel, node drain --wait and undrain, the
+# resync parameters, node chunks, the resync events of monitor; bad
+# command lines exit 2, an absent move exits 1 with the kernel's message.
 # Commands a kernel does not have yet (domain-*, node-set, link-*,
 # segment-get, region-get and the node's name/addr/port) are answered with
 # EOPNOTSUPP: their checks then SKIP, naming the command.
@@ -45,7 +48,7 @@ cleanup() {
 	for id in $nodes; do
 		[ -d $sys/nodes/node"$id" ] && "$hbmctl" node del "$id"
 	done
-	rm -f "${out:-}" "${err:-}" "${events:-}" "${hold:-}"
+	rm -f "${out:-}" "${err:-}" "${events:-}" "${hold:-}" "${revents:-}"
 }
 
 # ctl ARGS...: hbmctl; stdout in $out, stderr in $err, its status returned
@@ -98,7 +101,7 @@ done
 # --- the command line -----------------------------------------------------
 check "help: usage on stdout, every object, exit 0" \
 	sh -c "'$hbmctl' help >'$out' 2>'$err' && grep -q '^usage: hbmctl' '$out' && [ ! -s '$err' ] &&
-	for o in domain node link segment region params stats monitor; do
+	for o in domain node link segment region resync params stats monitor; do
 		grep -q \"^  \$o\" '$out' || exit 1; done"
 check "node help: the node commands on stdout, exit 0" \
 	sh -c "'$hbmctl' node help >'$out' && grep -q 'node add ID capacity SIZE' '$out' && ! grep -q 'params set' '$out'"
@@ -344,6 +347,99 @@ else
 	kill "$hpid" && wait "$hpid"
 	hpid=
 	check "region show, absent region: refused" rc 1 region show 999999
+fi
+
+# --- chunk moves ------------------------------------------------------------
+check "region move without a chunk: exit 2" usage_err region move 1
+check "region move, bad chunk index: exit 2" usage_err region move 1 x
+check "region move, to without a node: exit 2" usage_err region move 1 0 to
+check "region move, unknown argument: exit 2" usage_err region move 1 0 over 3
+check "resync show, bad id: exit 2" usage_err resync show x
+check "resync show, bad id: named on stderr" has "$err" "bad move id 'x'"
+check "resync cancel without an id: exit 2" usage_err resync cancel
+check "resync list with an argument: exit 2" usage_err resync list 3
+check "node drain without a node: exit 2" usage_err node drain
+check "node drain --jobs 0: exit 2" usage_err node drain 41 --jobs 0
+check "node drain, unknown argument: exit 2" usage_err node drain 41 now
+check "node undrain, two ids: exit 2" usage_err node undrain 41 42
+check "params set resync-jobs without a value: exit 2" usage_err params set resync-jobs
+if missing resync list; then
+	for _ in $(seq 23); do skip "resync-get: this hbmpool.ko answers EOPNOTSUPP"; done
+elif [ ! -x "$holder" ]; then
+	for _ in $(seq 23); do skip "$holder not built (make selftests)"; done
+else
+	ctl -j params show
+	mbps0=$("$py" -c 'import json,sys; print(json.load(open(sys.argv[1]))["resync-mbps"])' "$out")
+	check "params show -j: resync-mbps and resync-jobs" json "'resync-mbps' in j and j['resync-jobs'] >= 1"
+	check "params set resync-mbps: exit 0, shown" \
+		sh -c "'$hbmctl' params set resync-mbps 77 && '$hbmctl' params show | grep -Eq '^resync-mbps +77\$'"
+	check "params set resync-jobs 65: ERANGE, naming the attribute" \
+		refused "Numerical result out of range" "resync-jobs" params set resync-jobs 65
+	"$hbmctl" params set resync-mbps "${mbps0:-0}"
+	check "resync show, absent move: exit 1 with the kernel's message" \
+		refused "No such file or directory" "" resync show 999999
+	check "resync cancel, absent move: exit 1" rc 1 resync cancel 999999
+	check "region move, absent region: exit 1, ENOENT" \
+		refused "No such file or directory" "" region move 999999 0 to 41
+	[ -d $sys/nodes/node42 ] || "$hbmctl" node add 42 capacity 16M distance 90
+	revents=$(mktemp)
+	"$hbmctl" -j monitor >"$revents" 2>/dev/null &
+	mon=$!
+	for _ in $(seq 100); do
+		"$hbmctl" params set fetch-timeout-ms 2000
+		grep -q params-change-ntf "$revents" && break
+		sleep 0.1
+	done
+	hold=${hold:-$(mktemp)}
+	"$holder" 41,42 fd >"$hold" 2>&1 &
+	hpid=$!
+	for _ in $(seq 100); do grep -q '^ready' "$hold" && break; sleep 0.1; done
+	rid=$(awk '/^ready/ { print $2 }' "$hold")
+	ctl -j region show "${rid:-0}" chunks
+	check "the holder's chunk is on node 41" json "j[0]['chunk'][0]['node-id'] == 41"
+	ctl -j node show 41
+	check "node show -j: chunks 1 on node 41" json "j[0]['chunks'] == 1"
+	check "region move to 42 --wait: exit 0" rc 0 -j region move "${rid:-0}" 0 to 42 --wait
+	check "region move --wait -j: the move, done, from 41 to 42" \
+		json "j['state'] == 'done' and j['from-node-id'] == 41 and j['to-node-id'] == 42 and j['pages-done'] == j['pages']"
+	mid=$("$py" -c 'import json,sys; print(json.load(open(sys.argv[1]))["id"])' "$out" 2>/dev/null)
+	ctl -j region show "${rid:-0}" chunks
+	check "region show chunks -j: the chunk on node 42, not moving" \
+		json "j[0]['chunk'][0]['node-id'] == 42 and 'syncing-node-id' not in j[0]['chunk'][0]"
+	ctl -j node show
+	check "node show -j: chunks 0 on 41, 1 on 42" \
+		json "[n['chunks'] for n in j if n['id'] in (41, 42)] == [0, 1]"
+	ctl -j resync list
+	check "resync list -j: the move, done" json "any(m['id'] == ${mid:-0} and m['state'] == 'done' for m in j)"
+	ctl resync show "${mid:-0}"
+	check "resync show ID: a table naming the state" has "$out" "STATE" " done "
+	check "region move to its home: exit 1" rc 1 region move "${rid:-0}" 0 to 42
+	check "region move to a node outside the node set: exit 1" \
+		rc 1 region move "${rid:-0}" 0 to 40
+	check "node drain 42 --wait: exit 0" rc 0 node drain 42 --wait
+	check "node drain: 0 chunks left on stdout" has "$out" "node 42: 0 chunks left"
+	ctl -j region show "${rid:-0}" chunks
+	check "node drain: the chunk back on node 41" json "j[0]['chunk'][0]['node-id'] == 41"
+	check "node drain: node 42 draining" [ "$(cat $sys/nodes/node42/draining)" = 1 ]
+	check "node undrain: exit 0, not draining" \
+		sh -c "'$hbmctl' node undrain 42 && [ \$(cat $sys/nodes/node42/draining) = 0 ]"
+	kill "$mon" 2>/dev/null
+	wait "$mon" 2>/dev/null
+	mon=
+	check "monitor -j: resync-change-ntf of the move, ending done" \
+		"$py" - "$revents" "${mid:-0}" <<'PYEOF'
+import json, sys
+ev = [json.loads(l) for l in open(sys.argv[1]) if l.strip()]
+mv = [e for e in ev if e["event"] == "resync-change-ntf" and e.get("id") == int(sys.argv[2])]
+if not mv or mv[-1].get("state") != "done" or mv[0].get("region-id") is None:
+    sys.exit(f"resync events of move {sys.argv[2]}: {mv}")
+PYEOF
+	check "resync cancel of a move that ended: exit 0, forgotten" \
+		sh -c "'$hbmctl' resync cancel ${mid:-0} && ! '$hbmctl' resync show ${mid:-0} 2>/dev/null"
+	kill "$hpid" && wait "$hpid"
+	hpid=
+	rm -f "$revents"
+	"$hbmctl" node del 42
 fi
 
 # --- monitor --------------------------------------------------------------

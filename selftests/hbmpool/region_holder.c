@@ -1,10 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Helper of unload.sh: creates a 64 KiB region bound to NODE, maps it,
+ * Helper of unload.sh: creates a 64 KiB region bound to NODES, maps it,
  * writes every page, then holds it until SIGTERM/SIGINT.
  *
- * usage: region_holder NODE [fd|map] [bind|weighted-interleave]
- *        (NODE 0..1023, a remote node; the policy, bind by default)
+ * usage: region_holder NODES [fd|map] [bind|weighted-interleave]
+ *        (NODES: a node list of remote nodes 1..1023, e.g. 41 or 41,42;
+ *        the policy, bind by default: on the nearest of them)
  *   fd   keep the fd and the mapping (default)
  *   map  close the fd, keep only the mapping
  *
@@ -28,16 +29,16 @@ int main(int argc, char **argv)
 {
 	const uint64_t len = 64 * 1024;
 	struct hbmpool_region_create rc;
+	struct hbm_nodeset nodes;
 	sigset_t waitmask;
-	uint64_t node;
 	uint32_t policy = HBMPOOL_POLICY_BIND;
 	int dev, fd, keep_fd = 1;
 	uint8_t *m;
 
-	if (argc < 2 || hbm_parse_u64(argv[1], &node) || node >= HBMPOOL_MAX_NODES ||
+	if (argc < 2 || hbm_parse_nodelist(argv[1], 0, HBMPOOL_MAX_NODES - 1, &nodes) ||
 	    (argc > 2 && strcmp(argv[2], "fd") && strcmp(argv[2], "map")) ||
 	    (argc > 3 && strcmp(argv[3], "bind") && strcmp(argv[3], "weighted-interleave"))) {
-		fprintf(stderr, "usage: %s NODE [fd|map] [bind|weighted-interleave]\n", argv[0]);
+		fprintf(stderr, "usage: %s NODES [fd|map] [bind|weighted-interleave]\n", argv[0]);
 		return 1;
 	}
 	if (argc > 3 && !strcmp(argv[3], "weighted-interleave"))
@@ -51,7 +52,7 @@ int main(int argc, char **argv)
 		fprintf(stderr, "open %s: %s\n", HBM_DEV, strerror(-dev));
 		return 1;
 	}
-	hbm_create_init(&rc, len, 0, policy, HBM_NODES((unsigned int)node), 0, "holder");
+	hbm_create_init(&rc, len, 0, policy, &nodes, 0, "holder");
 	fd = hbm_region_create(dev, &rc);
 	close(dev);
 	if (fd < 0) {

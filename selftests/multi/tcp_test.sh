@@ -44,7 +44,14 @@
 #     each meets its expectations, VM2's segment counts more auth-failures
 #     and rejected, VM2's kernel log has no BUG/WARNING, and the data check
 #     of 2 is exact again
-#   8 teardown: VM3 closes everything, deletes its nodes and segment and
+#   8 moves: VM1 moves a chunk of a region over 2,3 from node 2 to node 3
+#     (hbmctl region move --wait, rate-limited) while it writes the region:
+#     the move ends done, the chunk lives on 3, VM2's segment gave the
+#     chunk back, and the region verifies exact after a flush; a second
+#     move with VM3's link cut a moment after it starts ends failed in
+#     bounded time, the chunk stays on 2, and after the restore the region
+#     is exact; VM1's kernel log has no BUG or WARNING
+#   9 teardown: VM3 closes everything, deletes its nodes and segment and
 #     unloads; then VM3 is killed and, with a dead peer, VM2 does the same
 #     (node del of the dead node included) and VM1 closes its regions and
 #     unloads with its nodes and segment still configured (the "rmmod after
@@ -243,11 +250,11 @@ link_events() {
 	[[ "$c" =~ ^[0-9]+$ ]] && echo "$c" || echo 0
 }
 
-# hold K NAME NODES: VM K creates region NAME over NODES, held open by a
-# background regionio (pid in /tmp/hold.NAME.pid); prints nothing, 0 once held.
+# hold K NAME NODES [CHUNK]: VM K creates region NAME over NODES, held open by
+# a background regionio (pid in /tmp/hold.NAME.pid); prints nothing, 0 once held.
 hold() {
-	local k=$1 name=$2 nodes=$3
-	ctl exec "$k" "setsid $RIO create --name $name --size $SIZE --chunk $CHUNK --policy interleave --nodes $nodes --hold --pidfile /tmp/hold.$name.pid >/tmp/hold.$name.log 2>&1 </dev/null &" >/dev/null &&
+	local k=$1 name=$2 nodes=$3 chunk=${4:-$CHUNK}
+	ctl exec "$k" "setsid $RIO create --name $name --size $SIZE --chunk $chunk --policy interleave --nodes $nodes --hold --pidfile /tmp/hold.$name.pid >/tmp/hold.$name.log 2>&1 </dev/null &" >/dev/null &&
 		gx "$k" "for i in \$(seq 100); do grep -q holding /tmp/hold.$name.log && { cat /tmp/hold.$name.log; $RIO info --name $name; exit 0; }; sleep 0.1; done; cat /tmp/hold.$name.log; exit 1"
 }
 # release K NAME: the holder of NAME exits; the region is gone.
@@ -453,19 +460,91 @@ for ord in seq rand; do
 done
 stamp "scenario 7 done"
 
-# --- 8. teardown
+# --- 8. chunk moves over TCP
+# chunk_node K RID C: the node of chunk C of region RID in VM K, or -1.
+chunk_node() {
+	q "$1" "$H -j region show $2 chunks" | /usr/bin/python3 -c '
+import json, sys
+c = int(sys.argv[1])
+try:
+    d = json.load(sys.stdin)
+    r = d[0] if isinstance(d, list) else d
+    print([x for x in r["chunk"] if x["index"] == c][0]["node-id"])
+except (ValueError, LookupError, KeyError, TypeError):
+    print(-1)
+' "$3"
+}
+# first_chunk_on K RID NODE: the first chunk of region RID on NODE, or -1.
+first_chunk_on() {
+	q "$1" "$H -j region show $2 chunks" | /usr/bin/python3 -c '
+import json, sys
+n = int(sys.argv[1])
+try:
+    d = json.load(sys.stdin)
+    r = d[0] if isinstance(d, list) else d
+    print(min(x["index"] for x in r["chunk"] if x["node-id"] == n))
+except (ValueError, LookupError, KeyError, TypeError):
+    print(-1)
+' "$3"
+}
+# 4 MiB chunks: a move at 1 MiB/s lasts 4 s, so that a cut lands mid-copy
+check "8: VM1 holds r8 over 2,3 (4 MiB chunks)" hold 1 r8 2,3 4194304
+check "8: VM1 writes r8 (seed 81)" rio 1 write --name r8 --seed 81
+r8=$(region_id 1 r8)
+c8=$(first_chunk_on 1 "$r8" 2)
+used0=$(counter 2 used segment show)
+check "8: r8 (region $r8) has a chunk on node 2 ($c8)" test "$c8" -ge 0
+check "8: VM1 limits moves to 2 MiB/s" gx 1 "$H params set resync-mbps 2"
+job=$(ctl spawn 1 "timeout -k 5 300 $RIO write --name r8 --seed 82 --threads 2")
+check "8: VM1 moves chunk $c8 of r8 from 2 to 3 while writing it: done" 	gx -t 200 1 "timeout 180 $H region move $r8 $c8 to 3 --wait"
+if out=$(ctl result -t 400 "$job" 2>&1); then
+	ok "8: VM1's write of r8 during the move ends well"
+else
+	nok "8: VM1's write of r8 during the move ends well"
+fi
+printf '%s\n' "$out" | sed 's/^/# /'
+check "8: chunk $c8 of r8 now lives on node 3" test "$(chunk_node 1 "$r8" "$c8")" = 3
+used1=$(counter 2 used segment show)
+check "8: VM2's segment gave the chunk back (used $used0 -> $used1)" test "$used1" -lt "$used0"
+check "8: flush VM1's cache" flush 1
+check "8: VM1 verifies r8 after the move: exact" rio 1 verify --name r8 --seed 82 --order rand
+c8b=$(first_chunk_on 1 "$r8" 2)
+check "8: VM1 limits moves to 1 MiB/s" gx 1 "$H params set resync-mbps 1"
+mid=$(q 1 "$H -j region move $r8 $c8b to 3" | jval id)
+check "8: a second move (chunk $c8b, move ${mid:-?}) starts" test -n "$mid"
+check "8: cut VM3's link during the move" ctl cut 3
+st=""
+for _ in $(seq 60); do
+	st=$(q 1 "$H -j resync show $mid" | jval state) || st=""
+	[ "$st" != copying ] && break
+	sleep 1
+done
+check "8: the move with VM3 cut ends failed (state $st) in bounded time" test "$st" = failed
+check "8: chunk $c8b of r8 stays on node 2" test "$(chunk_node 1 "$r8" "$c8b")" = 2
+check "8: restore VM3's link" ctl restore 3
+check "8: every link is live again within 60 s" wait_health 60 live "${links[@]}"
+check "8: VM1 lifts the move limit" gx 1 "$H params set resync-mbps 0"
+check "8: flush VM1's cache" flush 1
+check "8: VM1 verifies r8 after the failed move: exact" rio 1 verify --name r8 --seed 82 --order seq
+check "8: VM1 moves chunk $c8b to 3 again: done" gx -t 200 1 "timeout 180 $H region move $r8 $c8b to 3 --wait"
+check "8: VM1 verifies r8: exact" rio 1 verify --name r8 --seed 82 --order rev
+check "8: VM1 releases r8" release 1 r8
+check "8: VM1's kernel log has no BUG or WARNING" klog_clean 1
+stamp "scenario 8 done"
+
+# --- 9. teardown
 for ((k = 1; k <= N; k++)); do link_counters "$k" $((k % N + 1)); done
-check "8: VM1 releases r2" release 1 r2
-check "8: VM1 releases r6v" release 1 r6v
-check "8: VM3 deletes its nodes and segment and unloads" \
+check "9: VM1 releases r2" release 1 r2
+check "9: VM1 releases r6v" release 1 r6v
+check "9: VM3 deletes its nodes and segment and unloads" \
 	gx 3 "set -x; $H node del 1 && $H node del 2 && $H segment del && rmmod hbmpool"
-check "8: kill VM3" ctl kill 3
-check "8: VM2 (a peer dead) deletes its nodes and segment and unloads" \
+check "9: kill VM3" ctl kill 3
+check "9: VM2 (a peer dead) deletes its nodes and segment and unloads" \
 	gx -t 120 2 "set -x; timeout 60 $H node del 3 && timeout 60 $H node del 1 && timeout 60 $H segment del && timeout 60 rmmod hbmpool"
-check "8: VM1 (a peer dead, nodes and segment still set) unloads" \
+check "9: VM1 (a peer dead, nodes and segment still set) unloads" \
 	gx -t 120 1 "kill \$(cat /tmp/monitor.pid) 2>/dev/null; sleep 0.5; $RIO info --name r2 >/dev/null 2>&1 && exit 1; $RIO info --name r6v >/dev/null 2>&1 && exit 1; timeout 60 rmmod hbmpool"
 for k in 1 2; do
-	check "8: VM$k's kernel log has no BUG or WARNING" klog_clean $k
+	check "9: VM$k's kernel log has no BUG or WARNING" klog_clean $k
 done
 
 stamp "checks done"

@@ -44,7 +44,7 @@ struct ctl_obj {
 
 extern const struct ctl_obj ctl_obj_domain, ctl_obj_node, ctl_obj_link,
 	ctl_obj_segment, ctl_obj_region, ctl_obj_params, ctl_obj_stats,
-	ctl_obj_monitor;
+	ctl_obj_monitor, ctl_obj_resync;
 
 /*
  * A bad command line for obj: "hbmctl: MESSAGE" and obj's usage (all of it
@@ -65,6 +65,20 @@ int ctl_domain_status(int argc, char **argv);
  */
 int ctl_domain_drain(int argc, char **argv);
 int ctl_domain_leave(int argc, char **argv);
+
+/*
+ * hbmctl region move REGION CHUNK [to NODE] [from NODE] [--wait]
+ * (resync.c): resync-new, and with --wait resync-get until it ends.
+ */
+int ctl_region_move(int argc, char **argv);
+/*
+ * hbmctl node drain NODE [--wait] [--jobs N] (drain.c): draining on, then
+ * a move of every chunk off NODE; hbmctl node undrain NODE: draining off.
+ */
+int ctl_node_drain(int argc, char **argv);
+int ctl_node_undrain(int argc, char **argv);
+
+void ctl_sleep_ms(unsigned int ms);
 
 /* Argument parsers: 0 or -EINVAL / -ERANGE. */
 int ctl_parse_u32(const char *s, uint32_t *v);

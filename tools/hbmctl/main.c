@@ -21,7 +21,7 @@ struct ctl_opts ctl;
 
 static const struct ctl_obj *const objs[] = {
 	&ctl_obj_domain, &ctl_obj_node, &ctl_obj_link, &ctl_obj_segment,
-	&ctl_obj_region, &ctl_obj_params, &ctl_obj_stats, &ctl_obj_monitor,
+	&ctl_obj_region, &ctl_obj_resync, &ctl_obj_params, &ctl_obj_stats, &ctl_obj_monitor,
 };
 #define NR_OBJS ((int)(sizeof(objs) / sizeof(objs[0])))
 

@@ -60,6 +60,9 @@ void ctl_nl_error(int err, uint8_t cmd)
 	int miss = sess ? hbm_nl_extack_missing(sess) : 0;
 	const char *sep = ": ";
 
+	/* No session: ctl_nl() said why. */
+	if (!sess && err == -ENOTCONN)
+		return;
 	fprintf(stderr, "hbmctl: %s", strerror(-err));
 	if (*ext) {
 		fprintf(stderr, "%s%s", sep, ext);
@@ -184,15 +187,17 @@ static int on_reply(uint8_t cmd, struct nlattr *attrs, int len, void *arg)
 	return 0;
 }
 
-int ctl_request(uint8_t cmd, bool dump, ctl_build_fn *build, void *barg,
-		json_object *arr, ctl_merge_fn *merge)
+/* The request; *sent false if it could not be built (nothing was sent). */
+static int request(uint8_t cmd, bool dump, ctl_build_fn *build, void *barg,
+		   json_object *arr, ctl_merge_fn *merge, bool *sent)
 {
 	struct collect c = { .set = ctl_cmd_set(cmd), .arr = arr, .merge = merge };
 	struct hbm_nl *nl = ctl_nl();
 	int tries, ret = 0;
 
+	*sent = false;
 	if (!nl)
-		return CTL_EXIT_FAIL;
+		return -ENOTCONN;
 	/* A dump a change raced is flagged NLM_F_DUMP_INTR: dump again. */
 	for (tries = 0; tries < 5; tries++) {
 		struct nl_msg *msg = hbm_nl_msg(nl, cmd, dump);
@@ -202,15 +207,38 @@ int ctl_request(uint8_t cmd, bool dump, ctl_build_fn *build, void *barg,
 			berr = build(msg, barg);
 		if (berr) {
 			nlmsg_free(msg);
-			fprintf(stderr, "hbmctl: cannot build the request: %s\n",
-				strerror(berr == -EMSGSIZE ? EMSGSIZE : ENOMEM));
-			return CTL_EXIT_FAIL;
+			return berr == -EMSGSIZE ? -EMSGSIZE : -ENOMEM;
 		}
 		if (arr)
 			json_object_array_del_idx(arr, 0, json_object_array_length(arr));
+		*sent = true;
 		ret = hbm_nl_request(nl, msg, on_reply, &c);
 		if (ret != -EINTR || !dump)
 			break;
+	}
+	return ret;
+}
+
+int ctl_request_err(uint8_t cmd, bool dump, ctl_build_fn *build, void *barg,
+		    json_object *arr, ctl_merge_fn *merge)
+{
+	bool sent;
+
+	return request(cmd, dump, build, barg, arr, merge, &sent);
+}
+
+int ctl_request(uint8_t cmd, bool dump, ctl_build_fn *build, void *barg,
+		json_object *arr, ctl_merge_fn *merge)
+{
+	bool sent;
+	int ret;
+
+	if (!ctl_nl())
+		return CTL_EXIT_FAIL;
+	ret = request(cmd, dump, build, barg, arr, merge, &sent);
+	if (ret && !sent) {
+		fprintf(stderr, "hbmctl: cannot build the request: %s\n", strerror(-ret));
+		return CTL_EXIT_FAIL;
 	}
 	if (ret) {
 		ctl_nl_error(ret, cmd);

@@ -27,6 +27,9 @@ typedef int ctl_build_fn(struct nl_msg *msg, void *arg);
  */
 typedef bool ctl_merge_fn(json_object *arr, json_object *obj);
 
+/* region-get's merge (region.c): a region's chunks over several messages. */
+bool ctl_region_merge(json_object *arr, json_object *obj);
+
 /*
  * Send cmd (a dump if dump), with build's attributes (build may be NULL);
  * each reply is appended to arr (may be NULL) as an object of set.  A dump
@@ -35,6 +38,13 @@ typedef bool ctl_merge_fn(json_object *arr, json_object *obj);
  */
 int ctl_request(uint8_t cmd, bool dump, ctl_build_fn *build, void *barg,
 		json_object *arr, ctl_merge_fn *merge);
+
+/*
+ * ctl_request() that prints nothing: 0 or the -errno (the kernel's, whose
+ * extack ctl_nl_error() can still print; -ENOTCONN without a session).
+ */
+int ctl_request_err(uint8_t cmd, bool dump, ctl_build_fn *build, void *barg,
+		    json_object *arr, ctl_merge_fn *merge);
 
 struct ctl_obj;
 struct out_col;

@@ -21,7 +21,9 @@ static void usage(FILE *f)
 		"  node del ID\n"
 		"  node set ID [name NAME] [distance N] [link scaleup|scaleout|scaleacross]\n"
 		"           [addr IP] [port N] [weight N|auto] [draining on|off]\n"
-		"  node set ID state fenced   (declare it dead: final)\n");
+		"  node set ID state fenced   (declare it dead: final)\n"
+		"  node drain ID [--wait] [--jobs N]   (draining on, move its chunks off)\n"
+		"  node undrain ID                     (draining off)\n");
 }
 
 /* "addr:port", "[addr6]:port", "addr" or "-". */
@@ -67,6 +69,7 @@ static int cmd_show(int argc, char **argv)
 		{ "FREE", "free", F_SIZE, NULL },
 		{ "WEIGHT", NULL, F_FUNC, weight_cell },
 		{ "DRAINING", "draining", F_STR, NULL },
+		{ "CHUNKS", "chunks", F_STR, NULL },
 		{ "ADDR", NULL, F_FUNC, addr_cell },
 	};
 
@@ -235,6 +238,8 @@ static const struct ctl_cmd cmds[] = {
 	{ "add", cmd_add },
 	{ "del", cmd_del },
 	{ "set", cmd_set },
+	{ "drain", ctl_node_drain },
+	{ "undrain", ctl_node_undrain },
 	{ NULL, NULL },
 };
 

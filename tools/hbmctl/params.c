@@ -3,6 +3,7 @@
  * hbmctl params: show and set the module's parameters (params-get,
  * params-set).
  */
+#include <errno.h>
 #include <string.h>
 
 #include "hbmctl.h"
@@ -13,7 +14,8 @@ static void usage(FILE *f)
 {
 	fprintf(f,
 		"  params show\n"
-		"  params set [cache-budget-pages N] [fetch-timeout-ms N] [readahead-max-pages N]\n");
+		"  params set [cache-budget-pages N] [fetch-timeout-ms N] [readahead-max-pages N]\n"
+		"             [resync-mbps N] [resync-jobs N]\n");
 }
 
 static int cmd_show(int argc, char **argv)
@@ -23,54 +25,78 @@ static int cmd_show(int argc, char **argv)
 		{ "cache-budget", "cache-budget-pages", F_PAGES, NULL },
 		{ "fetch-timeout-ms", "fetch-timeout-ms", F_STR, NULL },
 		{ "readahead-max-pages", "readahead-max-pages", F_STR, NULL },
+		{ "resync-mbps", "resync-mbps", F_STR, NULL },
+		{ "resync-jobs", "resync-jobs", F_STR, NULL },
 		{ "seq", "seq", F_STR, NULL },
 	};
 
 	(void)argv;
 	if (argc > 1)
 		return ctl_bad(&ctl_obj_params, "params show takes no argument");
-	return out_show_kv(HBMPOOL_CMD_PARAMS_GET, cols, 5);
+	return out_show_kv(HBMPOOL_CMD_PARAMS_GET, cols, (int)(sizeof(cols) / sizeof(cols[0])));
+}
+
+/* The parameters params set knows: name, attribute, u64 or u32. */
+static const struct {
+	const char *name;
+	int attr;
+	bool u64;
+} params[] = {
+	{ "cache-budget-pages", HBMPOOL_A_PARAMS_CACHE_BUDGET_PAGES, true },
+	{ "fetch-timeout-ms", HBMPOOL_A_PARAMS_FETCH_TIMEOUT_MS, false },
+	{ "readahead-max-pages", HBMPOOL_A_PARAMS_READAHEAD_MAX_PAGES, false },
+	{ "resync-mbps", HBMPOOL_A_PARAMS_RESYNC_MBPS, false },
+	{ "resync-jobs", HBMPOOL_A_PARAMS_RESYNC_JOBS, false },
+};
+#define NR_PARAMS ((int)(sizeof(params) / sizeof(params[0])))
+
+struct params_set {
+	bool given[NR_PARAMS];
+	uint64_t v[NR_PARAMS];
+};
+
+/* The values as given: the kernel checks their ranges (with an extack). */
+static int build_set(struct nl_msg *msg, void *arg)
+{
+	struct params_set *p = arg;
+	int i;
+
+	for (i = 0; i < NR_PARAMS; i++) {
+		if (!p->given[i])
+			continue;
+		if (params[i].u64 ? nla_put_u64(msg, params[i].attr, p->v[i]) :
+				    nla_put_u32(msg, params[i].attr, (uint32_t)p->v[i]))
+			return -EMSGSIZE;
+	}
+	return 0;
 }
 
 static int cmd_set(int argc, char **argv)
 {
-	struct hbm_nl_params p = HBM_NL_PARAMS_UNSET;
-	struct hbm_nl *nl;
-	int i, ret;
+	struct params_set p = { 0 };
+	bool any = false;
+	int i, k;
 
 	for (i = 1; i < argc; i += 2) {
 		uint64_t v;
 
+		for (k = 0; k < NR_PARAMS; k++)
+			if (!strcmp(argv[i], params[k].name))
+				break;
+		if (k == NR_PARAMS)
+			return ctl_bad(&ctl_obj_params, "unknown parameter '%s'", argv[i]);
 		if (i + 1 >= argc)
 			return ctl_bad(&ctl_obj_params, "'%s' needs a value", argv[i]);
-		if (ctl_parse_u64(argv[i + 1], &v) || v > INT64_MAX)
+		if (ctl_parse_u64(argv[i + 1], &v) || v > INT64_MAX ||
+		    (!params[k].u64 && v > UINT32_MAX))
 			return ctl_bad(&ctl_obj_params, "bad %s '%s'", argv[i], argv[i + 1]);
-		if (!strcmp(argv[i], "cache-budget-pages")) {
-			p.cache_budget_pages = (int64_t)v;
-		} else if (!strcmp(argv[i], "fetch-timeout-ms") ||
-			   !strcmp(argv[i], "readahead-max-pages")) {
-			if (v > UINT32_MAX)
-				return ctl_bad(&ctl_obj_params, "bad %s '%s'", argv[i], argv[i + 1]);
-			if (argv[i][0] == 'f')
-				p.fetch_timeout_ms = (int64_t)v;
-			else
-				p.readahead_max_pages = (int64_t)v;
-		} else {
-			return ctl_bad(&ctl_obj_params, "unknown parameter '%s'", argv[i]);
-		}
+		p.given[k] = true;
+		p.v[k] = v;
+		any = true;
 	}
-	if (p.cache_budget_pages < 0 && p.fetch_timeout_ms < 0 &&
-	    p.readahead_max_pages < 0)
+	if (!any)
 		return ctl_bad(&ctl_obj_params, "params set: nothing to set");
-	nl = ctl_nl();
-	if (!nl)
-		return CTL_EXIT_FAIL;
-	ret = hbm_nl_params_set(nl, &p, NULL, 0);
-	if (ret) {
-		ctl_nl_error(ret, HBMPOOL_CMD_PARAMS_SET);
-		return CTL_EXIT_FAIL;
-	}
-	return 0;
+	return ctl_request(HBMPOOL_CMD_PARAMS_SET, false, build_set, &p, NULL, NULL);
 }
 
 static const struct ctl_cmd cmds[] = {

@@ -3,6 +3,7 @@
  * hbmctl region: the regions and, with "chunks", their placement
  * (region-get).  A region's chunks that do not fit one message continue in
  * the next ones, each repeating the region's id: they are merged here.
+ * region move is a chunk move (resync.c).
  */
 #include <errno.h>
 #include <string.h>
@@ -13,7 +14,9 @@
 
 static void usage(FILE *f)
 {
-	fprintf(f, "  region show [ID] [chunks]\n");
+	fprintf(f,
+		"  region show [ID] [chunks]\n"
+		"  region move REGION CHUNK [to NODE] [from NODE] [--wait]\n");
 }
 
 struct region_req {
@@ -42,7 +45,7 @@ static bool same_id(json_object *a, json_object *b)
 }
 
 /* A message that repeats the last region's id carries more of its chunks. */
-static bool merge(json_object *arr, json_object *obj)
+bool ctl_region_merge(json_object *arr, json_object *obj)
 {
 	size_t n = json_object_array_length(arr);
 	json_object *last, *more, *chunks;
@@ -97,6 +100,7 @@ static int cmd_show(int argc, char **argv)
 		{ "NODE", "node-id", F_STR, NULL },
 		{ "OFFSET", "offset", F_STR, NULL },
 		{ "GENERATION", "generation", F_STR, NULL },
+		{ "MOVING-TO", "syncing-node-id", F_STR, NULL },
 	};
 	struct region_req r = { 0 };
 	json_object *arr;
@@ -120,7 +124,7 @@ static int cmd_show(int argc, char **argv)
 	 * come by a dump, limited to the region's id when one is given.
 	 */
 	ret = ctl_request(HBMPOOL_CMD_REGION_GET, !r.has_id || r.chunks, build, &r,
-			  arr, merge);
+			  arr, ctl_region_merge);
 	if (!ret && r.has_id && !json_object_array_length(arr)) {
 		fprintf(stderr, "hbmctl: No such file or directory: no such region\n");
 		ret = CTL_EXIT_FAIL;
@@ -135,7 +139,7 @@ static int cmd_show(int argc, char **argv)
 			    !json_object_object_get_ex(reg, "id", &id))
 				continue;
 			printf("\nregion %s chunks:\n", json_object_get_string(id));
-			out_table(ch, ccols, 4);
+			out_table(ch, ccols, (int)(sizeof(ccols) / sizeof(ccols[0])));
 		}
 	}
 	json_object_put(arr);
@@ -144,6 +148,7 @@ static int cmd_show(int argc, char **argv)
 
 static const struct ctl_cmd cmds[] = {
 	{ "show", cmd_show },
+	{ "move", ctl_region_move },
 	{ NULL, NULL },
 };
 

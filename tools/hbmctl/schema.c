@@ -40,12 +40,19 @@ static const char *const policy_names[] = {
 	[HBMPOOL_PLACEMENT_POLICY_PREFERRED] = "preferred",
 	[HBMPOOL_PLACEMENT_POLICY_WEIGHTED_INTERLEAVE] = "weighted-interleave",
 };
+static const char *const resync_state_names[] = {
+	[HBMPOOL_RESYNC_STATE_COPYING] = "copying",
+	[HBMPOOL_RESYNC_STATE_DONE] = "done",
+	[HBMPOOL_RESYNC_STATE_FAILED] = "failed",
+	[HBMPOOL_RESYNC_STATE_CANCELLED] = "cancelled",
+};
 
 #define ENUM(n) { n, (int)ARRAY_SIZE(n) }
 const struct ctl_enum ctl_enum_node_state = ENUM(node_state_names);
 const struct ctl_enum ctl_enum_link_type = ENUM(link_type_names);
 const struct ctl_enum ctl_enum_link_state = ENUM(link_state_names);
 const struct ctl_enum ctl_enum_policy = ENUM(policy_names);
+const struct ctl_enum ctl_enum_resync_state = ENUM(resync_state_names);
 static const struct ctl_enum ctl_enum_link_health = ENUM(link_health_names);
 
 #define SET(var, sname, arr, mx) \
@@ -56,6 +63,8 @@ static const struct ctl_attr params_attrs[HBMPOOL_A_PARAMS_MAX + 1] = {
 	[HBMPOOL_A_PARAMS_FETCH_TIMEOUT_MS] = { .name = "fetch-timeout-ms", .kind = K_U32 },
 	[HBMPOOL_A_PARAMS_SEQ] = { .name = "seq", .kind = K_U64 },
 	[HBMPOOL_A_PARAMS_READAHEAD_MAX_PAGES] = { .name = "readahead-max-pages", .kind = K_U32 },
+	[HBMPOOL_A_PARAMS_RESYNC_MBPS] = { .name = "resync-mbps", .kind = K_U32 },
+	[HBMPOOL_A_PARAMS_RESYNC_JOBS] = { .name = "resync-jobs", .kind = K_U32 },
 };
 SET(ctl_set_params, "params", params_attrs, HBMPOOL_A_PARAMS_MAX);
 
@@ -93,6 +102,7 @@ static const struct ctl_attr node_attrs[HBMPOOL_A_NODE_MAX + 1] = {
 	[HBMPOOL_A_NODE_WEIGHT] = { .name = "weight", .kind = K_U32 },
 	[HBMPOOL_A_NODE_DRAINING] = { .name = "draining", .kind = K_BOOL },
 	[HBMPOOL_A_NODE_EFFECTIVE_WEIGHT] = { .name = "effective-weight", .kind = K_U32 },
+	[HBMPOOL_A_NODE_CHUNKS] = { .name = "chunks", .kind = K_U32 },
 };
 SET(ctl_set_node, "node", node_attrs, HBMPOOL_A_NODE_MAX);
 
@@ -151,6 +161,7 @@ static const struct ctl_attr chunk_attrs[HBMPOOL_A_CHUNK_MAX + 1] = {
 	[HBMPOOL_A_CHUNK_NODE_ID] = { .name = "node-id", .kind = K_U32 },
 	[HBMPOOL_A_CHUNK_OFFSET] = { .name = "offset", .kind = K_U64 },
 	[HBMPOOL_A_CHUNK_GENERATION] = { .name = "generation", .kind = K_U32 },
+	[HBMPOOL_A_CHUNK_SYNCING_NODE_ID] = { .name = "syncing-node-id", .kind = K_U32 },
 };
 SET(ctl_set_chunk, "chunk", chunk_attrs, HBMPOOL_A_CHUNK_MAX);
 
@@ -175,6 +186,22 @@ static const struct ctl_attr region_attrs[HBMPOOL_A_REGION_MAX + 1] = {
 	[HBMPOOL_A_REGION_LOST_CHUNKS] = { .name = "lost-chunks", .kind = K_U32 },
 };
 SET(ctl_set_region, "region", region_attrs, HBMPOOL_A_REGION_MAX);
+
+static const struct ctl_attr resync_attrs[HBMPOOL_A_RESYNC_MAX + 1] = {
+	[HBMPOOL_A_RESYNC_ID] = { .name = "id", .kind = K_U32 },
+	[HBMPOOL_A_RESYNC_REGION_ID] = { .name = "region-id", .kind = K_U32 },
+	[HBMPOOL_A_RESYNC_CHUNK] = { .name = "chunk", .kind = K_U32 },
+	[HBMPOOL_A_RESYNC_FROM_NODE_ID] = { .name = "from-node-id", .kind = K_U32 },
+	[HBMPOOL_A_RESYNC_TO_NODE_ID] = { .name = "to-node-id", .kind = K_U32 },
+	[HBMPOOL_A_RESYNC_STATE] = { .name = "state", .kind = K_U32, .en = &ctl_enum_resync_state },
+	[HBMPOOL_A_RESYNC_PAGES] = { .name = "pages", .kind = K_U32 },
+	[HBMPOOL_A_RESYNC_PAGES_DONE] = { .name = "pages-done", .kind = K_U32 },
+	[HBMPOOL_A_RESYNC_ERROR] = { .name = "error", .kind = K_U32 },
+	[HBMPOOL_A_RESYNC_SEQ] = { .name = "seq", .kind = K_U64 },
+	[HBMPOOL_A_RESYNC_ELAPSED_MS] = { .name = "elapsed-ms", .kind = K_U32 },
+	[HBMPOOL_A_RESYNC_PASSES] = { .name = "passes", .kind = K_U32 },
+};
+SET(ctl_set_resync, "resync", resync_attrs, HBMPOOL_A_RESYNC_MAX);
 
 static const struct {
 	const char *name;
@@ -204,6 +231,10 @@ static const struct {
 	[HBMPOOL_CMD_SEGMENT_NEW] = { "segment-new", &ctl_set_segment },
 	[HBMPOOL_CMD_SEGMENT_DEL] = { "segment-del", &ctl_set_segment },
 	[HBMPOOL_CMD_SEGMENT_CHANGE_NTF] = { "segment-change-ntf", &ctl_set_segment },
+	[HBMPOOL_CMD_RESYNC_NEW] = { "resync-new", &ctl_set_resync },
+	[HBMPOOL_CMD_RESYNC_GET] = { "resync-get", &ctl_set_resync },
+	[HBMPOOL_CMD_RESYNC_DEL] = { "resync-del", &ctl_set_resync },
+	[HBMPOOL_CMD_RESYNC_CHANGE_NTF] = { "resync-change-ntf", &ctl_set_resync },
 };
 
 const char *ctl_cmd_name(int cmd)
