@@ -16,6 +16,7 @@
 
 #include "agent.h"
 #include "drain_agent.h"
+#include "rebalance_agent.h"
 #include "etcd.h"
 #include "health.h"
 #include "links.h"
@@ -75,6 +76,11 @@ struct hbmd_agent {
 	int8_t kdrain[NR_IDS];		/* K_PRESENT: its draining in the kernel, -1: not known */
 	bool drain_unsupported;		/* no node_drain, or the kernel lacks it (said) */
 	struct hbmd_drainer *drainer;	/* this node's chunk moves, the members' progress */
+	struct hbmd_rebalancer *rebalancer;	/* this node's moves after a join */
+	char rebalance_key[KEY_MAX];	/* PREFIX/DOMAIN/rebalance: the leader's request */
+	bool table_taken;		/* a first membership table was taken */
+	bool rebalance_due;		/* the leader puts the rebalance key */
+	uint32_t rebalance_node;	/* the member that joined */
 	bool bad_report;		/* a bad progress value was said */
 	/* hbmd_agent_leave(): a drain of this node, then leaving */
 	bool leaving, leave_seen, left;
@@ -438,6 +444,13 @@ static void apply_events(struct hbmd_agent *a, const struct hbm_member_event *ev
 			}
 			continue;
 		}
+		/* a join after this daemon's first table: the leader asks for a rebalance */
+		if (a->table_taken && (e->type == HBM_MEMBER_JOIN ||
+				       (e->type == HBM_MEMBER_CHANGE &&
+					(e->changed & HBM_MCH_INCARNATION)))) {
+			a->rebalance_due = true;
+			a->rebalance_node = e->id;
+		}
 		switch (e->type) {
 		case HBM_MEMBER_JOIN:
 			kjoin(a, &e->new);
@@ -482,6 +495,7 @@ static int take_table(struct hbmd_agent *a, struct hbm_members *next)
 	memset(next, 0, sizeof(*next));
 	apply_events(a, ev, n);
 	free(ev);
+	a->table_taken = true;
 	if (a->state == HBMD_AGENT_RUNNING)
 		push_epoch(a);
 	set_status(a);
@@ -958,6 +972,57 @@ bool hbmd_agent_leaving(const struct hbmd_agent *a)
 	return a->leaving;
 }
 
+/* ---- rebalance after a join ---- */
+
+static bool any_drain(const struct hbmd_agent *a)
+{
+	for (size_t i = 0; i < NR_IDS; i++)
+		if (a->drain[i])
+			return true;
+	return false;
+}
+
+/* The leader's request changed: a rebalance here too (a deletion asks nothing). */
+static void rebalance_event(struct hbmd_agent *a, const struct hbm_etcd_event *ev)
+{
+	char err[128];
+	uint32_t node;
+
+	if (ev->type == HBM_ETCD_EV_DELETE)
+		return;
+	if (hbmd_rebalance_parse(ev->kv.value, ev->kv.value_len, &node, err, sizeof(err))) {
+		alog(a, LOG_WARNING, "%s: %s; ignored", a->rebalance_key, err);
+		return;
+	}
+	hbmd_rebalancer_request(a->rebalancer, node, now_ms());
+}
+
+/* The leader: a member joined, so every member rebalances (the key's change says so). */
+static void rebalance_put(struct hbmd_agent *a)
+{
+	char val[96];
+	int ret;
+
+	if (!a->rebalance_due)
+		return;
+	if (!a->leader) {
+		a->rebalance_due = false;	/* the leader saw the join too */
+		return;
+	}
+	if (hbmd_rebalance_encode(a->rebalance_node, a->members.epoch, val, sizeof(val))) {
+		a->rebalance_due = false;
+		return;
+	}
+	ret = hbm_etcd_put(a->etcd, a->rebalance_key, val, strlen(val), 0, NULL);
+	if (ret) {
+		alog(a, LOG_WARNING, "asking for a rebalance: %s; trying again",
+		     hbm_etcd_error(a->etcd));
+		return;
+	}
+	a->rebalance_due = false;
+	alog(a, LOG_INFO, "leader: node %u joined: every member rebalances", a->rebalance_node);
+}
+
 /* ---- the watch ---- */
 
 static int on_watch(const struct hbm_etcd_watch_msg *m, void *arg)
@@ -1004,6 +1069,10 @@ static int on_watch(const struct hbm_etcd_watch_msg *m, void *arg)
 		}
 		if (!strncmp(ev->kv.key, a->drains_prefix, strlen(a->drains_prefix))) {
 			drain_event(a, ev);
+			continue;
+		}
+		if (!strcmp(ev->kv.key, a->rebalance_key)) {
+			rebalance_event(a, ev);
 			continue;
 		}
 		if (!strncmp(ev->kv.key, a->links_prefix, strlen(a->links_prefix))) {
@@ -1486,6 +1555,13 @@ int hbmd_agent_new(const struct hbm_config *conf, struct hbmd_kernel kernel, hbm
 		free(a);
 		return -ENOMEM;
 	}
+	if (hbmd_rebalancer_new(kernel, conf->node_id, conf->drain_jobs, log, log_arg,
+				&a->rebalancer)) {
+		hbmd_drainer_free(a->drainer);
+		kernel.ops->close(kernel.ctx);
+		free(a);
+		return -ENOMEM;
+	}
 	*out = a;
 	return 0;
 }
@@ -1701,6 +1777,8 @@ int hbmd_agent_start(struct hbmd_agent *a)
 				c->node_id) ||
 	    hbm_links_prefix(a->links_prefix, KEY_MAX, c->etcd_prefix, c->domain) ||
 	    hbm_drains_prefix(a->drains_prefix, KEY_MAX, c->etcd_prefix, c->domain) ||
+	    snprintf(a->rebalance_key, KEY_MAX, "%s/%s/rebalance", c->etcd_prefix,
+		     c->domain) >= KEY_MAX ||
 	    snprintf(a->domain_prefix, KEY_MAX, "%s/%s/", c->etcd_prefix, c->domain) >= KEY_MAX) {
 		alog(a, LOG_ERR, "etcd keys of domain %s too long", c->domain);
 		return -ENAMETOOLONG;
@@ -1903,6 +1981,9 @@ uint64_t hbmd_agent_deadline(const struct hbmd_agent *a)
 	d = min64(d, a->health_at);
 	d = min64(d, a->kdump_at);
 	d = min64(d, hbmd_drainer_deadline(a->drainer));
+	d = min64(d, hbmd_rebalancer_deadline(a->rebalancer));
+	if (a->rebalance_due && a->leader)
+		d = min64(d, now_ms());
 	if (a->leaving)
 		d = min64(d, now_ms() + HBMD_RETRY_MS);
 	for (i = 0; i < NR_IDS; i++)
@@ -2010,6 +2091,8 @@ void hbmd_agent_tick(struct hbmd_agent *a)
 		return;
 	hbmd_drainer_run(a->drainer, a->drain, now_ms());
 	drains_publish(a);
+	rebalance_put(a);
+	hbmd_rebalancer_run(a->rebalancer, any_drain(a), now_ms());
 	leave_check(a);
 }
 
@@ -2046,6 +2129,7 @@ void hbmd_agent_free(struct hbmd_agent *a)
 		free(a->lh[i]);
 	hbm_links_free(&a->links);
 	hbmd_drainer_free(a->drainer);
+	hbmd_rebalancer_free(a->rebalancer);
 	a->k.ops->close(a->k.ctx);
 	free(a);
 }

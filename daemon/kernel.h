@@ -71,6 +71,7 @@ struct hbmd_kernel_node {
 	bool self;
 	bool draining;			/* it takes no new chunks (false: a kernel without it) */
 	uint64_t capacity, free;	/* bytes (0 if the kernel gave none) */
+	uint32_t weight;		/* placement's effective weight (0: none given) */
 };
 
 /* A link as the kernel has it. */
@@ -137,11 +138,14 @@ struct hbmd_kernel_event {
  * chunk moves (drains, drain_agent.c).
  */
 #define HBMD_NO_NODE	UINT32_MAX
+#define HBMD_SET_WORDS	16		/* a node set: HBMPOOL_MAX_NODES bits */
 struct hbmd_kernel_chunk {
 	uint32_t region, index;
 	uint32_t node;			/* the home of its (first) up-to-date copy */
 	uint32_t syncing_node;		/* a move in progress to it, HBMD_NO_NODE: none */
 	uint64_t bytes;			/* the region's chunk size (its last chunk: what is left) */
+	uint64_t set[HBMD_SET_WORDS];	/* its region's node set (all 0: not known) */
+	int policy;			/* its region's, enum hbmpool_nl_placement_policy; -1: not known */
 };
 
 /* A chunk move as the kernel has it (resync-get). */
@@ -218,6 +222,12 @@ struct hbmd_kernel_ops {
 			   char *err, size_t errlen);
 	int (*resync_new)(void *ctx, uint32_t region, uint32_t chunk, uint32_t from, uint32_t *id,
 			  char *err, size_t errlen);
+	/*
+	 * Optional: a move of chunk of region from node from to node to (the
+	 * rebalancer's); as resync_new otherwise.
+	 */
+	int (*resync_new_to)(void *ctx, uint32_t region, uint32_t chunk, uint32_t from,
+			     uint32_t to, uint32_t *id, char *err, size_t errlen);
 	int (*resync_read)(void *ctx, struct hbmd_kernel_resync **moves, size_t *n,
 			   char *err, size_t errlen);
 	int (*resync_del)(void *ctx, uint32_t id, char *err, size_t errlen);

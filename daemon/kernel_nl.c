@@ -388,6 +388,8 @@ static int node_cb(uint8_t cmd, struct nlattr *attrs, int len, void *arg)
 	n->draining = tb[HBMPOOL_A_NODE_DRAINING] && nla_get_u8(tb[HBMPOOL_A_NODE_DRAINING]);
 	n->capacity = tb[HBMPOOL_A_NODE_CAPACITY] ? nla_get_u64(tb[HBMPOOL_A_NODE_CAPACITY]) : 0;
 	n->free = tb[HBMPOOL_A_NODE_FREE] ? nla_get_u64(tb[HBMPOOL_A_NODE_FREE]) : 0;
+	n->weight = tb[HBMPOOL_A_NODE_EFFECTIVE_WEIGHT] ?
+		    nla_get_u32(tb[HBMPOOL_A_NODE_EFFECTIVE_WEIGHT]) : 0;
 	return 0;
 }
 
@@ -536,6 +538,8 @@ struct chunk_dump {
 struct region_size {
 	uint32_t id;
 	uint64_t chunk_size, length;
+	uint64_t set[HBMD_SET_WORDS];	/* the node set */
+	int policy;
 };
 
 /*
@@ -563,6 +567,18 @@ static int chunk_cb(uint8_t cmd, struct nlattr *attrs, int len, void *arg)
 		rs->chunk_size = nla_get_u64(tb[HBMPOOL_A_REGION_CHUNK_SIZE]);
 		rs->length = tb[HBMPOOL_A_REGION_LENGTH] ?
 			     nla_get_u64(tb[HBMPOOL_A_REGION_LENGTH]) : 0;
+		memset(rs->set, 0, sizeof(rs->set));
+		rs->policy = tb[HBMPOOL_A_REGION_POLICY] ?
+			     (int)nla_get_u32(tb[HBMPOOL_A_REGION_POLICY]) : -1;
+		nla_for_each_attr(pos, attrs, len, rem) {
+			uint32_t nid;
+
+			if (nla_type(pos) != HBMPOOL_A_REGION_NODE_ID || nla_len(pos) != 4)
+				continue;
+			nid = nla_get_u32(pos);
+			if (nid < HBMD_SET_WORDS * 64)
+				rs->set[nid / 64] |= 1ULL << (nid % 64);
+		}
 	}
 	nla_for_each_attr(pos, attrs, len, rem) {
 		if (nla_type(pos) != HBMPOOL_A_REGION_CHUNK)
@@ -623,6 +639,8 @@ static int knl_chunks_read(void *ctx, struct hbmd_kernel_chunk **chunks, size_t 
 		if (j == cd.r.n)
 			continue;
 		c->bytes = rs[j].chunk_size;
+		memcpy(c->set, rs[j].set, sizeof(c->set));
+		c->policy = rs[j].policy;
 		if (rs[j].length && (uint64_t)c->index * rs[j].chunk_size < rs[j].length &&
 		    rs[j].length - (uint64_t)c->index * rs[j].chunk_size < rs[j].chunk_size)
 			c->bytes = rs[j].length - (uint64_t)c->index * rs[j].chunk_size;
@@ -671,6 +689,31 @@ static int knl_resync_new(void *ctx, uint32_t region, uint32_t chunk, uint32_t f
 	if (nla_put_u32(msg, HBMPOOL_A_RESYNC_REGION_ID, region) ||
 	    nla_put_u32(msg, HBMPOOL_A_RESYNC_CHUNK, chunk) ||
 	    nla_put_u32(msg, HBMPOOL_A_RESYNC_FROM_NODE_ID, from))
+		return put_failed(msg, HBMPOOL_CMD_RESYNC_NEW, err, errlen);
+	ret = knl_request(ctx, msg, HBMPOOL_CMD_RESYNC_NEW, 0, resync_cb, &d, err, errlen);
+	if (!ret && !d.n) {
+		snprintf(err, errlen, "resync-new: the kernel gave no move id");
+		ret = -EPROTO;
+	}
+	if (!ret)
+		*id = ((struct hbmd_kernel_resync *)d.a)[0].id;
+	free(d.a);
+	return ret;
+}
+
+static int knl_resync_new_to(void *ctx, uint32_t region, uint32_t chunk, uint32_t from,
+			     uint32_t to, uint32_t *id, char *err, size_t errlen)
+{
+	struct dump d = { .size = sizeof(struct hbmd_kernel_resync) };
+	struct nl_msg *msg = knl_msg(ctx, HBMPOOL_CMD_RESYNC_NEW, 0, err, errlen);
+	int ret;
+
+	if (!msg)
+		return -ENOMEM;
+	if (nla_put_u32(msg, HBMPOOL_A_RESYNC_REGION_ID, region) ||
+	    nla_put_u32(msg, HBMPOOL_A_RESYNC_CHUNK, chunk) ||
+	    nla_put_u32(msg, HBMPOOL_A_RESYNC_FROM_NODE_ID, from) ||
+	    nla_put_u32(msg, HBMPOOL_A_RESYNC_TO_NODE_ID, to))
 		return put_failed(msg, HBMPOOL_CMD_RESYNC_NEW, err, errlen);
 	ret = knl_request(ctx, msg, HBMPOOL_CMD_RESYNC_NEW, 0, resync_cb, &d, err, errlen);
 	if (!ret && !d.n) {
@@ -946,6 +989,7 @@ static const struct hbmd_kernel_ops knl_ops = {
 	.events_read = knl_events_read,
 	.chunks_read = knl_chunks_read,
 	.resync_new = knl_resync_new,
+	.resync_new_to = knl_resync_new_to,
 	.resync_read = knl_resync_read,
 	.resync_del = knl_resync_del,
 	.resync_params = knl_resync_params,
