@@ -425,7 +425,7 @@ static void *writer_fn(void *arg)
 	return NULL;
 }
 
-TEST_F(rs, move_under_load)
+TEST_F_TIMEOUT(rs, move_under_load, 180)
 {
 	const uint32_t np = PAGES_PER(CHUNK), nw = 2;
 	struct writer w[2];
@@ -520,7 +520,7 @@ TEST_F(rs, move_under_load)
 
 /* ---- where a move goes ---------------------------------------------------- */
 
-TEST_F(rs, move_to_and_placement)
+TEST_F_TIMEOUT(rs, move_to_and_placement, 180)
 {
 	struct rs_job j;
 	int ret;
@@ -670,7 +670,7 @@ static void start_slow_move(struct __test_metadata *_metadata, FIXTURE_DATA(rs) 
 	ASSERT_LT(g.done, g.pages);
 }
 
-TEST_F(rs, cancel_mid_copy)
+TEST_F_TIMEOUT(rs, cancel_mid_copy, 120)
 {
 	struct rs_job j;
 
@@ -686,7 +686,7 @@ TEST_F(rs, cancel_mid_copy)
 	EXPECT_EQ(-ENOENT, rs_get(self->nl, j.id, &j));
 }
 
-TEST_F(rs, target_deleted_mid_copy)
+TEST_F_TIMEOUT(rs, target_deleted_mid_copy, 120)
 {
 	struct rs_job j;
 	int ret;
@@ -702,7 +702,7 @@ TEST_F(rs, target_deleted_mid_copy)
 	EXPECT_EQ(0, verify_chunk(_metadata, &self->r[0], BIG, 0, self->ver, 0));
 }
 
-TEST_F(rs, region_closed_mid_copy)
+TEST_F_TIMEOUT(rs, region_closed_mid_copy, 120)
 {
 	struct rs_job j;
 
@@ -718,7 +718,7 @@ TEST_F(rs, region_closed_mid_copy)
 
 /* ---- hbmctl node drain ------------------------------------------------------ */
 
-TEST_F(rs, drain_with_hbmctl)
+TEST_F_TIMEOUT(rs, drain_with_hbmctl, 180)
 {
 	uint64_t d = 0;
 	int status;
