@@ -192,7 +192,7 @@ static void plan(struct hbmd_rebalancer *r, const struct hbmd_kernel_node *kn, s
 		};
 	}
 	max = r->jobs > r->ninflight ? r->jobs - r->ninflight : 0;
-	n = max ? hbm_rb_plan(nodes, nn, chunks, nc, 5, mv, max) : 0;
+	n = max ? hbm_rb_plan(nodes, nn, chunks, nc, 0, mv, max) : 0;
 	for (i = 0; i < n; i++) {
 		uint32_t id;
 		int ret = r->k.ops->resync_new_to(r->k.ctx, mv[i].region, mv[i].chunk, mv[i].from,

@@ -10,15 +10,25 @@
  *    ineligible node (draining, down), at most max moves a round;
  *  - one move a round converges without moving anything back;
  *  - random domains: every round lowers or keeps the largest deviation,
- *    no chunk returns to a node it left, and the plans end.
+ *    no chunk returns to a node it left, and the plans end;
+ *  - the rebalancer (daemon/rebalance_agent.c) on a scripted kernel: only
+ *    after a request, at most jobs moves in flight, from and to as planned,
+ *    only interleaved regions, nothing while a drain runs, ends balanced
+ *    (half the chunks moved) or after too many failures; the rebalance
+ *    key's value both ways.
  *
  * TAP output.
  */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <syslog.h>
+
+#include <linux/hbmpool_nl.h>
 
 #include "rebalance.h"
+#include "rebalance_agent.h"
 #include "tap.h"
 
 #define MIB	(1ULL << 20)
@@ -216,6 +226,225 @@ static void test_random(void)
 	   fails);
 }
 
+/* ---- the rebalancer on a scripted kernel ---- */
+
+#define FK_CHUNKS	16
+
+static struct {
+	struct hbmd_kernel_node n[3];
+	struct hbmd_kernel_chunk c[FK_CHUNKS];
+	size_t nc;
+	struct hbmd_kernel_resync m[64];
+	size_t nm;
+	uint32_t next_id;
+	unsigned int reads, news, bad_moves, new_fail, errors;
+	char last_log[256];
+} fk;
+
+static int fk_nodes(void *ctx, struct hbmd_kernel_node **n, size_t *nr, char *err, size_t len)
+{
+	(void)ctx; (void)err; (void)len;
+	fk.reads++;
+	*n = malloc(sizeof(fk.n));
+	if (!*n)
+		return -ENOMEM;
+	memcpy(*n, fk.n, sizeof(fk.n));
+	*nr = 3;
+	return 0;
+}
+
+static int fk_chunks(void *ctx, struct hbmd_kernel_chunk **c, size_t *nr, char *err, size_t len)
+{
+	(void)ctx; (void)err; (void)len;
+	*c = malloc(sizeof(fk.c));
+	if (!*c)
+		return -ENOMEM;
+	memcpy(*c, fk.c, sizeof(fk.c));
+	*nr = fk.nc;
+	return 0;
+}
+
+static int fk_moves(void *ctx, struct hbmd_kernel_resync **m, size_t *nr, char *err, size_t len)
+{
+	(void)ctx; (void)err; (void)len;
+	*m = calloc(fk.nm + 1, sizeof(**m));
+	if (!*m)
+		return -ENOMEM;
+	memcpy(*m, fk.m, fk.nm * sizeof(**m));
+	*nr = fk.nm;
+	return 0;
+}
+
+static int fk_new_to(void *ctx, uint32_t region, uint32_t chunk, uint32_t from, uint32_t to,
+		     uint32_t *id, char *err, size_t len)
+{
+	(void)ctx;
+	fk.news++;
+	if (fk.new_fail) {
+		snprintf(err, len, "resync-new: %s", strerror(EBUSY));
+		return -EBUSY;
+	}
+	for (size_t i = 0; i < fk.nc; i++) {
+		if (fk.c[i].region != region || fk.c[i].index != chunk)
+			continue;
+		if (fk.c[i].node != from || fk.c[i].policy == HBMPOOL_PLACEMENT_POLICY_BIND ||
+		    fk.c[i].syncing_node != HBMD_NO_NODE)
+			fk.bad_moves++;
+		fk.c[i].syncing_node = to;
+	}
+	*id = ++fk.next_id;
+	fk.m[fk.nm++] = (struct hbmd_kernel_resync){ .id = *id, .region = region, .chunk = chunk,
+		.from = from, .to = to, .state = HBMPOOL_RESYNC_STATE_COPYING };
+	return 0;
+}
+
+static int fk_del(void *ctx, uint32_t id, char *err, size_t len)
+{
+	(void)ctx; (void)err; (void)len;
+	for (size_t i = 0; i < fk.nm; i++)
+		if (fk.m[i].id == id) {
+			fk.m[i] = fk.m[--fk.nm];
+			return 0;
+		}
+	return -ENOENT;
+}
+
+static const struct hbmd_kernel_ops fk_ops = {
+	.nodes_read = fk_nodes,
+	.chunks_read = fk_chunks,
+	.resync_new_to = fk_new_to,
+	.resync_read = fk_moves,
+	.resync_del = fk_del,
+};
+
+/* Every copying move ends done: its chunk lives on its target. */
+static void fk_finish(void)
+{
+	for (size_t i = 0; i < fk.nm; i++) {
+		if (fk.m[i].state != HBMPOOL_RESYNC_STATE_COPYING)
+			continue;
+		fk.m[i].state = HBMPOOL_RESYNC_STATE_DONE;
+		for (size_t j = 0; j < fk.nc; j++)
+			if (fk.c[j].region == fk.m[i].region && fk.c[j].index == fk.m[i].chunk) {
+				fk.c[j].node = fk.m[i].to;
+				fk.c[j].syncing_node = HBMD_NO_NODE;
+			}
+	}
+}
+
+static unsigned int fk_copying(void)
+{
+	unsigned int k = 0;
+
+	for (size_t i = 0; i < fk.nm; i++)
+		k += fk.m[i].state == HBMPOOL_RESYNC_STATE_COPYING;
+	return k;
+}
+
+static unsigned int fk_on(uint32_t node)
+{
+	unsigned int k = 0;
+
+	for (size_t i = 0; i < fk.nc; i++)
+		k += fk.c[i].node == node;
+	return k;
+}
+
+static void fk_log(void *arg, int level, const char *msg)
+{
+	(void)arg;
+	if (level <= LOG_ERR)
+		fk.errors++;
+	snprintf(fk.last_log, sizeof(fk.last_log), "%s", msg);
+	printf("# log %d: %s\n", level, msg);
+}
+
+static void fk_reset(void)
+{
+	memset(&fk, 0, sizeof(fk));
+	fk.n[0] = (struct hbmd_kernel_node){ .id = 0, .self = true };
+	fk.n[1] = (struct hbmd_kernel_node){ .id = 1, .free = 1ULL << 30, .weight = 10 };
+	fk.n[2] = (struct hbmd_kernel_node){ .id = 2, .free = 1ULL << 30, .weight = 10 };
+	/* region 1 interleaved over 1,2 (12 chunks, all on 1); region 2 bound (4 on 1) */
+	for (uint32_t i = 0; i < FK_CHUNKS; i++) {
+		struct hbmd_kernel_chunk *c = &fk.c[fk.nc++];
+
+		*c = (struct hbmd_kernel_chunk){ .region = i < 12 ? 1 : 2, .index = i % 12,
+			.node = 1, .syncing_node = HBMD_NO_NODE, .bytes = CHUNK,
+			.policy = i < 12 ? HBMPOOL_PLACEMENT_POLICY_INTERLEAVE :
+					   HBMPOOL_PLACEMENT_POLICY_BIND };
+		c->set[0] = (1ULL << 1) | (1ULL << 2);
+	}
+}
+
+static void test_rebalancer(void)
+{
+	struct hbmd_kernel k = { .ops = &fk_ops };
+	struct hbmd_rebalancer *r;
+	uint64_t now = 1000;
+	unsigned int rounds = 0, max_copying = 0;
+
+	fk_reset();
+	if (hbmd_rebalancer_new(k, 0, 2, fk_log, NULL, &r)) {
+		ok(0, "rebalancer created");
+		return;
+	}
+	hbmd_rebalancer_run(r, false, now);
+	ok(!fk.reads && hbmd_rebalancer_deadline(r) == UINT64_MAX && !hbmd_rebalancer_active(r),
+	   "no request, no pass and nothing due");
+	hbmd_rebalancer_request(r, 2, now);
+	hbmd_rebalancer_run(r, true, now);
+	ok(!fk.reads && hbmd_rebalancer_deadline(r) == now + HBMD_REBALANCE_WAIT_MS,
+	   "while a drain runs: nothing read, the next look in %d ms", HBMD_REBALANCE_WAIT_MS);
+	now += HBMD_REBALANCE_WAIT_MS;
+	while (hbmd_rebalancer_active(r) && rounds++ < 100) {
+		hbmd_rebalancer_run(r, false, now);
+		if (fk_copying() > max_copying)
+			max_copying = fk_copying();
+		fk_finish();
+		now += HBMD_REBALANCE_PASS_MS;
+	}
+	ok(!hbmd_rebalancer_active(r) && rounds < 100, "the rebalance ends (%u passes)", rounds);
+	ok(fk_on(2) == 6 && hbmd_rebalancer_moved(r) == 6,
+	   "half of the interleaved region's 12 chunks moved to node 2 (%u, %llu done)",
+	   fk_on(2), (unsigned long long)hbmd_rebalancer_moved(r));
+	ok(max_copying <= 2, "at most jobs (2) moves in flight (%u)", max_copying);
+	ok(!fk.bad_moves, "every move from the chunk's node, of an interleaved region, not moving");
+	ok(fk.c[12].node == 1 && fk.c[15].node == 1, "the bound region's chunks stay");
+	ok(!fk.nm, "every ended move was forgotten (resync-del)");
+	ok(strstr(fk.last_log, "balanced") != NULL, "its end is logged: %s", fk.last_log);
+
+	/* a kernel that refuses every move: the rebalance gives up */
+	fk_reset();
+	fk.new_fail = 1;
+	hbmd_rebalancer_request(r, 2, now);
+	rounds = 0;
+	while (hbmd_rebalancer_active(r) && rounds++ < 100) {
+		hbmd_rebalancer_run(r, false, now);
+		now += HBMD_REBALANCE_PASS_MS;
+	}
+	ok(!hbmd_rebalancer_active(r) && fk.news >= HBMD_REBALANCE_MAX_FAILURES && rounds < 100,
+	   "refused moves: given up after %u tries", fk.news);
+	ok(!fk.errors, "no error logged");
+	hbmd_rebalancer_free(r);
+}
+
+static void test_key(void)
+{
+	char buf[96], err[128];
+	uint32_t node = 0;
+
+	ok(!hbmd_rebalance_encode(7, 42, buf, sizeof(buf)) &&
+	   !hbmd_rebalance_parse(buf, strlen(buf), &node, err, sizeof(err)) && node == 7,
+	   "the rebalance key's value both ways: %s", buf);
+	ok(hbmd_rebalance_parse("{\"node\":4096}", 13, &node, err, sizeof(err)) == -EPROTO,
+	   "a node out of range is refused: %s", err);
+	ok(hbmd_rebalance_parse("nope", 4, &node, err, sizeof(err)) == -EPROTO,
+	   "not JSON is refused: %s", err);
+	ok(hbmd_rebalance_parse("{}", 2, &node, err, sizeof(err)) == -EPROTO,
+	   "no node is refused: %s", err);
+}
+
 int main(void)
 {
 	memset(all_set, 0xff, sizeof(all_set));
@@ -223,5 +452,7 @@ int main(void)
 	test_limits();
 	test_rounds();
 	test_random();
+	test_rebalancer();
+	test_key();
 	return tap_finish();
 }
