@@ -34,6 +34,10 @@
 #     VM1's kernel has no chunk left on node 3, the data byte-exact; then
 #     VM3 "hbmctl domain leave --wait": its daemon exits 0 (not restarted),
 #     the others remove node 3, no drain left in etcd, nothing lost;
+#   a rebalance after a join: VM3's daemon starts again and joins; the
+#     leader asks for a rebalance, and VM1's daemon moves chunks of its
+#     interleaved region (all on node 2 since the drain) to node 3 until
+#     balanced (logged), under the same write/verify load: byte-exact;
 #   teardown: daemons stopped (SIGTERM), module unloaded.
 #
 # Environment: MULTI_TIMEOUT (default 1500 s), RIG_BUILD, DAEMON_TEST_TTL,
@@ -462,6 +466,30 @@ check "VM1: the region dn still verifies byte-exact, nothing lost" gx -t 200 1 \
 	"s=\$(cat /tmp/dn.seed) && timeout -k 5 150 $RIO verify --name dn --seed \$s && $RIO info --name dn"
 check "VM1, VM2: no error in the daemons' logs since the drain" sh -c \
 	"! { tail -n +$((${n1:-0} + 1)) $l1; tail -n +$((${n2:-0} + 1)) $l2; } | grep -E ' (error|critical|alert|emergency): '"
+
+# --- a rebalance after a join ---
+# VM3 joins again (same segment): the leader puts the rebalance key, and
+# VM1's daemon moves dn's chunks (all on node 2) toward node 3, under load.
+n1=$(q 1 "wc -l <\$($HD log)")
+gx 1 "rm -f /tmp/dn.stop" >/dev/null
+dj=$(ctl spawn 1 "s=\$(cat /tmp/dn.seed); while [ ! -e /tmp/dn.stop ]; do s=\$((s + 1)); nice -n 10 timeout -k 5 200 $RIO write --name dn --seed \$s && nice -n 10 timeout -k 5 200 $RIO verify --name dn --seed \$s --order rand || { echo \"pass \$s failed\"; exit 1; }; echo \$s >/tmp/dn.seed; done; echo \"passes up to seed \$s\"")
+check "VM3: hbmpoold starts again and joins" gx -t 120 3 "$HD start $TTL"
+members_back() {
+	for _ in $(seq 60); do [ "$(etcd_members)" = "1 2 3" ] && return 0; sleep 1; done
+	return 1
+}
+check "etcd has members 1 2 3 again" members_back
+tr=$SECONDS
+check "VM1: its daemon rebalances after node 3's join: chunks of dn on node 3, logged balanced" gx -t 200 1 \
+	"l=\$($HD log); for i in \$(seq 180); do tail -n +$((${n1:-0} + 1)) \$l | grep -q 'rebalance after node 3.s join: balanced' && break; sleep 1; done; tail -n +$((${n1:-0} + 1)) \$l | grep rebalance | tail -n 4; c=\$($HD q chunks 3); echo \"chunks on node 3: \$c\"; [ \"\$c\" -ge 3 ] 2>/dev/null && tail -n +$((${n1:-0} + 1)) \$l | grep -q 'rebalance after node 3.s join: balanced: [1-9]'"
+stamp "rebalanced in $((SECONDS - tr)) s"
+gx 1 ": >/tmp/dn.stop" >/dev/null
+out=$(ctl result -t 600 "$dj" 2>&1)
+rc=$?
+printf '%s\n' "$out" | tail -n 3 | sed 's/^/# /'
+check "the load wrote and verified every pass during the rebalance without an error" [ $rc = 0 ]
+check "VM1: the region dn verifies byte-exact after the rebalance" gx -t 200 1 \
+	"s=\$(cat /tmp/dn.seed) && timeout -k 5 150 $RIO verify --name dn --seed \$s && $RIO info --name dn"
 
 # --- teardown ---
 for k in 1 2 3; do
