@@ -677,30 +677,7 @@ static int resync_cb(uint8_t cmd, struct nlattr *attrs, int len, void *arg)
 	return 0;
 }
 
-static int knl_resync_new(void *ctx, uint32_t region, uint32_t chunk, uint32_t from,
-			  uint32_t *id, char *err, size_t errlen)
-{
-	struct dump d = { .size = sizeof(struct hbmd_kernel_resync) };
-	struct nl_msg *msg = knl_msg(ctx, HBMPOOL_CMD_RESYNC_NEW, 0, err, errlen);
-	int ret;
-
-	if (!msg)
-		return -ENOMEM;
-	if (nla_put_u32(msg, HBMPOOL_A_RESYNC_REGION_ID, region) ||
-	    nla_put_u32(msg, HBMPOOL_A_RESYNC_CHUNK, chunk) ||
-	    nla_put_u32(msg, HBMPOOL_A_RESYNC_FROM_NODE_ID, from))
-		return put_failed(msg, HBMPOOL_CMD_RESYNC_NEW, err, errlen);
-	ret = knl_request(ctx, msg, HBMPOOL_CMD_RESYNC_NEW, 0, resync_cb, &d, err, errlen);
-	if (!ret && !d.n) {
-		snprintf(err, errlen, "resync-new: the kernel gave no move id");
-		ret = -EPROTO;
-	}
-	if (!ret)
-		*id = ((struct hbmd_kernel_resync *)d.a)[0].id;
-	free(d.a);
-	return ret;
-}
-
+/* A move of chunk of region from node from, to node to (HBMD_NO_NODE: placement's choice). */
 static int knl_resync_new_to(void *ctx, uint32_t region, uint32_t chunk, uint32_t from,
 			     uint32_t to, uint32_t *id, char *err, size_t errlen)
 {
@@ -713,7 +690,7 @@ static int knl_resync_new_to(void *ctx, uint32_t region, uint32_t chunk, uint32_
 	if (nla_put_u32(msg, HBMPOOL_A_RESYNC_REGION_ID, region) ||
 	    nla_put_u32(msg, HBMPOOL_A_RESYNC_CHUNK, chunk) ||
 	    nla_put_u32(msg, HBMPOOL_A_RESYNC_FROM_NODE_ID, from) ||
-	    nla_put_u32(msg, HBMPOOL_A_RESYNC_TO_NODE_ID, to))
+	    (to != HBMD_NO_NODE && nla_put_u32(msg, HBMPOOL_A_RESYNC_TO_NODE_ID, to)))
 		return put_failed(msg, HBMPOOL_CMD_RESYNC_NEW, err, errlen);
 	ret = knl_request(ctx, msg, HBMPOOL_CMD_RESYNC_NEW, 0, resync_cb, &d, err, errlen);
 	if (!ret && !d.n) {
@@ -724,6 +701,12 @@ static int knl_resync_new_to(void *ctx, uint32_t region, uint32_t chunk, uint32_
 		*id = ((struct hbmd_kernel_resync *)d.a)[0].id;
 	free(d.a);
 	return ret;
+}
+
+static int knl_resync_new(void *ctx, uint32_t region, uint32_t chunk, uint32_t from,
+			  uint32_t *id, char *err, size_t errlen)
+{
+	return knl_resync_new_to(ctx, region, chunk, from, HBMD_NO_NODE, id, err, errlen);
 }
 
 static int knl_resync_read(void *ctx, struct hbmd_kernel_resync **moves, size_t *n,

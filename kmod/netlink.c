@@ -233,10 +233,10 @@ int hbmpool_nl_put_stats(struct sk_buff *msg, const u64 *v, bool global)
  * Replies to @info with one message that @fill builds from @obj, reflecting
  * the sequence number it holds the events at.
  */
-static int hbmpool_nl_reply(struct genl_info *info,
-			    int (*fill)(struct sk_buff *msg, void *obj,
-					const struct hbmpool_nl_msg *m),
-			    void *obj)
+int hbmpool_nl_reply(struct genl_info *info,
+		     int (*fill)(struct sk_buff *msg, void *obj,
+				 const struct hbmpool_nl_msg *m),
+		     void *obj)
 {
 	struct hbmpool_nl_msg m = hbmpool_nl_reply_to(info);
 	struct sk_buff *msg;

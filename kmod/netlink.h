@@ -54,6 +54,10 @@ static inline struct hbmpool_nl_msg hbmpool_nl_dump_part(struct netlink_callback
 void *hbmpool_nl_put_hdr(struct sk_buff *msg, const struct hbmpool_nl_msg *m);
 int hbmpool_nl_put_stats(struct sk_buff *msg, const u64 *v, bool global);
 int hbmpool_nl_dump_done(struct sk_buff *skb, int err);
+int hbmpool_nl_reply(struct genl_info *info,
+		     int (*fill)(struct sk_buff *msg, void *obj,
+				 const struct hbmpool_nl_msg *m),
+		     void *obj);
 
 int hbmpool_nl_node_fill(struct sk_buff *msg, struct hbmpool_node *node,
 			 const struct hbmpool_nl_msg *m);

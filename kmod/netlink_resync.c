@@ -39,26 +39,6 @@ int hbmpool_nl_resync_fill(struct sk_buff *msg, void *obj,
 	return 0;
 }
 
-static int hbmpool_nl_resync_reply(struct genl_info *info,
-				   struct hbmpool_resync_info *ri)
-{
-	struct hbmpool_nl_msg m = hbmpool_nl_reply_to(info);
-	struct sk_buff *msg;
-	int err;
-
-	msg = genlmsg_new(NLMSG_GOODSIZE, GFP_KERNEL);
-	if (!msg)
-		return -ENOMEM;
-	m.evseq = hbmpool_events_hold();
-	err = hbmpool_nl_resync_fill(msg, ri, &m);
-	hbmpool_events_release();
-	if (err) {
-		nlmsg_free(msg);
-		return err;
-	}
-	return genlmsg_reply(msg, info);
-}
-
 static u32 hbmpool_nl_resync_node(struct genl_info *info, int attr)
 {
 	return info->attrs[attr] ? nla_get_u32(info->attrs[attr]) : HBMPOOL_RESYNC_NONE;
@@ -85,7 +65,7 @@ int hbmpool_nl_resync_new(struct sk_buff *skb, struct genl_info *info)
 	hbmpool_ctl_end();
 	if (err)
 		return err;
-	return hbmpool_nl_resync_reply(info, &ri);
+	return hbmpool_nl_reply(info, hbmpool_nl_resync_fill, &ri);
 }
 
 int hbmpool_nl_resync_get(struct sk_buff *skb, struct genl_info *info)
@@ -99,7 +79,7 @@ int hbmpool_nl_resync_get(struct sk_buff *skb, struct genl_info *info)
 				    "no such move (ended ones are kept 60 s)");
 		return -ENOENT;
 	}
-	return hbmpool_nl_resync_reply(info, &ri);
+	return hbmpool_nl_reply(info, hbmpool_nl_resync_fill, &ri);
 }
 
 /* Resumable: cb->args[0] is the next id to look at. */

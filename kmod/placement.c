@@ -147,6 +147,17 @@ static enum hbmpool_pclass hbmpool_node_pclass(struct hbmpool_node *node,
 	return HBMPOOL_PCLASS_OK;
 }
 
+/* @node as a candidate of @r's placement; under hbmpool_nodes_lock. */
+static void hbmpool_pcand_init(struct hbmpool_pcand *c, struct hbmpool_region *r,
+			       struct hbmpool_node *node, struct hbmpool_link_info *li)
+{
+	c->id = node->id;
+	c->distance = node->conf.distance;
+	c->weight = hbmpool_node_weight(node, &node->conf);
+	c->preferred = r->policy == HBMPOOL_POLICY_PREFERRED && node->id == r->preferred;
+	c->pclass = hbmpool_node_pclass(node, li);
+}
+
 /*
  * Chooses a home for every chunk of @r under its policy (hbmpool_pchoose())
  * and reserves the capacity; all or nothing.  Only eligible nodes take
@@ -186,12 +197,7 @@ int hbmpool_place(struct hbmpool_region *r)
 			goto out_unlock;
 		}
 		set[nr++] = node;
-		c->id = node->id;
-		c->distance = node->conf.distance;
-		c->weight = hbmpool_node_weight(node, &node->conf);
-		c->preferred = r->policy == HBMPOOL_POLICY_PREFERRED &&
-			       node->id == r->preferred;
-		c->pclass = hbmpool_node_pclass(node, li);
+		hbmpool_pcand_init(c, r, node, li);
 		if (c->pclass != HBMPOOL_PCLASS_NEVER) {
 			c->free = node->transport->ops->free_bytes(node);
 			avail += c->free;
@@ -344,12 +350,9 @@ struct hbmpool_node *hbmpool_place_copy(struct hbmpool_region *r, u32 i,
 		}
 		holds = hbmpool_chunk_on_node(r, i, nd);
 		c = &cand[nr];
-		c->id = nd->id;
-		c->distance = nd->conf.distance;
-		c->weight = hbmpool_node_weight(nd, &nd->conf);
-		c->preferred = r->policy == HBMPOOL_POLICY_PREFERRED &&
-			       nd->id == r->preferred;
-		c->pclass = holds ? HBMPOOL_PCLASS_NEVER : hbmpool_node_pclass(nd, li);
+		hbmpool_pcand_init(c, r, nd, li);
+		if (holds)
+			c->pclass = HBMPOOL_PCLASS_NEVER;
 		if (to != U32_MAX && holds) {
 			node = ERR_PTR(-EEXIST);
 			*why = "the target already holds the chunk";
