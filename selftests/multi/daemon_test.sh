@@ -427,8 +427,12 @@ check "VM1: a region interleaved over VM2 and VM3, written" gx -t 200 1 \
 	"setsid $RIO create --name dn --size 8M --chunk 1M --policy interleave --nodes 2,3 --hold --pidfile /tmp/dn.pid >/tmp/dn.log 2>&1 </dev/null & for i in \$(seq 100); do grep -q holding /tmp/dn.log && break; sleep 0.1; done; timeout -k 5 150 $RIO write --name dn --seed 21 && $RIO info --name dn"
 c3=$(q 1 "$HD q chunks 3")
 check "VM1's kernel: its chunks on node 3 ($c3, node-get chunks)" [ "${c3:-0}" -gt 0 ] 2>/dev/null
-# the load: each pass writes its seed and verifies it, until told to stop
-dj=$(ctl spawn 1 "s=30; while [ ! -e /tmp/dn.stop ]; do s=\$((s + 1)); nice -n 10 timeout -k 5 200 $RIO write --name dn --seed \$s && nice -n 10 timeout -k 5 200 $RIO verify --name dn --seed \$s --order rand || { echo \"pass \$s failed\"; exit 1; }; echo \$s >/tmp/dn.seed; done; echo \"passes up to seed \$s\"")
+# dn_load SEED: VM1's load on dn, seeds after SEED (a guest expression): each
+# pass writes its seed and verifies it, until /tmp/dn.stop; its job id.
+dn_load() {
+	ctl spawn 1 "s=$1; while [ ! -e /tmp/dn.stop ]; do s=\$((s + 1)); nice -n 10 timeout -k 5 200 $RIO write --name dn --seed \$s && nice -n 10 timeout -k 5 200 $RIO verify --name dn --seed \$s --order rand || { echo \"pass \$s failed\"; exit 1; }; echo \$s >/tmp/dn.seed; done; echo \"passes up to seed \$s\""
+}
+dj=$(dn_load 30)
 sleep 3
 n1=$(q 1 "wc -l <\$($HD log)")
 n2=$(q 2 "wc -l <\$($HD log)")
@@ -472,7 +476,7 @@ check "VM1, VM2: no error in the daemons' logs since the drain" sh -c \
 # VM1's daemon moves dn's chunks (all on node 2) toward node 3, under load.
 n1=$(q 1 "wc -l <\$($HD log)")
 gx 1 "rm -f /tmp/dn.stop" >/dev/null
-dj=$(ctl spawn 1 "s=\$(cat /tmp/dn.seed); while [ ! -e /tmp/dn.stop ]; do s=\$((s + 1)); nice -n 10 timeout -k 5 200 $RIO write --name dn --seed \$s && nice -n 10 timeout -k 5 200 $RIO verify --name dn --seed \$s --order rand || { echo \"pass \$s failed\"; exit 1; }; echo \$s >/tmp/dn.seed; done; echo \"passes up to seed \$s\"")
+dj=$(dn_load "\$(cat /tmp/dn.seed)")
 check "VM3: hbmpoold starts again and joins" gx -t 120 3 "$HD start $TTL"
 members_back() {
 	for _ in $(seq 60); do [ "$(etcd_members)" = "1 2 3" ] && return 0; sleep 1; done

@@ -461,37 +461,27 @@ done
 stamp "scenario 7 done"
 
 # --- 8. chunk moves over TCP
-# chunk_node K RID C: the node of chunk C of region RID in VM K, or -1.
-chunk_node() {
+# chunks K RID node C: the node of chunk C of region RID in VM K;
+# chunks K RID first N: the first chunk of region RID on node N; -1 if none.
+chunks() {
 	q "$1" "$H -j region show $2 chunks" | /usr/bin/python3 -c '
 import json, sys
-c = int(sys.argv[1])
+what, arg = sys.argv[1], int(sys.argv[2])
 try:
     d = json.load(sys.stdin)
-    r = d[0] if isinstance(d, list) else d
-    print([x for x in r["chunk"] if x["index"] == c][0]["node-id"])
+    ch = (d[0] if isinstance(d, list) else d)["chunk"]
+    if what == "node":
+        print([x for x in ch if x["index"] == arg][0]["node-id"])
+    else:
+        print(min(x["index"] for x in ch if x["node-id"] == arg))
 except (ValueError, LookupError, KeyError, TypeError):
     print(-1)
-' "$3"
+' "$3" "$4"
 }
-# first_chunk_on K RID NODE: the first chunk of region RID on NODE, or -1.
-first_chunk_on() {
-	q "$1" "$H -j region show $2 chunks" | /usr/bin/python3 -c '
-import json, sys
-n = int(sys.argv[1])
-try:
-    d = json.load(sys.stdin)
-    r = d[0] if isinstance(d, list) else d
-    print(min(x["index"] for x in r["chunk"] if x["node-id"] == n))
-except (ValueError, LookupError, KeyError, TypeError):
-    print(-1)
-' "$3"
-}
-# 4 MiB chunks: a move at 1 MiB/s lasts 4 s, so that a cut lands mid-copy
 check "8: VM1 holds r8 over 2,3 (4 MiB chunks)" hold 1 r8 2,3 4194304
 check "8: VM1 writes r8 (seed 81)" rio 1 write --name r8 --seed 81
 r8=$(region_id 1 r8)
-c8=$(first_chunk_on 1 "$r8" 2)
+c8=$(chunks 1 "$r8" first 2)
 used0=$(counter 2 used segment show)
 check "8: r8 (region $r8) has a chunk on node 2 ($c8)" test "$c8" -ge 0
 check "8: VM1 limits moves to 2 MiB/s" gx 1 "$H params set resync-mbps 2"
@@ -503,12 +493,12 @@ else
 	nok "8: VM1's write of r8 during the move ends well"
 fi
 printf '%s\n' "$out" | sed 's/^/# /'
-check "8: chunk $c8 of r8 now lives on node 3" test "$(chunk_node 1 "$r8" "$c8")" = 3
+check "8: chunk $c8 of r8 now lives on node 3" test "$(chunks 1 "$r8" node "$c8")" = 3
 used1=$(counter 2 used segment show)
 check "8: VM2's segment gave the chunk back (used $used0 -> $used1)" test "$used1" -lt "$used0"
 check "8: flush VM1's cache" flush 1
 check "8: VM1 verifies r8 after the move: exact" rio 1 verify --name r8 --seed 82 --order rand
-c8b=$(first_chunk_on 1 "$r8" 2)
+c8b=$(chunks 1 "$r8" first 2)
 check "8: VM1 limits moves to 1 MiB/s" gx 1 "$H params set resync-mbps 1"
 mid=$(q 1 "$H -j region move $r8 $c8b to 3" | jval id)
 check "8: a second move (chunk $c8b, move ${mid:-?}) starts" test -n "$mid"
@@ -520,7 +510,7 @@ for _ in $(seq 60); do
 	sleep 1
 done
 check "8: the move with VM3 cut ends failed (state $st) in bounded time" test "$st" = failed
-check "8: chunk $c8b of r8 stays on node 2" test "$(chunk_node 1 "$r8" "$c8b")" = 2
+check "8: chunk $c8b of r8 stays on node 2" test "$(chunks 1 "$r8" node "$c8b")" = 2
 check "8: restore VM3's link" ctl restore 3
 check "8: every link is live again within 60 s" wait_health 60 live "${links[@]}"
 check "8: VM1 lifts the move limit" gx 1 "$H params set resync-mbps 0"
