@@ -17,6 +17,7 @@
 #include "rebalance_agent.h"
 
 #define MAX_INFLIGHT	64
+#define MAX_SKIP	(2 * HBMD_REBALANCE_MAX_FAILURES)
 
 struct hbmd_rebalancer {
 	struct hbmd_kernel k;
@@ -31,6 +32,9 @@ struct hbmd_rebalancer {
 	uint32_t inflight[MAX_INFLIGHT];	/* our moves copying */
 	size_t ninflight;
 	unsigned int moved, failed;	/* this rebalance */
+	/* chunks whose move failed in this rebalance: not tried again (a lost chunk) */
+	struct { uint32_t region, chunk; } skip[MAX_SKIP];
+	size_t nskip;
 	uint64_t moved_total;
 	bool read_failed;		/* said */
 };
@@ -76,6 +80,7 @@ void hbmd_rebalancer_request(struct hbmd_rebalancer *r, uint32_t node, uint64_t 
 {
 	if (!r->active) {
 		r->moved = r->failed = 0;
+		r->nskip = 0;
 		rlog(r, LOG_INFO, "rebalance: node %u joined; moving this node's interleaved chunks toward their shares",
 		     node);
 	}
@@ -97,6 +102,20 @@ bool hbmd_rebalancer_active(const struct hbmd_rebalancer *r)
 uint64_t hbmd_rebalancer_moved(const struct hbmd_rebalancer *r)
 {
 	return r->moved_total;
+}
+
+static void skip_add(struct hbmd_rebalancer *r, uint32_t region, uint32_t chunk)
+{
+	if (r->nskip < MAX_SKIP)
+		r->skip[r->nskip++] = (typeof(r->skip[0])){ region, chunk };
+}
+
+static bool skipped(const struct hbmd_rebalancer *r, uint32_t region, uint32_t chunk)
+{
+	for (size_t i = 0; i < r->nskip; i++)
+		if (r->skip[i].region == region && r->skip[i].chunk == chunk)
+			return true;
+	return false;
 }
 
 static void end(struct hbmd_rebalancer *r, int level, const char *why)
@@ -128,6 +147,8 @@ static void follow(struct hbmd_rebalancer *r, const struct hbmd_kernel_resync *m
 			r->moved_total++;
 		} else {
 			r->failed++;
+			if (m)
+				skip_add(r, m->region, m->chunk);
 			rlog(r, LOG_WARNING, "rebalance: move %u of region %u chunk %u %s%s%s",
 			     r->inflight[i], m ? m->region : 0, m ? m->chunk : 0,
 			     !m ? "vanished" : m->state == HBMPOOL_RESYNC_STATE_FAILED ? "failed: " :
@@ -188,7 +209,9 @@ static void plan(struct hbmd_rebalancer *r, const struct hbmd_kernel_node *kn, s
 			.node = kc[i].node,
 			.len = kc[i].bytes,
 			.set = kc[i].set,
-			.busy = kc[i].syncing_node != HBMD_NO_NODE,
+			/* counted where it is, not moved: moving, or failed already */
+			.busy = kc[i].syncing_node != HBMD_NO_NODE ||
+				skipped(r, kc[i].region, kc[i].index),
 		};
 	}
 	max = r->jobs > r->ninflight ? r->jobs - r->ninflight : 0;
@@ -200,6 +223,7 @@ static void plan(struct hbmd_rebalancer *r, const struct hbmd_kernel_node *kn, s
 
 		if (ret) {
 			r->failed++;
+			skip_add(r, mv[i].region, mv[i].chunk);
 			rlog(r, LOG_WARNING, "rebalance: moving region %u chunk %u from %u to %u: %s",
 			     mv[i].region, mv[i].chunk, mv[i].from, mv[i].to, err);
 			continue;
@@ -209,9 +233,10 @@ static void plan(struct hbmd_rebalancer *r, const struct hbmd_kernel_node *kn, s
 		r->inflight[r->ninflight++] = id;
 	}
 	if (!n && !r->ninflight)
-		end(r, LOG_NOTICE, "balanced");
+		end(r, r->failed ? LOG_WARNING : LOG_NOTICE,
+		    r->failed ? "done, but some chunks could not move" : "balanced");
 	else if (r->failed >= HBMD_REBALANCE_MAX_FAILURES)
-		end(r, LOG_WARNING, "too many failed moves, given up until the next join");
+		end(r, LOG_WARNING, "stopped after too many failed moves, until the next join");
 out:
 	free(nodes);
 	free(chunks);

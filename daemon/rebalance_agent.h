@@ -14,9 +14,11 @@
  * chunks of interleaved regions (interleave, weighted interleave: the
  * policies that spread by share; bind and preferred keep their order) from
  * nodes over their share to nodes under it, at most jobs in flight; each
- * one is a resync-new with from and to.  A rebalance ends when a pass
- * plans nothing and nothing of it is in flight, or after
- * HBMD_REBALANCE_MAX_FAILURES failed moves (logged).  While a drain runs,
+ * one is a resync-new with from and to.  A chunk whose move failed (a
+ * lost chunk: its home came back with new memory) is not tried again in
+ * the same rebalance.  A rebalance ends when a pass plans nothing and
+ * nothing of it is in flight, or after HBMD_REBALANCE_MAX_FAILURES failed
+ * moves (logged).  While a drain runs,
  * the rebalance waits: the drain's moves come first.
  *
  * Nothing here talks to etcd: the agent reads and writes the key.
