@@ -34,7 +34,7 @@
 #     VM1's kernel has no chunk left on node 3, the data byte-exact; then
 #     VM3 "hbmctl domain leave --wait": its daemon exits 0 (not restarted),
 #     the others remove node 3, no drain left in etcd, nothing lost;
-#   a rebalance after a join: VM3's daemon starts again and joins; the
+#   a rebalance after a join: VM3's daemon starts again (a new segment) and joins; the
 #     leader asks for a rebalance, and VM1's daemon moves chunks of its
 #     interleaved region (all on node 2 since the drain) to node 3 until
 #     balanced (logged), under the same write/verify load: byte-exact;
@@ -477,7 +477,7 @@ check "VM1, VM2: no error in the daemons' logs since the drain" sh -c \
 n1=$(q 1 "wc -l <\$($HD log)")
 gx 1 "rm -f /tmp/dn.stop" >/dev/null
 dj=$(dn_load "\$(cat /tmp/dn.seed)")
-check "VM3: hbmpoold starts again and joins" gx -t 120 3 "$HD start $TTL"
+check "VM3: hbmpoold starts again (a new segment: the old one was a member) and joins" gx -t 120 3 "$H segment del && $HD start $TTL"
 members_back() {
 	for _ in $(seq 60); do [ "$(etcd_members)" = "1 2 3" ] && return 0; sleep 1; done
 	return 1
