@@ -84,6 +84,7 @@ struct hbmd_agent {
 	bool bad_report;		/* a bad progress value was said */
 	/* hbmd_agent_leave(): a drain of this node, then leaving */
 	bool leaving, leave_seen, left;
+	uint64_t leave_nag_at;		/* leave_waiting()'s next line, 0: not armed */
 	bool add_failed;		/* members still to add (or place) in the kernel */
 	uint64_t add_retry_at;
 	unsigned int unsupported;	/* 1 << enum kop, reported */
@@ -323,6 +324,29 @@ static void kdrain_sync(struct hbmd_agent *a, uint32_t id)
 	a->kdrain[id] = want;
 	alog(a, LOG_NOTICE, want ? "node %u: draining in the kernel (it takes no new chunks)" :
 				   "node %u: no longer draining in the kernel (it takes new chunks)", id);
+}
+
+/*
+ * [placement] full_pct and avoid_degraded into the kernel's placement (its
+ * params full-pct and avoid-degraded): a nearly full node, and one whose
+ * link is degraded, take new chunks only when no other node has room.
+ */
+static int kplacement_params(struct hbmd_agent *a)
+{
+	char err[256];
+	int ret;
+
+	if (!a->k.ops->placement_params)
+		return 0;
+	ret = a->k.ops->placement_params(a->k.ctx, a->conf->full_pct, a->conf->avoid_degraded,
+					 err, sizeof(err));
+	if (ret)
+		alog(a, LOG_ERR, "setting placement's full-pct %u and avoid-degraded %d: %s",
+		     a->conf->full_pct, a->conf->avoid_degraded, err);
+	else
+		alog(a, LOG_DEBUG, "placement: full-pct %u, avoid-degraded %d", a->conf->full_pct,
+		     a->conf->avoid_degraded);
+	return ret;
 }
 
 static int kjoin(struct hbmd_agent *a, const struct hbm_member *m)
@@ -919,18 +943,81 @@ static bool drain_done(const struct hbmd_agent *a, uint32_t id)
 	return a->members.n > 0;
 }
 
+/*
+ * Leaving, not done yet: every HBMD_LEAVE_NAG_MS, say which members the
+ * leave waits for (no report yet, or chunks left on this node), so that an
+ * operator sees a member that never reports (a daemon of an older version,
+ * a stuck one) instead of a leave that silently never ends.
+ */
+static void leave_waiting(struct hbmd_agent *a)
+{
+	const struct hbmd_drain_report *r;
+	char who[256] = "";
+	size_t i, len = 0;
+	uint64_t now = now_ms();
+
+	if (!a->leave_nag_at) {
+		a->leave_nag_at = now + HBMD_LEAVE_NAG_MS;
+		return;
+	}
+	if (now < a->leave_nag_at)
+		return;
+	a->leave_nag_at = now + HBMD_LEAVE_NAG_MS;
+	for (i = 0; i < a->members.n && len < sizeof(who) - 32; i++) {
+		r = hbmd_drainer_report_of(a->drainer, a->conf->node_id, a->members.m[i].id);
+		if (!r)
+			len += (size_t)snprintf(who + len, sizeof(who) - len, " %u (no report)",
+						a->members.m[i].id);
+		else if (r->chunks_left)
+			len += (size_t)snprintf(who + len, sizeof(who) - len, " %u (%llu chunks)",
+						a->members.m[i].id,
+						(unsigned long long)r->chunks_left);
+	}
+	alog(a, LOG_NOTICE, "leaving: waiting for members:%s", len ? who : " (their reports)");
+}
+
+/*
+ * Left: the others fence this node (its lease is gone), and a fenced node
+ * rejoins only with a new incarnation, so the segment goes now (nothing
+ * is left on it): the next start exports a new one and joins.  A segment
+ * a client still holds chunks of (-EBUSY) stays: said, and the next start
+ * refuses it until an operator deletes it.
+ */
+static void leave_segment(struct hbmd_agent *a)
+{
+	char err[256];
+	int ret;
+
+	if (!a->k.ops->segment_del)
+		return;
+	ret = a->k.ops->segment_del(a->k.ctx, err, sizeof(err));
+	if (ret)
+		alog(a, LOG_WARNING,
+		     "left, but this node's segment stays (%s): the next start needs a new one (hbmctl segment del)",
+		     err);
+	else
+		alog(a, LOG_NOTICE,
+		     "segment deleted (incarnation %llu): the next start exports a new one and joins again",
+		     (unsigned long long)a->incarnation);
+}
+
 /* Leaving: once this node's drain is done, out of the domain. */
 static void leave_check(struct hbmd_agent *a)
 {
 	char key[KEY_MAX];
 	int64_t rev;
 
-	if (!a->leaving || !a->leave_seen || !drain_done(a, a->conf->node_id))
+	if (!a->leaving || !a->leave_seen)
 		return;
+	if (!drain_done(a, a->conf->node_id)) {
+		leave_waiting(a);
+		return;
+	}
 	alog(a, LOG_NOTICE,
 	     "node %u is drained (every member reports no chunk left on it): leaving the domain",
 	     a->conf->node_id);
 	hbmd_agent_stop(a, true);
+	leave_segment(a);
 	/* then its drain, so that a node with this id joins later undrained */
 	if (!hbm_drain_key(key, sizeof(key), a->conf->etcd_prefix, a->conf->domain,
 			   a->conf->node_id) &&
@@ -954,6 +1041,7 @@ int hbmd_agent_leave(struct hbmd_agent *a, char *err, size_t errlen)
 	if (ret)
 		return ret;
 	a->leaving = true;
+	a->leave_nag_at = 0;
 	a->leave_seen = a->drain[a->conf->node_id];
 	alog(a, LOG_NOTICE,
 	     "leave requested on the control socket: node %u drains itself, and leaves once every member reports no chunk left on it",
@@ -1822,6 +1910,9 @@ int hbmd_agent_start(struct hbmd_agent *a)
 		alog(a, LOG_ERR, "setting the kernel up: %s", err);
 		return ret;
 	}
+	ret = kplacement_params(a);
+	if (ret)
+		return ret;
 	/*
 	 * The domain, one read.  A fenced node stops here, before etcd.  Its
 	 * fence is the domain's flag, which only a new segment clears: read
@@ -1933,6 +2024,9 @@ void hbmd_agent_reconfigured(struct hbmd_agent *a)
 			hbm_health_reconf(a->lh[i], &old, &a->hconf);
 	if (a->health_at != UINT64_MAX && a->health_at > now + a->hconf.interval_ms)
 		a->health_at = now + a->hconf.interval_ms;
+	/* [placement]: the kernel's last resorts; a failure is said, the old values stay */
+	if (a->state == HBMD_AGENT_RUNNING)
+		kplacement_params(a);
 	/* [distance]: the members in the kernel get the new distances now */
 	if (a->state == HBMD_AGENT_RUNNING)
 		for (i = 0; i < a->members.n; i++)
@@ -2214,15 +2308,17 @@ static int member_topology_json(const struct hbmd_agent *a, const struct hbm_mem
 /*
  * "drain_progress": per drained node, the members' reports summed:
  * [{"node": 3, "chunks_left": 5, "bytes_left": 10485760, "failures": 0,
- *   "members": 3, "reported": 3, "done": false,
+ *   "lost": 0, "members": 3, "reported": 2, "not_reported": [2], "done": false,
  *   "by_member": [{"id": 1, "chunks_left": 5, ...,"updated": ms}, ...]}]
+ * Lost chunks are not left (nothing can move them); a drain is done when
+ * every member reported and none has a chunk left.
  */
 #define ADD(obj, k, v) (bad |= json_object_object_add((obj), (k), (v)))
 static int drain_progress_json(const struct hbmd_agent *a, json_object *o)
 {
 	const struct hbmd_drain_report *r;
-	json_object *arr = json_object_new_array(), *d, *bm, *m;
-	uint64_t chunks, bytes, fails;
+	json_object *arr = json_object_new_array(), *d, *bm, *m, *wait;
+	uint64_t chunks, bytes, fails, lost;
 	unsigned int reported;
 	size_t i;
 	uint32_t id;
@@ -2233,22 +2329,29 @@ static int drain_progress_json(const struct hbmd_agent *a, json_object *o)
 			continue;
 		d = json_object_new_object();
 		bm = json_object_new_array();
-		if (!d || !bm) {
+		wait = json_object_new_array();
+		if (!d || !bm || !wait) {
 			json_object_put(d);
 			json_object_put(bm);
+			json_object_put(wait);
 			bad = 1;
 			break;
 		}
-		chunks = bytes = fails = 0;
+		chunks = bytes = fails = lost = 0;
 		reported = 0;
 		for (i = 0; i < a->members.n; i++) {
 			r = hbmd_drainer_report_of(a->drainer, id, a->members.m[i].id);
-			if (!r)
+			if (!r) {
+				/* a member whose report the drain waits for */
+				bad |= json_object_array_add(wait,
+					json_object_new_int64(a->members.m[i].id));
 				continue;
+			}
 			reported++;
 			chunks += r->chunks_left;
 			bytes += r->bytes_left;
 			fails += r->failures;
+			lost += r->lost;
 			m = json_object_new_object();
 			if (!m) {
 				bad = 1;
@@ -2258,6 +2361,7 @@ static int drain_progress_json(const struct hbmd_agent *a, json_object *o)
 			ADD(m, "chunks_left", json_object_new_uint64(r->chunks_left));
 			ADD(m, "bytes_left", json_object_new_uint64(r->bytes_left));
 			ADD(m, "failures", json_object_new_uint64(r->failures));
+			ADD(m, "lost", json_object_new_uint64(r->lost));
 			ADD(m, "updated", json_object_new_uint64(r->updated));
 			bad |= json_object_array_add(bm, m);
 		}
@@ -2265,8 +2369,10 @@ static int drain_progress_json(const struct hbmd_agent *a, json_object *o)
 		ADD(d, "chunks_left", json_object_new_uint64(chunks));
 		ADD(d, "bytes_left", json_object_new_uint64(bytes));
 		ADD(d, "failures", json_object_new_uint64(fails));
+		ADD(d, "lost", json_object_new_uint64(lost));
 		ADD(d, "members", json_object_new_int64((int64_t)a->members.n));
 		ADD(d, "reported", json_object_new_int64(reported));
+		ADD(d, "not_reported", wait);
 		ADD(d, "done", json_object_new_boolean(drain_done(a, id)));
 		ADD(d, "by_member", bm);
 		bad |= json_object_array_add(arr, d);

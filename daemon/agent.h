@@ -55,6 +55,7 @@
 
 #define HBMD_REMOVE_DELAY_MS	1000	/* from a leave's fence to node-del */
 #define HBMD_RETRY_MS		1000	/* a failed kernel or etcd step, again */
+#define HBMD_LEAVE_NAG_MS	30000	/* a leave says what it waits for this often */
 
 typedef void hbmd_log_fn(void *arg, int level, const char *msg);
 

@@ -37,7 +37,6 @@ enum key_type {
 	T_ADDR,		/* an IPv4 or IPv6 literal, strdup'ed */
 	T_SIZE,		/* uint64_t bytes, K/M/G/T suffixes */
 	T_ENDPOINTS,	/* comma list of http(s)://host:port */
-	T_POLICY,	/* enum hbm_conf_policy */
 	T_BOOL,		/* yes/no, true/false, on/off, 1/0 */
 	T_LISTEN,	/* ADDR:PORT or [ADDR6]:PORT, strdup'ed; empty or "off": NULL */
 };
@@ -86,7 +85,6 @@ static const struct key keys[] = {
 	KEY("health", "down_after", T_UINT, down_after, false, 1, 100, "samples"),
 	KEY("health", "recover_after", T_UINT, recover_after, false, 1, 1000, "samples"),
 	KEY("health", "hold_ms", T_UINT, hold_ms, false, 0, 3600000, "ms"),
-	KEY("placement", "policy", T_POLICY, policy, false, 0, 0, NULL),
 	KEY("placement", "avoid_degraded", T_BOOL, avoid_degraded, false, 0, 0, NULL),
 	KEY("placement", "full_pct", T_UINT, full_pct, false, 1, 100, "%"),
 	/* closest first, as enum hbm_relation: check_all() holds them in order */
@@ -490,17 +488,6 @@ static void set_key(struct ctx *c, const struct key *k, const char *value)
 	case T_ENDPOINTS:
 		set_endpoints(c, k, value);
 		return;
-	case T_POLICY:
-		if (!strcmp(value, "bind"))
-			*(enum hbm_conf_policy *)field = HBM_POLICY_BIND;
-		else if (!strcmp(value, "interleave"))
-			*(enum hbm_conf_policy *)field = HBM_POLICY_INTERLEAVE;
-		else if (!strcmp(value, "preferred"))
-			*(enum hbm_conf_policy *)field = HBM_POLICY_PREFERRED;
-		else
-			key_err(c, k, c->line,
-				"\"%s\": must be bind, interleave or preferred", value);
-		return;
 	case T_BOOL:
 		if (!strcmp(value, "yes") || !strcmp(value, "true") || !strcmp(value, "on") ||
 		    !strcmp(value, "1"))
@@ -753,7 +740,6 @@ static void defaults(struct hbm_config *conf)
 	conf->down_after = 3;
 	conf->recover_after = 5;
 	conf->hold_ms = 10000;
-	conf->policy = HBM_POLICY_INTERLEAVE;
 	conf->avoid_degraded = true;
 	conf->full_pct = 95;
 	conf->drain_mbps = HBM_CONF_UNSET;
@@ -884,10 +870,6 @@ static int key_value(const struct key *k, const struct hbm_config *conf, char *b
 			used += (size_t)n;
 		}
 		return 0;
-	case T_POLICY:
-		n = snprintf(buf, len, "%s",
-			     hbm_config_policy_name(*(const enum hbm_conf_policy *)field));
-		break;
 	case T_BOOL:
 		n = snprintf(buf, len, "%s", *(const bool *)field ? "yes" : "no");
 		break;
@@ -900,7 +882,7 @@ bool hbm_config_key_reloadable(size_t i)
 	if (i >= NKEYS)
 		return false;
 	/* only values copied as they are (no string to own), see the copy below */
-	if (keys[i].type != T_UINT && keys[i].type != T_BOOL && keys[i].type != T_POLICY)
+	if (keys[i].type != T_UINT && keys[i].type != T_BOOL)
 		return false;
 	return !strcmp(keys[i].section, "health") || !strcmp(keys[i].section, "placement") ||
 	       !strcmp(keys[i].section, "distance");
@@ -977,8 +959,7 @@ int hbm_config_reload(struct hbm_config *cur, const struct hbm_config *next, con
 	/* every message made: now apply, all or nothing */
 	for (i = 0; i < NKEYS; i++) {
 		const struct key *k = &keys[i];
-		size_t size = k->type == T_UINT ? sizeof(unsigned int) :
-			      k->type == T_BOOL ? sizeof(bool) : sizeof(enum hbm_conf_policy);
+		size_t size = k->type == T_UINT ? sizeof(unsigned int) : sizeof(bool);
 
 		if (!change[i])
 			continue;
@@ -988,17 +969,4 @@ int hbm_config_reload(struct hbm_config *cur, const struct hbm_config *next, con
 	*applied = app;
 	*errors = err;
 	return n;
-}
-
-const char *hbm_config_policy_name(enum hbm_conf_policy p)
-{
-	switch (p) {
-	case HBM_POLICY_BIND:
-		return "bind";
-	case HBM_POLICY_INTERLEAVE:
-		return "interleave";
-	case HBM_POLICY_PREFERRED:
-		return "preferred";
-	}
-	return "?";
 }

@@ -32,12 +32,6 @@
 #define HBM_CONF_NAME_MAX	31	/* the kernel's domain name max-len */
 #define HBM_CONF_MAX_NODES	1024	/* ids 0..1023 */
 
-enum hbm_conf_policy {
-	HBM_POLICY_BIND,
-	HBM_POLICY_INTERLEAVE,
-	HBM_POLICY_PREFERRED,
-};
-
 struct hbm_config {
 	/* [domain] */
 	char domain[HBM_CONF_NAME_MAX + 1];
@@ -71,7 +65,6 @@ struct hbm_config {
 	unsigned int hold_ms;		/* least time in a state before a better one, default 10000 */
 
 	/* [placement] */
-	enum hbm_conf_policy policy;	/* default interleave */
 	bool avoid_degraded;		/* default true */
 	unsigned int full_pct;		/* a node this full takes no new chunk, default 95 */
 
@@ -141,9 +134,6 @@ bool hbm_config_key_reloadable(size_t i);
  */
 int hbm_config_reload(struct hbm_config *cur, const struct hbm_config *next, const char *path,
 		      char **applied, char **errors);
-
-/* "bind", "interleave", "preferred". */
-const char *hbm_config_policy_name(enum hbm_conf_policy p);
 
 /*
  * A size: digits with an optional K, M, G or T suffix (powers of 1024, an

@@ -181,6 +181,8 @@ int hbm_drain_plan(struct hbm_drain *d, const struct hbm_drain_chunk *c, size_t 
 	for (i = 0; i < nc; i++) {
 		struct hbm_drain_entry *e = find(d, c[i].region, c[i].chunk);
 
+		if (c[i].lost)
+			continue;	/* nothing to move: forgotten with its failures */
 		if (e)
 			e->seen = true;
 		if (c[i].syncing || (e && e->move_id) || copying(m, nm, c[i].region, c[i].chunk)) {
@@ -248,6 +250,10 @@ void hbm_drain_progress(const struct hbm_drain *d, const struct hbm_drain_chunk 
 	for (i = 0; i < nc; i++) {
 		if (c[i].node != node)
 			continue;
+		if (c[i].lost) {
+			p->lost++;
+			continue;
+		}
 		p->chunks_left++;
 		p->bytes_left += c[i].bytes;
 		e = find(d, c[i].region, c[i].chunk);

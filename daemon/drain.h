@@ -25,9 +25,13 @@
  * silently stops.  A chunk that leaves the list (moved, its region freed,
  * the drain ended) is forgotten with its failures.
  *
+ * A *lost* chunk (its home lost the memory that held it: region-get's
+ * lost flag) has nothing to move: it is never picked, and counted apart,
+ * so a drain of a node that came back with new memory ends.
+ *
  * Progress per drained node: chunks and bytes left (moves in progress
- * included: the chunk still lives there until the switch), chunks whose
- * last try failed, chunks given up.
+ * included: the chunk still lives there until the switch; lost chunks not),
+ * chunks whose last try failed, chunks given up, lost chunks.
  */
 #ifndef HBMPOOLD_DRAIN_H
 #define HBMPOOLD_DRAIN_H
@@ -47,6 +51,7 @@ struct hbm_drain_chunk {
 	uint32_t node;		/* where its up-to-date copy lives (draining) */
 	uint64_t bytes;
 	bool syncing;		/* the kernel has a move of it in progress */
+	bool lost;		/* its data is gone (region-get's lost): never moved */
 };
 
 enum hbm_drain_move_state {
@@ -94,7 +99,8 @@ struct hbm_drain_pass {
 };
 
 struct hbm_drain_progress {
-	uint64_t chunks_left, bytes_left;
+	uint64_t chunks_left, bytes_left;	/* lost chunks not included */
+	uint64_t lost;		/* chunks on the node whose data is gone: nothing to move */
 	uint64_t failures;	/* chunks left whose last try failed */
 	uint64_t given_up;	/* of which given up */
 	uint64_t moving;	/* chunks being moved */

@@ -101,7 +101,7 @@ void hbmd_drainer_poke(struct hbmd_drainer *d, uint64_t at)
 static bool pub_differs(const struct hbm_drain_progress *a, const struct hbm_drain_progress *b)
 {
 	return a->chunks_left != b->chunks_left || a->bytes_left != b->bytes_left ||
-	       a->failures != b->failures;
+	       a->failures != b->failures || a->lost != b->lost;
 }
 
 uint64_t hbmd_drainer_deadline(const struct hbmd_drainer *d)
@@ -224,7 +224,7 @@ static void pass(struct hbmd_drainer *d, const bool *drain, uint64_t now)
 			continue;
 		c[nc++] = (struct hbm_drain_chunk){ .region = kc[i].region, .chunk = kc[i].index,
 			.node = kc[i].node, .bytes = kc[i].bytes,
-			.syncing = kc[i].syncing_node != HBMD_NO_NODE };
+			.syncing = kc[i].syncing_node != HBMD_NO_NODE, .lost = kc[i].lost };
 	}
 	for (i = 0; i < nkm; i++)
 		m[i] = (struct hbm_drain_move){ .id = km[i].id, .region = km[i].region,
@@ -267,8 +267,14 @@ static void pass(struct hbmd_drainer *d, const bool *drain, uint64_t now)
 	for (i = 0; i < NIDS; i++) {
 		if (!drain[i])
 			continue;
+		uint64_t was = d->pub[i].known ? d->pub[i].p.lost : 0;
+
 		hbm_drain_progress(&d->plan, c, nc, (uint32_t)i, &d->pub[i].p);
 		d->pub[i].known = true;
+		if (d->pub[i].p.lost > was)
+			dlog(d, LOG_WARNING,
+			     "drain of node %u: %llu chunks of this node's regions on it are lost (their home lost the memory that held them): nothing to move, not waited for",
+			     (uint32_t)i, (unsigned long long)d->pub[i].p.lost);
 	}
 	goto out;
 nomem:
@@ -323,8 +329,8 @@ bool hbmd_drainer_publish_due(struct hbmd_drainer *d, uint32_t id, uint64_t now,
 		return false;
 	snprintf(val, len,
 		 "{\"chunks_left\":%" PRIu64 ",\"bytes_left\":%" PRIu64 ",\"failures\":%" PRIu64
-		 ",\"updated\":%" PRIu64 "}", p->p.chunks_left, p->p.bytes_left, p->p.failures,
-		 wall);
+		 ",\"lost\":%" PRIu64 ",\"updated\":%" PRIu64 "}", p->p.chunks_left,
+		 p->p.bytes_left, p->p.failures, p->p.lost, wall);
 	return true;
 }
 
@@ -467,6 +473,9 @@ int hbmd_drainer_report(struct hbmd_drainer *d, uint32_t node, uint32_t member,
 	ret = ret ? ret : get_u64(o, "bytes_left", &r.bytes_left, err, errlen);
 	ret = ret ? ret : get_u64(o, "failures", &r.failures, err, errlen);
 	ret = ret ? ret : get_u64(o, "updated", &r.updated, err, errlen);
+	/* "lost" is optional: members of an earlier version do not say it */
+	if (!ret && json_object_object_get_ex(o, "lost", NULL))
+		ret = get_u64(o, "lost", &r.lost, err, errlen);
 	json_object_put(o);
 	if (ret)
 		goto bad;

@@ -15,7 +15,8 @@
  *
  * Progress: this node's chunks left on N, published by the agent as
  * PREFIX/DOMAIN/drains/N/progress/SELF under its lease (JSON:
- * chunks_left, bytes_left, failures, updated: wall-clock ms), when it
+ * chunks_left, bytes_left, failures, lost, updated: wall-clock ms; lost
+ * chunks are not left: nothing can move them), when it
  * changes and at most once every HBMD_DRAIN_PUBLISH_MS; deleted when the
  * drain ends.  The others' progress keys come from the agent's range and
  * watch (hbmd_drainer_report()), summed for the control socket's view.
@@ -45,7 +46,7 @@ struct hbmd_drainer;
 /* A member's progress of a drain, as published. */
 struct hbmd_drain_report {
 	uint32_t node, member;
-	uint64_t chunks_left, bytes_left, failures, updated;
+	uint64_t chunks_left, bytes_left, failures, lost, updated;
 };
 
 /*

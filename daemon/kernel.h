@@ -143,6 +143,7 @@ struct hbmd_kernel_chunk {
 	uint32_t region, index;
 	uint32_t node;			/* the home of its (first) up-to-date copy */
 	uint32_t syncing_node;		/* a move in progress to it, HBMD_NO_NODE: none */
+	bool lost;			/* its home lost the memory that held it (never moved) */
 	uint64_t bytes;			/* the region's chunk size (its last chunk: what is left) */
 	uint64_t set[HBMD_SET_WORDS];	/* its region's node set (all 0: not known) */
 	int policy;			/* its region's, enum hbmpool_nl_placement_policy; -1: not known */
@@ -232,6 +233,20 @@ struct hbmd_kernel_ops {
 			   char *err, size_t errlen);
 	int (*resync_del)(void *ctx, uint32_t id, char *err, size_t errlen);
 	int (*resync_params)(void *ctx, uint32_t mbps, uint32_t *jobs, char *err, size_t errlen);
+	/*
+	 * Stop exporting this node's segment and free it (segment-del): after
+	 * a graceful leave, so that the next start exports a new one, with a
+	 * new incarnation.  -EBUSY while a client holds chunks of it.  May be
+	 * NULL.
+	 */
+	int (*segment_del)(void *ctx, char *err, size_t errlen);
+	/*
+	 * Placement's last resorts ([placement]): full_pct (1..100) and
+	 * avoid_degraded, the kernel's params full-pct and avoid-degraded.
+	 * May be NULL (a kernel interface without them).
+	 */
+	int (*placement_params)(void *ctx, uint32_t full_pct, bool avoid_degraded, char *err,
+				size_t errlen);
 	/*
 	 * The counters and the regions, for the metrics (quick reads, no
 	 * change).  May be NULL in an ops table that has no counters.

@@ -50,6 +50,8 @@ static const char *cmd_name(uint8_t cmd)
 		return "segment-new";
 	case HBMPOOL_CMD_SEGMENT_GET:
 		return "segment-get";
+	case HBMPOOL_CMD_SEGMENT_DEL:
+		return "segment-del";
 	case HBMPOOL_CMD_LINK_GET:
 		return "link-get";
 	case HBMPOOL_CMD_STATS_GET:
@@ -594,6 +596,7 @@ static int chunk_cb(uint8_t cmd, struct nlattr *attrs, int len, void *arg)
 		c->node = nla_get_u32(ct[HBMPOOL_A_CHUNK_NODE_ID]);
 		c->syncing_node = ct[HBMPOOL_A_CHUNK_SYNCING_NODE_ID] ?
 				  nla_get_u32(ct[HBMPOOL_A_CHUNK_SYNCING_NODE_ID]) : HBMD_NO_NODE;
+		c->lost = !!ct[HBMPOOL_A_CHUNK_LOST];
 	}
 	return 0;
 }
@@ -763,6 +766,29 @@ static int knl_resync_params(void *ctx, uint32_t mbps, uint32_t *jobs, char *err
 	if (!msg)
 		return -ENOMEM;
 	return knl_request(ctx, msg, HBMPOOL_CMD_PARAMS_GET, 0, params_cb, jobs, err, errlen);
+}
+
+static int knl_segment_del(void *ctx, char *err, size_t errlen)
+{
+	struct nl_msg *msg = knl_msg(ctx, HBMPOOL_CMD_SEGMENT_DEL, 0, err, errlen);
+
+	if (!msg)
+		return -ENOMEM;
+	return knl_request(ctx, msg, HBMPOOL_CMD_SEGMENT_DEL, 0, NULL, NULL, err, errlen);
+}
+
+static int knl_placement_params(void *ctx, uint32_t full_pct, bool avoid_degraded, char *err,
+				size_t errlen)
+{
+	struct nl_msg *msg = knl_msg(ctx, HBMPOOL_CMD_PARAMS_SET, 0, err, errlen);
+
+	if (!msg)
+		return -ENOMEM;
+	if (nla_put_u32(msg, HBMPOOL_A_PARAMS_FULL_PCT, full_pct) ||
+	    nla_put_u8(msg, HBMPOOL_A_PARAMS_AVOID_DEGRADED, avoid_degraded))
+		return put_failed(msg, HBMPOOL_CMD_PARAMS_SET, err, errlen);
+	return knl_request(ctx, msg, HBMPOOL_CMD_PARAMS_SET, HBMPOOL_A_PARAMS_FULL_PCT, NULL, NULL,
+			   err, errlen);
 }
 
 /*
@@ -976,6 +1002,8 @@ static const struct hbmd_kernel_ops knl_ops = {
 	.resync_read = knl_resync_read,
 	.resync_del = knl_resync_del,
 	.resync_params = knl_resync_params,
+	.placement_params = knl_placement_params,
+	.segment_del = knl_segment_del,
 };
 
 int hbmd_kernel_nl_open(struct hbmd_kernel *kern, char *err, size_t errlen)

@@ -201,8 +201,8 @@ static void plan(struct hbmd_rebalancer *r, const struct hbmd_kernel_node *kn, s
 	for (i = 0; i < nkc; i++) {
 		if ((kc[i].policy != HBMPOOL_PLACEMENT_POLICY_INTERLEAVE &&
 		     kc[i].policy != HBMPOOL_PLACEMENT_POLICY_WEIGHTED_INTERLEAVE) ||
-		    !set_known(kc[i].set) || !in_set(kc[i].set, kc[i].node))
-			continue;
+		    !set_known(kc[i].set) || !in_set(kc[i].set, kc[i].node) || kc[i].lost)
+			continue;	/* a lost chunk takes no room where it was: not counted */
 		chunks[nc++] = (struct hbm_rb_chunk){
 			.region = kc[i].region,
 			.chunk = kc[i].index,

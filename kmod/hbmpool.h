@@ -94,9 +94,19 @@ void hbmpool_count_latency(struct hbmpool_region_stats *region,
 #define HBMPOOL_TIMEOUT_MIN	10U
 #define HBMPOOL_TIMEOUT_MAX	600000U
 
-int hbmpool_params_set(const u64 *budget, const u32 *timeout_ms,
-		       const u32 *ra_max, const u32 *resync_mbps,
-		       const u32 *resync_jobs, struct netlink_ext_ack *extack);
+/* What params-set changes: a NULL field is left as it is. */
+struct hbmpool_params_req {
+	const u64 *budget;		/* cache budget, pages */
+	const u32 *timeout_ms;		/* fetch timeout */
+	const u32 *ra_max;		/* largest read-ahead window, pages */
+	const u32 *resync_mbps;		/* chunk moves' rate, MiB/s, 0: no limit */
+	const u32 *resync_jobs;		/* chunk moves that copy at once */
+	const u32 *full_pct;		/* placement: a node this full is a last resort */
+	const u8 *avoid_degraded;	/* placement: a degraded link is a last resort */
+};
+
+int hbmpool_params_set(const struct hbmpool_params_req *p,
+		       struct netlink_ext_ack *extack);
 
 extern struct bus_type hbmpool_bus;
 extern struct kobject *hbmpool_nodes_kobj;
@@ -302,6 +312,10 @@ struct hbmpool_node *__hbmpool_node_lookup(u32 id);
 
 /* ---- placement (placement.c) ---- */
 
+/* params full-pct and avoid-degraded: READ_ONCE, set by hbmpool_params_set() */
+extern unsigned int hbmpool_place_full_pct;		/* 1..100 */
+extern unsigned int hbmpool_place_avoid_degraded;	/* 0 or 1 */
+
 /* What a copy of a chunk holds. */
 enum hbmpool_copy_state {
 	HBMPOOL_COPY_UPTODATE,		/* read from it, write to it */
@@ -344,6 +358,7 @@ int hbmpool_place(struct hbmpool_region *r);
 void hbmpool_unplace(struct hbmpool_region *r);
 bool hbmpool_chunk_on_node(struct hbmpool_region *r, u32 i,
 			   struct hbmpool_node *node);
+bool hbmpool_map_lost(const struct hbmpool_chunk_map *map);
 u32 hbmpool_region_lost_chunks(struct hbmpool_region *r);
 u32 hbmpool_node_chunks(struct hbmpool_node *node);
 u64 hbmpool_chunk_len(struct hbmpool_region *r, u32 i);

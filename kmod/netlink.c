@@ -89,6 +89,8 @@ static const struct nla_policy hbmpool_params_set_policy[HBMPOOL_A_PARAMS_MAX + 
 		NLA_POLICY_FULL_RANGE(NLA_U32, &hbmpool_resync_mbps_range),
 	[HBMPOOL_A_PARAMS_RESYNC_JOBS] =
 		NLA_POLICY_RANGE(NLA_U32, 1, HBMPOOL_RESYNC_JOBS_MAX),
+	[HBMPOOL_A_PARAMS_FULL_PCT] = NLA_POLICY_RANGE(NLA_U32, 1, 100),
+	[HBMPOOL_A_PARAMS_AVOID_DEGRADED] = NLA_POLICY_MAX(NLA_U8, 1),
 };
 
 static const struct nla_policy hbmpool_resync_new_policy[HBMPOOL_A_RESYNC_TO_NODE_ID + 1] = {
@@ -275,7 +277,11 @@ static int hbmpool_nl_params_fill(struct sk_buff *msg, void *unused,
 	    nla_put_u32(msg, HBMPOOL_A_PARAMS_RESYNC_MBPS,
 			READ_ONCE(hbmpool_resync_mbps)) ||
 	    nla_put_u32(msg, HBMPOOL_A_PARAMS_RESYNC_JOBS,
-			READ_ONCE(hbmpool_resync_jobs))) {
+			READ_ONCE(hbmpool_resync_jobs)) ||
+	    nla_put_u32(msg, HBMPOOL_A_PARAMS_FULL_PCT,
+			READ_ONCE(hbmpool_place_full_pct)) ||
+	    nla_put_u8(msg, HBMPOOL_A_PARAMS_AVOID_DEGRADED,
+		       READ_ONCE(hbmpool_place_avoid_degraded))) {
 		genlmsg_cancel(msg, hdr);
 		return -EMSGSIZE;
 	}
@@ -291,25 +297,40 @@ static int hbmpool_nl_params_get(struct sk_buff *skb, struct genl_info *info)
 static int hbmpool_nl_params_set(struct sk_buff *skb, struct genl_info *info)
 {
 	struct nlattr **tb = info->attrs;
+	struct hbmpool_params_req p = {};
 	u64 budget;
-	u32 timeout, ra, mbps, jobs;
+	u32 timeout, ra, mbps, jobs, full;
+	u8 avoid;
 
-	if (tb[HBMPOOL_A_PARAMS_CACHE_BUDGET_PAGES])
+	if (tb[HBMPOOL_A_PARAMS_CACHE_BUDGET_PAGES]) {
 		budget = nla_get_u64(tb[HBMPOOL_A_PARAMS_CACHE_BUDGET_PAGES]);
-	if (tb[HBMPOOL_A_PARAMS_FETCH_TIMEOUT_MS])
+		p.budget = &budget;
+	}
+	if (tb[HBMPOOL_A_PARAMS_FETCH_TIMEOUT_MS]) {
 		timeout = nla_get_u32(tb[HBMPOOL_A_PARAMS_FETCH_TIMEOUT_MS]);
-	if (tb[HBMPOOL_A_PARAMS_READAHEAD_MAX_PAGES])
+		p.timeout_ms = &timeout;
+	}
+	if (tb[HBMPOOL_A_PARAMS_READAHEAD_MAX_PAGES]) {
 		ra = nla_get_u32(tb[HBMPOOL_A_PARAMS_READAHEAD_MAX_PAGES]);
-	if (tb[HBMPOOL_A_PARAMS_RESYNC_MBPS])
+		p.ra_max = &ra;
+	}
+	if (tb[HBMPOOL_A_PARAMS_RESYNC_MBPS]) {
 		mbps = nla_get_u32(tb[HBMPOOL_A_PARAMS_RESYNC_MBPS]);
-	if (tb[HBMPOOL_A_PARAMS_RESYNC_JOBS])
+		p.resync_mbps = &mbps;
+	}
+	if (tb[HBMPOOL_A_PARAMS_RESYNC_JOBS]) {
 		jobs = nla_get_u32(tb[HBMPOOL_A_PARAMS_RESYNC_JOBS]);
-	return hbmpool_params_set(tb[HBMPOOL_A_PARAMS_CACHE_BUDGET_PAGES] ? &budget : NULL,
-				  tb[HBMPOOL_A_PARAMS_FETCH_TIMEOUT_MS] ? &timeout : NULL,
-				  tb[HBMPOOL_A_PARAMS_READAHEAD_MAX_PAGES] ? &ra : NULL,
-				  tb[HBMPOOL_A_PARAMS_RESYNC_MBPS] ? &mbps : NULL,
-				  tb[HBMPOOL_A_PARAMS_RESYNC_JOBS] ? &jobs : NULL,
-				  info->extack);
+		p.resync_jobs = &jobs;
+	}
+	if (tb[HBMPOOL_A_PARAMS_FULL_PCT]) {
+		full = nla_get_u32(tb[HBMPOOL_A_PARAMS_FULL_PCT]);
+		p.full_pct = &full;
+	}
+	if (tb[HBMPOOL_A_PARAMS_AVOID_DEGRADED]) {
+		avoid = nla_get_u8(tb[HBMPOOL_A_PARAMS_AVOID_DEGRADED]);
+		p.avoid_degraded = &avoid;
+	}
+	return hbmpool_params_set(&p, info->extack);
 }
 
 /* ---- global counters ---- */

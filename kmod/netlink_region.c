@@ -12,8 +12,11 @@
 /* Most chunks a do reply carries; more need a dump. */
 #define HBMPOOL_NL_DO_CHUNKS	1024
 
-/* Room for a chunk's nest: index, node, offset (with its pad), generation. */
-#define HBMPOOL_NL_CHUNK_SIZE	64
+/*
+ * Room for a chunk's nest: index, node, offset (with its pad), generation,
+ * syncing node, lost.
+ */
+#define HBMPOOL_NL_CHUNK_SIZE	80
 
 /*
  * Every part of a region dump has room for a region over every node: its
@@ -43,6 +46,7 @@ static int hbmpool_nl_put_chunk(struct sk_buff *msg, struct hbmpool_region *r,
 	const struct hbmpool_chunk_map *map;
 	struct nlattr *nest;
 	u32 node, gen, c, syncing = U32_MAX;
+	bool lost;
 	u64 offset;
 
 	rcu_read_lock();
@@ -53,6 +57,7 @@ static int hbmpool_nl_put_chunk(struct sk_buff *msg, struct hbmpool_region *r,
 	for (c = 0; c < map->nr_copies; c++)
 		if (map->copies[c].state == HBMPOOL_COPY_SYNCING)
 			syncing = map->copies[c].node->id;
+	lost = hbmpool_map_lost(map);
 	rcu_read_unlock();
 
 	nest = nla_nest_start(msg, HBMPOOL_A_REGION_CHUNK);
@@ -63,7 +68,8 @@ static int hbmpool_nl_put_chunk(struct sk_buff *msg, struct hbmpool_region *r,
 	    nla_put_u64_64bit(msg, HBMPOOL_A_CHUNK_OFFSET, offset, HBMPOOL_A_CHUNK_PAD) ||
 	    nla_put_u32(msg, HBMPOOL_A_CHUNK_GENERATION, gen) ||
 	    (syncing != U32_MAX &&
-	     nla_put_u32(msg, HBMPOOL_A_CHUNK_SYNCING_NODE_ID, syncing))) {
+	     nla_put_u32(msg, HBMPOOL_A_CHUNK_SYNCING_NODE_ID, syncing)) ||
+	    (lost && nla_put_flag(msg, HBMPOOL_A_CHUNK_LOST))) {
 		nla_nest_cancel(msg, nest);
 		return -EMSGSIZE;
 	}

@@ -4,8 +4,10 @@
  *
  * A candidate is eligible for a chunk of @len bytes when its class is not
  * NEVER and it has @len bytes free.  Candidates of class OK are chosen
- * first; those of class DEGRADED only when no OK one is eligible.  Within
- * a class:
+ * first; those of class DEGRADED only when no OK one is eligible.  An OK
+ * candidate that the chunk would leave with fewer than its reserve bytes
+ * free (the full-pct parameter) counts as DEGRADED for that chunk: a
+ * nearly full node is a last resort too.  Within a class:
  *
  *   bind, preferred       the preferred node (preferred policy only), then
  *                         the lowest distance, then the lowest id;
@@ -49,10 +51,18 @@ u32 hbmpool_pweight_auto(u64 capacity, u32 distance)
 	return w ? w : 1;
 }
 
+/* @c's class for a chunk of @len bytes: OK but nearly full is DEGRADED. */
+static unsigned int hbmpool_pclass_for(const struct hbmpool_pcand *c, u64 len)
+{
+	if (c->pclass == HBMPOOL_PCLASS_OK && c->free - len < c->reserve)
+		return HBMPOOL_PCLASS_DEGRADED;
+	return c->pclass;
+}
+
 static bool hbmpool_pfits(const struct hbmpool_pcand *c, unsigned int pclass,
 			  u64 len)
 {
-	return c->pclass == pclass && c->free >= len;
+	return c->free >= len && hbmpool_pclass_for(c, len) == pclass;
 }
 
 /* Whether @a comes before @b for bind and preferred. */

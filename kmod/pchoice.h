@@ -27,6 +27,7 @@ enum hbmpool_pclass {
 
 struct hbmpool_pcand {
 	u64 free;		/* bytes not reserved; the caller lowers it per chunk */
+	u64 reserve;		/* bytes a chunk should leave free (full-pct), else last resort */
 	s64 credit;		/* weighted interleave's running credit; 0 at the start */
 	u32 id;
 	u32 distance;

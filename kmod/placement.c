@@ -126,6 +126,11 @@ static void hbmpool_chunks_free(struct hbmpool_region *r, u32 nr)
 	}
 }
 
+/* A node whose segment would be this full after a chunk is a last resort (%). */
+unsigned int hbmpool_place_full_pct = 100;
+/* Whether a node whose link is degraded is a last resort. */
+unsigned int hbmpool_place_avoid_degraded = 1;
+
 /*
  * How @node may take new chunks (see pchoice.h).  @li: room for the
  * transport's view of the link.  Under hbmpool_nodes_lock, which node-set
@@ -141,7 +146,8 @@ static enum hbmpool_pclass hbmpool_node_pclass(struct hbmpool_node *node,
 	if (node->transport->ops->link_info) {
 		memset(li, 0, sizeof(*li));
 		node->transport->ops->link_info(node, li);
-		if (li->health == HBMPOOL_LSTATE_DEGRADED)
+		if (li->health == HBMPOOL_LSTATE_DEGRADED &&
+		    READ_ONCE(hbmpool_place_avoid_degraded))
 			return HBMPOOL_PCLASS_DEGRADED;
 	}
 	return HBMPOOL_PCLASS_OK;
@@ -156,6 +162,9 @@ static void hbmpool_pcand_init(struct hbmpool_pcand *c, struct hbmpool_region *r
 	c->weight = hbmpool_node_weight(node, &node->conf);
 	c->preferred = r->policy == HBMPOOL_POLICY_PREFERRED && node->id == r->preferred;
 	c->pclass = hbmpool_node_pclass(node, li);
+	/* full-pct: the bytes a chunk should leave free on the node */
+	c->reserve = div_u64(hbmpool_node_capacity(node) *
+			     (100 - READ_ONCE(hbmpool_place_full_pct)), 100);
 }
 
 /*
@@ -393,22 +402,37 @@ out_free:
 	return node;
 }
 
-/* Chunks of @r whose copy lives on memory its home lost (none are read). */
+/**
+ * hbmpool_map_lost - whether a chunk's data is gone
+ * @map: the chunk's map, under RCU or its region's maps_lock
+ *
+ * A chunk is lost when one of its up-to-date copies lives on memory its home
+ * lost since the copy was placed (the node's data generation moved on):
+ * such a copy is never read, and with one copy per chunk nothing else holds
+ * the data.  A SYNCING copy on lost memory only fails its move.
+ */
+bool hbmpool_map_lost(const struct hbmpool_chunk_map *map)
+{
+	u32 c;
+
+	for (c = 0; c < map->nr_copies; c++)
+		if (map->copies[c].state == HBMPOOL_COPY_UPTODATE &&
+		    map->copies[c].gen != hbmpool_node_data_gen(map->copies[c].node))
+			return true;
+	return false;
+}
+
+/* Chunks of @r that are lost (hbmpool_map_lost()). */
 u32 hbmpool_region_lost_chunks(struct hbmpool_region *r)
 {
 	const struct hbmpool_chunk_map *map;
-	u32 i, c, lost = 0;
+	u32 i, lost = 0;
 
 	rcu_read_lock();
 	for (i = 0; r->placed && i < r->nr_chunks; i++) {
 		map = rcu_dereference(r->chunks[i].map);
-		for (c = 0; map && c < map->nr_copies; c++) {
-			if (map->copies[c].gen !=
-			    hbmpool_node_data_gen(map->copies[c].node)) {
-				lost++;
-				break;
-			}
-		}
+		if (map && hbmpool_map_lost(map))
+			lost++;
 	}
 	rcu_read_unlock();
 	return lost;

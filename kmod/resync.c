@@ -612,8 +612,8 @@ static void hbmpool_resync_reap(void)
  * @extack: the refusal's reason
  *
  * Return: 0, -ENOENT (no such region or chunk), -EBUSY (the chunk is being
- * moved), -EINVAL, -EEXIST, -ENODEV, -ENOSPC (hbmpool_place_copy()),
- * -ENOMEM.
+ * moved), -ENODATA (the chunk is lost), -EINVAL, -EEXIST, -ENODEV, -ENOSPC
+ * (hbmpool_place_copy()), -ENOMEM.
  */
 int hbmpool_resync_new(u32 region_id, u32 chunk, u32 from, u32 to,
 		       struct hbmpool_resync_info *info,
@@ -626,7 +626,7 @@ int hbmpool_resync_new(u32 region_id, u32 chunk, u32 from, u32 to,
 	struct hbmpool_node *node;
 	const char *why;
 	u32 c, src, gen, map_gen, nr_copies;
-	bool busy;
+	bool busy, lost = false;
 	u64 offset;
 	int err;
 
@@ -653,8 +653,11 @@ int hbmpool_resync_new(u32 region_id, u32 chunk, u32 from, u32 to,
 	map_gen = old->gen;
 	nr_copies = old->nr_copies;
 	busy = old->job;
-	if (src < nr_copies)
+	if (src < nr_copies) {
 		from = old->copies[src].node->id;
+		lost = old->copies[src].gen !=
+		       hbmpool_node_data_gen(old->copies[src].node);
+	}
 	mutex_unlock(&r->maps_lock);
 	err = -EBUSY;
 	if (busy) {
@@ -664,6 +667,11 @@ int hbmpool_resync_new(u32 region_id, u32 chunk, u32 from, u32 to,
 	err = -EINVAL;
 	if (src >= nr_copies) {
 		NL_SET_ERR_MSG(extack, "from-node-id does not hold the chunk's up-to-date copy");
+		goto out_put;
+	}
+	if (lost) {
+		err = -ENODATA;
+		NL_SET_ERR_MSG(extack, "the chunk is lost: its home lost the memory that held it");
 		goto out_put;
 	}
 	if (from == HBMPOOL_RESYNC_NONE && nr_copies > 1) {

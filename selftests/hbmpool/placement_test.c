@@ -5,7 +5,9 @@
  * automatic); draining, fenced and link-down nodes take no new chunk under
  * any policy (nor unreachable ones); bind and preferred go to the nearest eligible node; with no
  * eligible node the create is ENOSPC; node-set refuses bad weights and
- * draining values with an extack.  Where the chunks went is read from the
+ * draining values with an extack.  The full-pct parameter makes a nearly
+ * full node a last resort; params-set refuses bad full-pct and
+ * avoid-degraded values.  Where the chunks went is read from the
  * nodes' free_bytes (each chunk reserves its size there).
  */
 #include <stdio.h>
@@ -44,8 +46,57 @@ FIXTURE_SETUP(plc)
 	ASSERT_EQ(0, ret) TH_LOG("netlink: %s", strerror(-ret));
 }
 
+/* params-set of one attribute of 1 or 4 bytes: 0 or -errno (extack in the handle). */
+static int params_set(struct hbm_nl *nl, int attr, uint32_t v, int bytes)
+{
+	struct nl_msg *m = hbm_nl_msg(nl, HBMPOOL_CMD_PARAMS_SET, 0);
+
+	if (!m)
+		return -ENOMEM;
+	if (bytes == 1 ? nla_put_u8(m, attr, (uint8_t)v) : nla_put_u32(m, attr, v)) {
+		nlmsg_free(m);
+		return -EMSGSIZE;
+	}
+	return hbm_nl_request(nl, m, NULL, NULL);
+}
+
+struct place_params {
+	int64_t full_pct, avoid_degraded;
+};
+
+static int on_params(uint8_t cmd, struct nlattr *attrs, int len, void *arg)
+{
+	struct place_params *p = arg;
+	struct nlattr *a;
+	int rem;
+
+	(void)cmd;
+	nla_for_each_attr(a, attrs, len, rem) {
+		if (nla_type(a) == HBMPOOL_A_PARAMS_FULL_PCT)
+			p->full_pct = nla_get_u32(a);
+		else if (nla_type(a) == HBMPOOL_A_PARAMS_AVOID_DEGRADED)
+			p->avoid_degraded = nla_get_u8(a);
+	}
+	return 0;
+}
+
+static int params_get(struct hbm_nl *nl, struct place_params *p)
+{
+	struct nl_msg *m = hbm_nl_msg(nl, HBMPOOL_CMD_PARAMS_GET, 0);
+
+	p->full_pct = p->avoid_degraded = -1;
+	if (!m)
+		return -ENOMEM;
+	return hbm_nl_request(nl, m, on_params, p);
+}
+
 FIXTURE_TEARDOWN(plc)
 {
+	/* the defaults back, whatever a test did */
+	if (self->nl) {
+		params_set(self->nl, HBMPOOL_A_PARAMS_FULL_PCT, 100, 4);
+		params_set(self->nl, HBMPOOL_A_PARAMS_AVOID_DEGRADED, 1, 1);
+	}
 	for (int i = 0; i < NR; i++)
 		if (self->fd[i] >= 0)
 			close(self->fd[i]);
@@ -287,6 +338,55 @@ TEST_F(plc, bad_values)
 	ret = hbm_nl_node_draining(self->nl, 999, 1, self->ext, sizeof(self->ext));
 	EXPECT_EQ(-ENODEV, ret);
 	EXPECT_NE(0, strlen(self->ext));
+}
+
+/*
+ * full-pct 75 on 16 MiB nodes: a chunk that would leave less than 4 MiB free
+ * goes to a node with more room first; with none, into the reserve (a last
+ * resort, not a refusal).  Moves' targets follow the same rule.
+ */
+TEST_F(plc, full_pct_last_resort)
+{
+	struct place_params p;
+
+	ASSERT_EQ(0, params_get(self->nl, &p));
+	EXPECT_EQ(100, p.full_pct);
+	EXPECT_EQ(1, p.avoid_degraded);
+	ASSERT_EQ(0, params_set(self->nl, HBMPOOL_A_PARAMS_FULL_PCT, 75, 4));
+	ASSERT_EQ(0, params_get(self->nl, &p));
+	EXPECT_EQ(75, p.full_pct);
+	/* bind: A (nearest) up to 12 MiB, then B */
+	ASSERT_LE(0, create(self, 0, 14, HBMPOOL_POLICY_BIND, HBM_NODES(N_A, N_B), 0));
+	EXPECT_EQ(12, used_mib(N_A));
+	EXPECT_EQ(2, used_mib(N_B));
+	/* A alone: no other node, so the reserve is used */
+	ASSERT_LE(0, create(self, 1, 3, HBMPOOL_POLICY_BIND, HBM_NODES(N_A), 0));
+	EXPECT_EQ(15, used_mib(N_A));
+	/* interleave over A, C: A is past its threshold, so every chunk goes to C */
+	ASSERT_LE(0, create(self, 2, 4, HBMPOOL_POLICY_INTERLEAVE, HBM_NODES(N_A, N_C), 0));
+	EXPECT_EQ(15, used_mib(N_A));
+	EXPECT_EQ(4, used_mib(N_C));
+	/* back to 100: A takes its last MiB again under bind */
+	ASSERT_EQ(0, params_set(self->nl, HBMPOOL_A_PARAMS_FULL_PCT, 100, 4));
+	ASSERT_LE(0, create(self, 3, 1, HBMPOOL_POLICY_BIND, HBM_NODES(N_A, N_C), 0));
+	EXPECT_EQ(16, used_mib(N_A));
+}
+
+/* params-set refuses full-pct 0 and 101 and avoid-degraded 2 (ERANGE at the attribute), keeps the values. */
+TEST_F(plc, params_bad_values)
+{
+	struct place_params p;
+
+	EXPECT_EQ(-ERANGE, params_set(self->nl, HBMPOOL_A_PARAMS_FULL_PCT, 0, 4));
+	EXPECT_EQ(HBMPOOL_A_PARAMS_FULL_PCT, hbm_nl_extack_attr(self->nl));
+	EXPECT_EQ(-ERANGE, params_set(self->nl, HBMPOOL_A_PARAMS_FULL_PCT, 101, 4));
+	EXPECT_EQ(-ERANGE, params_set(self->nl, HBMPOOL_A_PARAMS_AVOID_DEGRADED, 2, 1));
+	EXPECT_EQ(HBMPOOL_A_PARAMS_AVOID_DEGRADED, hbm_nl_extack_attr(self->nl));
+	EXPECT_NE(0, strlen(hbm_nl_extack(self->nl)));
+	EXPECT_EQ(0, params_set(self->nl, HBMPOOL_A_PARAMS_AVOID_DEGRADED, 0, 1));
+	ASSERT_EQ(0, params_get(self->nl, &p));
+	EXPECT_EQ(100, p.full_pct);
+	EXPECT_EQ(0, p.avoid_degraded);
 }
 
 /* A policy past HBMPOOL_POLICY_MAX is still EINVAL. */

@@ -462,6 +462,8 @@ check "VM3: hbmctl domain leave --wait: drained, left" gx -t 300 3 \
 	"timeout 240 $H domain leave --wait --socket /run/hbmpoold.sock"
 check "VM3: hbmpoold exited 0 and was not restarted" gx -t 60 3 \
 	"l=\$($HD log); for i in \$(seq 50); do grep -q 'supervisor: hbmpoold exited (0)' \$l && break; sleep 0.2; done; tail -n 5 \$l; grep -q 'left domain rig: drained, lease revoked; exiting' \$l && grep -q 'supervisor: hbmpoold exited (0)' \$l && ! kill -0 \$(cat /tmp/hbmpoold.pid) 2>/dev/null"
+check "VM3: the leave deleted its segment (a fenced node rejoins only with a new incarnation)" gx 3 \
+	"grep -q 'segment deleted (incarnation' \$($HD log) || exit 1; o=\$($H -j segment show 2>/dev/null); echo \"segment: \$o\"; [ -z \"\$o\" ] || echo \"\$o\" | python3 -c 'import json,sys; d=json.load(sys.stdin); d=d[0] if isinstance(d, list) else d; sys.exit(1 if d.get(\"incarnation\") or d.get(\"size\") else 0)'"
 check "etcd: no drain left (VM3 deleted its own, the others their progress)" sh -c "for i in \$(seq 20); do [ \"\$(curl -sf http://127.0.0.1:$EP/v3/kv/range -d '{\"key\": \"$(printf /hbmpool/rig/drains/ | base64 -w0)\", \"range_end\": \"$(printf /hbmpool/rig/drains0 | base64 -w0)\", \"count_only\": true}' | python3 -c 'import json,sys; print(json.load(sys.stdin).get(\"count\", 0))')\" = 0 ] && exit 0; sleep 0.5; done; exit 1"
 check "etcd has members 1 2" [ "$(etcd_members)" = "1 2" ]
 for k in 1 2; do check "VM$k: node 3 left (removed from the kernel)" gx -t 60 "$k" \
@@ -472,12 +474,13 @@ check "VM1, VM2: no error in the daemons' logs since the drain" sh -c \
 	"! { tail -n +$((${n1:-0} + 1)) $l1; tail -n +$((${n2:-0} + 1)) $l2; } | grep -E ' (error|critical|alert|emergency): '"
 
 # --- a rebalance after a join ---
-# VM3 joins again (same segment): the leader puts the rebalance key, and
+# VM3 joins again (a new segment: its leave deleted the old one, so a plain
+# start rejoins with a new incarnation): the leader puts the rebalance key, and
 # VM1's daemon moves dn's chunks (all on node 2) toward node 3, under load.
 n1=$(q 1 "wc -l <\$($HD log)")
 gx 1 "rm -f /tmp/dn.stop" >/dev/null
 dj=$(dn_load "\$(cat /tmp/dn.seed)")
-check "VM3: hbmpoold starts again (a new segment: the old one was a member) and joins" gx -t 120 3 "$H segment del && $HD start $TTL"
+check "VM3: hbmpoold starts again (a new segment, made at its start) and joins" gx -t 120 3 "$HD start $TTL"
 members_back() {
 	for _ in $(seq 60); do [ "$(etcd_members)" = "1 2 3" ] && return 0; sleep 1; done
 	return 1

@@ -284,6 +284,26 @@ counter() {
 gt() { [ "$1" -gt "$2" ] 2>/dev/null; }
 # klog_clean K: VM K's kernel log so far passes tools/rig/klog-check.sh.
 klog_clean() { gx "$1" "dmesg >/tmp/dmesg.now && $rig/klog-check.sh /tmp/dmesg.now"; }
+# chunks K RID node C: the node of chunk C of region RID in VM K;
+# chunks K RID first N: the first chunk of region RID on node N; -1 if none;
+# chunks K RID lost N: how many of its chunks on node N are lost.
+chunks() {
+	q "$1" "$H -j region show $2 chunks" | /usr/bin/python3 -c '
+import json, sys
+what, arg = sys.argv[1], int(sys.argv[2])
+try:
+    d = json.load(sys.stdin)
+    ch = (d[0] if isinstance(d, list) else d)["chunk"]
+    if what == "node":
+        print([x for x in ch if x["index"] == arg][0]["node-id"])
+    elif what == "lost":
+        print(sum(1 for x in ch if x["node-id"] == arg and x.get("lost")))
+    else:
+        print(min(x["index"] for x in ch if x["node-id"] == arg))
+except (ValueError, LookupError, KeyError, TypeError):
+    print(-1)
+' "$3" "$4"
+}
 
 t0=$SECONDS
 for ((k = 1; k <= N; k++)); do
@@ -397,6 +417,13 @@ for _ in $(seq 30); do
 	sleep 1
 done
 check "5: VM1's r5 (region $r5) reports lost-chunks > 0 ($lost)" gt "$lost" 0
+check "5: r5's chunks on node 3 carry the lost flag ($lost of them)" \
+	test "$(chunks 1 "$r5" lost 3)" = "$lost"
+c5=$(chunks 1 "$r5" first 3)
+out=$(ctl exec 1 "$H region move $r5 $c5 to 2" 2>&1) && rc=0 || rc=$?
+printf '%s\n' "$out" | sed 's/^/# /'
+check "5: moving lost chunk $c5 is refused (ENODATA: nothing to move)" \
+	test "$rc" -ne 0 -a -n "$(grep -i 'lost' <<<"$out")"
 check "5: VM1's r5 after VM3's restart: node 3's pages SIGBUS (never zeros), node 2's good" \
 	rio 1 verify --name r5 --seed 51 --order rand --expect-sigbus-on 3 --max-cached 64
 check "5: VM1 releases r5" release 1 r5
@@ -465,23 +492,6 @@ stamp "scenario 7 done"
 fi	# TCP_TEST_ONLY=moves skips to here
 
 # --- 8. chunk moves over TCP
-# chunks K RID node C: the node of chunk C of region RID in VM K;
-# chunks K RID first N: the first chunk of region RID on node N; -1 if none.
-chunks() {
-	q "$1" "$H -j region show $2 chunks" | /usr/bin/python3 -c '
-import json, sys
-what, arg = sys.argv[1], int(sys.argv[2])
-try:
-    d = json.load(sys.stdin)
-    ch = (d[0] if isinstance(d, list) else d)["chunk"]
-    if what == "node":
-        print([x for x in ch if x["index"] == arg][0]["node-id"])
-    else:
-        print(min(x["index"] for x in ch if x["node-id"] == arg))
-except (ValueError, LookupError, KeyError, TypeError):
-    print(-1)
-' "$3" "$4"
-}
 check "8: VM1 holds r8 over 2,3 (4 MiB chunks)" hold 1 r8 2,3 4194304
 check "8: VM1 writes r8 (seed 81)" rio 1 write --name r8 --seed 81
 r8=$(region_id 1 r8)

@@ -112,7 +112,7 @@ static void test_good(void)
 	   conf.down_error_pct == 50 && conf.error_window_ms == 10000 &&
 	   conf.degrade_after == 3 && conf.down_after == 3 && conf.recover_after == 5 &&
 	   conf.hold_ms == 10000 &&
-	   conf.policy == HBM_POLICY_INTERLEAVE && conf.avoid_degraded && conf.full_pct == 95 &&
+	   conf.avoid_degraded && conf.full_pct == 95 &&
 	   conf.metrics_listen && !strcmp(conf.metrics_listen, "127.0.0.1:9477") &&
 	   conf.dist.d[HBM_REL_TRAY] == 20 && conf.dist.d[HBM_REL_RACK] == 30 &&
 	   conf.dist.d[HBM_REL_SITE] == 40 && conf.dist.d[HBM_REL_OTHER] == 80,
@@ -134,7 +134,7 @@ static void test_good(void)
 		 "[health]\ninterval_ms = 100\ndegraded_rtt_us = 1\ndegraded_error_pct = 1\n"
 		 "down_error_pct = 100\nerror_window_ms = 100\ndegrade_after = 100\n"
 		 "down_after = 1\nrecover_after = 1000\nhold_ms = 0\n"
-		 "[placement]\npolicy = preferred\navoid_degraded = no ; inline comment\n"
+		 "[placement]\navoid_degraded = no ; inline comment\n"
 		 "full_pct = 100\n"
 		 "[distance]\nsame_tray = 11\nsame_rack = 11\nsame_site = 255\nother = 255\n"
 		 "[metrics]\nlisten = [::1]:65535\n[control]\nsocket = /tmp/x.sock\n",
@@ -151,7 +151,7 @@ static void test_good(void)
 	   "three endpoints, trimmed, no trailing /");
 	ok(conf.node_id == 1023 && conf.port == 7071 && conf.segment_bytes == 4096 &&
 	   conf.lease_ttl_s == 2 && conf.request_timeout_ms == 500 &&
-	   conf.policy == HBM_POLICY_PREFERRED && !conf.avoid_degraded && conf.full_pct == 100 &&
+	   !conf.avoid_degraded && conf.full_pct == 100 &&
 	   conf.metrics_listen && !strcmp(conf.metrics_listen, "[::1]:65535") &&
 	   conf.hold_ms == 0 && conf.health_interval_ms == 100 &&
 	   conf.degraded_rtt_us == 1 && conf.degraded_error_pct == 1 &&
@@ -285,9 +285,9 @@ static void test_errors(void)
 	       "prefix ending in /");
 	expect(true, "[control]\nsocket = run/x\n",
 	       ":11: [control] socket: \"run/x\": must be an absolute path", "relative socket path");
-	expect(true, "[placement]\npolicy = random\n",
-	       ":11: [placement] policy: \"random\": must be bind, interleave or preferred",
-	       "unknown policy");
+	expect(true, "[placement]\npolicy = bind\n",
+	       ":11: [placement] policy: unknown key",
+	       "policy is no key (regions carry their own policy)");
 	expect(true, "[placement]\navoid_degraded = maybe\n",
 	       ":11: [placement] avoid_degraded: \"maybe\": must be yes or no", "bad boolean");
 	expect(true, "[placement]\nfull_pct = 0\n", ":11: [placement] full_pct: must be 1..100 %",
@@ -790,13 +790,13 @@ static void test_reload(void)
 
 	/*
 	 * Now: the segment size changed (line 7), the port removed (back to
-	 * its default), hold_ms (11), degrade_after (12) and policy (14)
+	 * its default), hold_ms (11), degrade_after (12) and full_pct (14)
 	 * changed.
 	 */
 	snprintf(want, sizeof(want),
 		 "[domain]\nname = pod7\nkey_file = %s\n[node]\nid = 3\naddress = 10.0.0.3\n"
 		 "segment_size = 32G\n[etcd]\nendpoints = http://127.0.0.1:2379\n"
-		 "[health]\nhold_ms = 2000\ndegrade_after = 4\n[placement]\npolicy = bind\n",
+		 "[health]\nhold_ms = 2000\ndegrade_after = 4\n[placement]\nfull_pct = 80\n",
 		 keypath);
 	err = load(false, want, &next, &ret);
 	free(err);
@@ -808,13 +808,13 @@ static void test_reload(void)
 	n = hbm_config_reload(&cur, &next, path, &applied, &errors);
 	snprintf(want, sizeof(want),
 		 "%s:12: [health] degrade_after: 3 -> 4\n%s:11: [health] hold_ms: 5000 -> 2000\n"
-		 "%s:14: [placement] policy: interleave -> bind\n", path, path, path);
+		 "%s:14: [placement] full_pct: 95 -> 80\n", path, path, path);
 	ok(n == 3 && applied && !strcmp(applied, want),
 	   "[health] and [placement] changes applied (%d), each named with its line and both values (in the keys' order)",
 	   n);
 	if (applied && strcmp(applied, want))
 		printf("# applied:\n%s", applied);
-	ok(cur.hold_ms == 2000 && cur.degrade_after == 4 && cur.policy == HBM_POLICY_BIND,
+	ok(cur.hold_ms == 2000 && cur.degrade_after == 4 && cur.full_pct == 80,
 	   "the running config has the new [health] and [placement] values");
 	snprintf(want, sizeof(want),
 		 "%s:7: [node] segment_size: changed (17179869184 -> 34359738368), but only a restart applies it; running value kept\n",
@@ -840,7 +840,7 @@ static void test_reload(void)
 	free(err);
 	n = ret ? -1 : hbm_config_reload(&cur, &next, path, &applied, &errors);
 	ok(n == 3 && cur.hold_ms == 5000 && cur.degrade_after == 3 &&
-	   cur.policy == HBM_POLICY_INTERLEAVE && cur.lease_ttl_s == 10 && errors &&
+	   cur.full_pct == 95 && cur.lease_ttl_s == 10 && errors &&
 	   strstr(errors, ":10: [etcd] lease_ttl: changed (10 -> 20)"),
 	   "[etcd] lease_ttl refused, [health] and [placement] back (%d)", n);
 	free(applied);

@@ -222,6 +222,40 @@ static void t_nodes(void)
 	hbm_drain_free(&d);
 }
 
+/* Lost chunks are never picked, not left, counted apart; a drain of only lost chunks is done. */
+static void t_lost(void)
+{
+	struct hbm_drain_chunk c[4] = { ch(1, 0, 3), ch(1, 1, 3), ch(2, 0, 3), ch(2, 1, 4) };
+	struct hbm_drain_progress p3, p4;
+	struct hbm_drain_pass p;
+	struct hbm_drain d;
+	size_t i;
+	bool picked_lost = false;
+
+	hbm_drain_init(&d);
+	c[1].lost = c[2].lost = c[3].lost = true;
+	hbm_drain_plan(&d, c, 4, NULL, 0, 8, 0, &p);
+	for (i = 0; i < p.npick; i++)
+		picked_lost |= c[p.pick[i]].lost;
+	ok(p.npick == 1 && !picked_lost, "1 movable and 3 lost chunks: only the movable one picked");
+	hbm_drain_issued(&d, &c[0], 0, 7, 0);
+	hbm_drain_pass_free(&p);
+	hbm_drain_progress(&d, c, 4, 3, &p3);
+	hbm_drain_progress(&d, c, 4, 4, &p4);
+	ok(p3.chunks_left == 1 && p3.bytes_left == 2 * MIB && p3.lost == 2 && p3.moving == 1,
+	   "node 3: 1 chunk left (moving), 2 lost not left");
+	ok(!p4.chunks_left && !p4.bytes_left && p4.lost == 1 && !p4.failures,
+	   "node 4: only a lost chunk: nothing left, so the drain is done");
+	/* the move ended done, the chunk gone from the list: only lost ones remain */
+	hbm_drain_plan(&d, &c[1], 3, NULL, 0, 8, 1000, &p);
+	ok(!p.npick && !p.in_flight && p.next_ms == UINT64_MAX,
+	   "only lost chunks: nothing to do, no pass due");
+	hbm_drain_pass_free(&p);
+	hbm_drain_progress(&d, &c[1], 3, 3, &p3);
+	ok(!p3.chunks_left && p3.lost == 2, "node 3: done, 2 lost");
+	hbm_drain_free(&d);
+}
+
 /* ---- the drainer on a scripted kernel ---- */
 
 static struct {
@@ -374,7 +408,7 @@ static void t_drainer(void)
 	ok(hbmd_drainer_progress(d, 3, &p) && p.chunks_left == 4 && p.bytes_left == 4 * MIB,
 	   "progress: 4 chunks (node 2's chunk not counted), 4 MiB");
 	ok(hbmd_drainer_publish_due(d, 3, now, 1234, val, sizeof(val)) &&
-	   !strcmp(val, "{\"chunks_left\":4,\"bytes_left\":4194304,\"failures\":0,\"updated\":1234}"),
+	   !strcmp(val, "{\"chunks_left\":4,\"bytes_left\":4194304,\"failures\":0,\"lost\":0,\"updated\":1234}"),
 	   "the progress to publish: %s", val);
 	hbmd_drainer_published(d, 3, now);
 	ok(!hbmd_drainer_publish_due(d, 3, now + 2000, 1, val, sizeof(val)),
@@ -461,6 +495,13 @@ static void t_reports(void)
 	   "no object, a string count, empty, cut: refused");
 	hbmd_drainer_report(d, 3, 4, "{\"chunks_left\":0,\"bytes_left\":0,\"failures\":0,\"updated\":1}",
 			    60, err, sizeof(err));
+	ok(!hbmd_drainer_report(d, 3, 5, "{\"chunks_left\":0,\"bytes_left\":0,\"failures\":0,\"lost\":3,\"updated\":1}",
+				 71, err, sizeof(err)) && (r = hbmd_drainer_report_of(d, 3, 5)) &&
+	   r->lost == 3 && !hbmd_drainer_report_of(d, 3, 4)->lost,
+	   "lost taken; a report without it (an earlier version) has 0");
+	ok(hbmd_drainer_report(d, 3, 5, "{\"chunks_left\":0,\"bytes_left\":0,\"failures\":0,\"lost\":-2,\"updated\":1}",
+			       72, err, sizeof(err)) == -EPROTO && !hbmd_drainer_report_of(d, 3, 5),
+	   "a negative lost: refused (%s)", err);
 	ok(hbmd_drainer_report_of(d, 3, 4) && !hbmd_drainer_report(d, 3, 4, NULL, 0, err, sizeof(err)) &&
 	   !hbmd_drainer_report_of(d, 3, 4), "deleted: gone");
 	hbmd_drainer_free(d);
@@ -472,6 +513,7 @@ int main(void)
 	t_jobs();
 	t_failures();
 	t_nodes();
+	t_lost();
 	t_drainer();
 	t_reports();
 	return tap_finish();

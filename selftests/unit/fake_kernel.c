@@ -337,6 +337,41 @@ static int fk_links_read(void *ctx, struct hbmd_kernel_link **links, size_t *n, 
 	return 0;
 }
 
+static int fk_segment_del(void *ctx, char *err, size_t errlen)
+{
+	struct fake_kernel *fk = ctx;
+	int ret = 0;
+
+	pthread_mutex_lock(&fk->lock);
+	fk_log(fk, true, "segment-del");
+	if (fk->segment) {
+		fk->segment = false;
+		fk_emit(fk, HBMD_KEV_SEGMENT, 0, 0, false, false);
+	} else {
+		snprintf(err, errlen, "no segment");
+		ret = -ENOENT;
+	}
+	pthread_mutex_unlock(&fk->lock);
+	return ret;
+}
+
+static int fk_placement_params(void *ctx, uint32_t full_pct, bool avoid_degraded, char *err,
+			       size_t errlen)
+{
+	struct fake_kernel *fk = ctx;
+
+	(void)err;
+	(void)errlen;
+	pthread_mutex_lock(&fk->lock);
+	if (full_pct < 1 || full_pct > 100)
+		violate(fk, "placement_params: full_pct %u", full_pct);
+	fk->full_pct = full_pct;
+	fk->avoid_degraded = avoid_degraded;
+	fk->placement_calls++;
+	pthread_mutex_unlock(&fk->lock);
+	return 0;
+}
+
 static int fk_stats_read(void *ctx, struct hbmd_kernel_stats *s, char *err, size_t errlen)
 {
 	struct fake_kernel *fk = ctx;
@@ -522,6 +557,8 @@ static const struct hbmd_kernel_ops fk_ops = {
 	.links_read = fk_links_read,
 	.close = fk_close,
 	.stats_read = fk_stats_read,
+	.placement_params = fk_placement_params,
+	.segment_del = fk_segment_del,
 	.events_open = fk_events_open,
 	.events_read = fk_events_read,
 };
@@ -534,6 +571,7 @@ void fk_init(struct fake_kernel *fk, uint32_t self_id, uint64_t incarnation, boo
 	fk->next_incarnation = incarnation;
 	fk->unsupported = unsupported;
 	fk->evfd = -1;
+	fk->avoid_degraded = -1;
 }
 
 struct hbmd_kernel fk_kernel(struct fake_kernel *fk)

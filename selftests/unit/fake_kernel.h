@@ -55,6 +55,10 @@ struct fake_kernel {
 	bool draining[1024];		/* node-set draining; cleared by add and del */
 	uint64_t capacity[1024];
 	struct hbmd_kernel_stats stats;
+	/* placement_params: the last values and the calls (not logged) */
+	uint32_t full_pct;
+	int avoid_degraded;		/* -1: never set */
+	unsigned int placement_calls;
 	uint64_t epoch;
 	/*
 	 * This node fenced (domain-set fenced): the domain's flag, as the

@@ -336,15 +336,42 @@ ok $? "status: DRAINING per member, the drains (members or not)"
 v = json.load(open(sys.argv[1]))
 v["leaving"] = True
 v["drain_progress"] = [{"node": 1, "chunks_left": 2, "bytes_left": 4194304, "failures": 1,
-                        "members": 3, "reported": 2, "done": False, "by_member": []},
+                        "lost": 0, "members": 3, "reported": 2, "not_reported": [5],
+                        "done": False, "by_member": []},
                        {"node": 7, "chunks_left": 0, "bytes_left": 0, "failures": 0,
-                        "members": 3, "reported": 3, "done": True, "by_member": []}]
+                        "lost": 2, "members": 3, "reported": 3, "not_reported": [],
+                        "done": True, "by_member": []}]
 json.dump(v, open(sys.argv[2], "w"))' "$tmp/dview.json" "$tmp/pview.json"
 serve req "$tmp/pview.json"
 ctl domain status --socket "$sock"
-[ "$rc" -eq 0 ] && has '^DRAINED +CHUNKS-LEFT +BYTES-LEFT +FAILURES +REPORTED +DONE$' &&
-	has '^1 +2 +4(\.0)?M +1 +2/3 +no$' && has '^7 +0 +0B +0 +3/3 +yes$' && has '^leaving +yes$'
-ok $? "status: the drains' progress (chunks and bytes left, failures, members reported, done), leaving"
+[ "$rc" -eq 0 ] && has '^DRAINED +CHUNKS-LEFT +BYTES-LEFT +FAILURES +LOST +REPORTED +WAITING-FOR +DONE$' &&
+	has '^1 +2 +4(\.0)?M +1 +0 +2/3 +5 +no$' && has '^7 +0 +0B +0 +2 +3/3 +- +yes$' &&
+	has '^leaving +yes$'
+ok $? "status: the drains' progress (chunks and bytes left, failures, lost, members reported, waiting for, done), leaving"
+
+# --wait --timeout: a drain that never ends (member 5 never reports)
+"$py" -c 'import json, sys
+v = json.load(open(sys.argv[1]))
+v["ok"] = True
+json.dump(v, open(sys.argv[2], "w"))' "$tmp/pview.json" "$tmp/pwait.json"
+serve req "$tmp/pwait.json"
+ctl domain drain 1 --wait --timeout 2 --socket "$sock"
+[ "$rc" -eq 1 ] &&
+	has '^node 1: 2 chunks \(4(\.0)?M\) left, 1 failures, 2/3 members reported \(waiting for node 5\)$' &&
+	grep -q "hbmctl: not drained after 2 s: node 1: .*(waiting for node 5); the drain goes on in hbmpoold" "$err"
+ok $? "drain --wait --timeout 2: the progress names the member not reported; exit 1 after 2 s"
+ctl domain drain 7 --wait --socket "$sock"
+[ "$rc" -eq 0 ] && has '^node 7: 0 chunks \(0B\) left, 0 failures, 2 lost \(nothing to move\), 3/3 members reported$' &&
+	has '^node 7: drained'
+ok $? "drain --wait of a drain done with lost chunks: they are said, exit 0"
+for bad in "--timeout" "--timeout 0" "--timeout x" "--timeout 5"; do
+	# shellcheck disable=SC2086
+	ctl domain drain 1 $bad --socket "$sock"
+	[ "$rc" -eq 2 ] || break
+done
+[ "$rc" -eq 2 ] && grep -q "'--timeout' goes with '--wait'" "$err"
+ok $? "--timeout without seconds, 0, x, or without --wait: exit 2"
+stop_server
 
 echo '{"ok":true,"cmd":"leave"}' > "$tmp/leave.json"
 rm -f "$sock.req"
@@ -418,8 +445,9 @@ ctl domain status now
 ok $? "an unknown argument: exit 2"
 ctl domain help
 [ "$rc" -eq 0 ] && has '^  domain status \[--socket PATH\]' &&
-	has '^  domain drain ID \[--wait\] \[--socket PATH\]' &&
-	has '^  domain undrain ID \[--socket PATH\]' && has '^  domain leave \[--wait\] \[--socket PATH\]'
+	has '^  domain drain ID \[--wait \[--timeout S\]\] \[--socket PATH\]' &&
+	has '^  domain undrain ID \[--socket PATH\]' &&
+	has '^  domain leave \[--wait \[--timeout S\]\] \[--socket PATH\]'
 ok $? "domain help lists domain status, drain, undrain, leave"
 
 finish

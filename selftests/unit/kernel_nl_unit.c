@@ -119,6 +119,8 @@ static int region_msg(hbm_nl_reply_fn *cb, void *arg, bool first, uint32_t from,
 		nla_put_u64(r, HBMPOOL_A_CHUNK_OFFSET, (uint64_t)i << 20);
 		if (i == 1)
 			nla_put_u32(r, HBMPOOL_A_CHUNK_SYNCING_NODE_ID, 2);
+		if (i == 2)
+			nla_put_flag(r, HBMPOOL_A_CHUNK_LOST);
 		nla_nest_end(r, n);
 	}
 	return reply_with(cb, arg, HBMPOOL_CMD_REGION_GET, r);
@@ -452,8 +454,9 @@ int main(void)
 		n = k.ops->chunks_read(k.ctx, &c, &nc, err, sizeof(err));
 		ok(n == 0 && req_chunks_flag && nc == 3 && c[0].region == 7 && c[0].index == 0 &&
 		   c[0].node == 3 && c[0].syncing_node == HBMD_NO_NODE && c[0].bytes == 1 << 20 &&
-		   c[1].syncing_node == 2 && c[2].index == 2 && c[2].bytes == 1 << 19,
-		   "chunks_read: region-get dump with the chunks flag; a region over two messages: 3 chunks, one syncing to node 2, the last one half a chunk (%d, %zu)",
+		   c[1].syncing_node == 2 && c[2].index == 2 && c[2].bytes == 1 << 19 &&
+		   !c[0].lost && !c[1].lost && c[2].lost,
+		   "chunks_read: region-get dump with the chunks flag; a region over two messages: 3 chunks, one syncing to node 2, the last one half a chunk and lost (%d, %zu)",
 		   n, nc);
 		free(c);
 		n = k.ops->resync_new(k.ctx, 7, 1, 3, &id, err, sizeof(err));

@@ -10,7 +10,8 @@
  *
  *  1. each agent subscribes to its kernel's events before it first reads
  *     its nodes; once both joined, the events of the agents' own calls
- *     (node added, epoch) were read and made no dump;
+ *     (node added, epoch) were read and made no dump; [placement]
+ *     full_pct and avoid_degraded reach the kernel at start and at a reload;
  *  2. node 1's link to 2 goes down in the kernel: the link event makes the
  *     agent sample it at once (the change logged), not at the next tick;
  *  3. an operator removes member node 2 from node 1's kernel (hbmctl node
@@ -234,6 +235,36 @@ static const char *view_of_2(void)
 	return "(none)";
 }
 
+/* A reload of node 1's config with new [placement] values: into its kernel at once. */
+static void placement_reload(void)
+{
+	struct node *n = &nodes[0];
+	struct hbm_config next;
+	char *applied = NULL, *errors = NULL;
+	FILE *f = fopen(n->conf_path, "a");
+	int ret;
+
+	if (!f || fprintf(f, "[placement]\nfull_pct = 80\navoid_degraded = no\n") < 0 || fclose(f)) {
+		ok(0, "config of node 1 appended");
+		return;
+	}
+	ret = hbm_config_load(n->conf_path, &next, &errors);
+	free(errors);
+	if (ret) {
+		ok(0, "the new config loads");
+		return;
+	}
+	ret = hbm_config_reload(&n->conf, &next, n->conf_path, &applied, &errors);
+	hbm_config_free(&next);
+	free(applied);
+	free(errors);
+	hbmd_agent_reconfigured(n->a);
+	ok(ret == 2 && n->fk.placement_calls == 2 && n->fk.full_pct == 80 &&
+	   n->fk.avoid_degraded == 0,
+	   "a reload with full_pct 80, avoid_degraded no: both into the kernel (%d changes; %u, %d)",
+	   ret, n->fk.full_pct, n->fk.avoid_degraded);
+}
+
 static void test_kmonitor(void)
 {
 	struct fake_kernel *fk = &nodes[0].fk;
@@ -273,6 +304,10 @@ static void test_kmonitor(void)
 	   fk_find(fk, "events-open"), fk_find(fk, "nodes-read"));
 	ok(pump(5000, joined), "both join: each kernel has the other");
 	pump(500, NULL);
+	ok(fk->placement_calls == 1 && fk->full_pct == 95 && fk->avoid_degraded == 1,
+	   "[placement] defaults into the kernel at start: full-pct %u, avoid-degraded %d (%u calls)",
+	   fk->full_pct, fk->avoid_degraded, fk->placement_calls);
+	placement_reload();
 	ok(fk->events_reads > 0 && fk_count(fk, "nodes-read") == 1 && fk->evq_n == 0,
 	   "the events of the agents' own calls were read (%u reads), and made no dump (%u nodes-read)",
 	   fk->events_reads, fk_count(fk, "nodes-read"));

@@ -185,6 +185,45 @@ static void test_target(void)
 	   "an empty set, no target");
 }
 
+/* full-pct: a node a chunk would leave with less than its reserve is a last resort. */
+static void test_full(void)
+{
+	struct hbmpool_pcand c[3];
+	unsigned int got[3] = { 0 };
+	int seq[6] = { 0 }, rc;
+
+	/* node 1 nearest, 16 MiB free of which 8 MiB reserved: 4 chunks of 2 MiB, then node 2 */
+	cand(&c[0], 1, 20, 1, 16 * MIB, HBMPOOL_PCLASS_OK);
+	cand(&c[1], 2, 40, 1, 64 * MIB, HBMPOOL_PCLASS_OK);
+	c[0].reserve = 8 * MIB;
+	rc = run(c, 2, HBMPOOL_POLICY_BIND, 6, got, seq);
+	ok(!rc && got[0] == 4 && got[1] == 2 && seq[3] == 0 && seq[4] == 1,
+	   "bind: the nearest node until the chunk would cut into its reserve, then the next (%u, %u)",
+	   got[0], got[1]);
+	/* no other node with room: the reserve is used (a last resort, not a refusal) */
+	cand(&c[0], 1, 20, 1, 16 * MIB, HBMPOOL_PCLASS_OK);
+	cand(&c[1], 2, 40, 1, 0, HBMPOOL_PCLASS_OK);
+	c[0].reserve = 8 * MIB;
+	rc = run(c, 2, HBMPOOL_POLICY_BIND, 8, got, NULL);
+	ok(!rc && got[0] == 8,
+	   "no other room: the nearly full node takes chunks into its reserve (%u)", got[0]);
+	/* nearly full ranks with degraded: both after a healthy node with room, and among themselves by the policy */
+	cand(&c[0], 1, 20, 1, 4 * MIB, HBMPOOL_PCLASS_OK);
+	cand(&c[1], 2, 30, 1, 64 * MIB, HBMPOOL_PCLASS_DEGRADED);
+	cand(&c[2], 3, 90, 1, 4 * MIB, HBMPOOL_PCLASS_OK);
+	c[0].reserve = 4 * MIB;
+	run(c, 3, HBMPOOL_POLICY_BIND, 3, got, seq);
+	ok(seq[0] == 2 && seq[1] == 2 && seq[2] == 0,
+	   "a healthy far node first; then nearly full and degraded nodes in bind order (%d %d %d)",
+	   seq[0], seq[1], seq[2]);
+	/* a move's target passes over the nearly full node too */
+	cand(&c[0], 1, 20, 1, 64 * MIB, HBMPOOL_PCLASS_OK);
+	cand(&c[1], 2, 30, 1, 8 * MIB, HBMPOOL_PCLASS_OK);
+	c[0].reserve = 63 * MIB;
+	ok(hbmpool_pchoose_target(c, 2, HBMPOOL_POLICY_INTERLEAVE, CHUNK) == 1,
+	   "move target: the node with the most free bytes unless the chunk cuts into its reserve");
+}
+
 static void test_auto_weight(void)
 {
 	ok(hbmpool_pweight_auto(64 * MIB, 20) == 32, "64 MiB at distance 20 weighs 32");
@@ -202,6 +241,7 @@ int main(void)
 	test_bind();
 	test_none();
 	test_target();
+	test_full();
 	test_auto_weight();
 	return tap_finish();
 }

@@ -288,7 +288,7 @@ static int fk_new_to(void *ctx, uint32_t region, uint32_t chunk, uint32_t from, 
 		if (fk.c[i].region != region || fk.c[i].index != chunk)
 			continue;
 		if (fk.c[i].node != from || fk.c[i].policy == HBMPOOL_PLACEMENT_POLICY_BIND ||
-		    fk.c[i].syncing_node != HBMD_NO_NODE)
+		    fk.c[i].syncing_node != HBMD_NO_NODE || fk.c[i].lost)
 			fk.bad_moves++;
 		fk.c[i].syncing_node = to;
 	}
@@ -413,6 +413,20 @@ static void test_rebalancer(void)
 	ok(fk.c[12].node == 1 && fk.c[15].node == 1, "the bound region's chunks stay");
 	ok(!fk.nm, "every ended move was forgotten (resync-del)");
 	ok(strstr(fk.last_log, "balanced") != NULL, "its end is logged: %s", fk.last_log);
+
+	/* 4 of the interleaved chunks are lost: never moved, and they take no room */
+	fk_reset();
+	for (uint32_t i = 0; i < 4; i++)
+		fk.c[i].lost = true;
+	hbmd_rebalancer_request(r, 2, now);
+	rounds = 0;
+	while (hbmd_rebalancer_active(r) && rounds++ < 100) {
+		hbmd_rebalancer_run(r, false, now);
+		fk_finish();
+		now += HBMD_REBALANCE_PASS_MS;
+	}
+	ok(!hbmd_rebalancer_active(r) && !fk.bad_moves && fk_on(2) == 4,
+	   "4 lost chunks: none moved, 4 of the 8 others moved to node 2 (%u)", fk_on(2));
 
 	/* a kernel that refuses every move: the rebalance gives up */
 	fk_reset();

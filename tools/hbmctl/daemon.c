@@ -561,7 +561,9 @@ static void print_view(json_object *v)
 		{ "CHUNKS-LEFT", "chunks_left", F_STR, NULL },
 		{ "BYTES-LEFT", "bytes_left", F_SIZE, NULL },
 		{ "FAILURES", "failures", F_STR, NULL },
+		{ "LOST", "lost", F_STR, NULL },
 		{ "REPORTED", NULL, F_FUNC, reported_cell },
+		{ "WAITING-FOR", "not_reported", F_STR, NULL },
 		{ "DONE", NULL, F_FUNC, done_cell },
 	};
 	static const struct out_col links[] = {
@@ -662,17 +664,47 @@ static json_object *progress_of(json_object *v, int64_t id)
 	return NULL;
 }
 
+/* The members a drain's progress has no report from: " (waiting for 2, 5)", or "". */
+static void not_reported(json_object *row, char *buf, size_t len)
+{
+	json_object *a;
+	size_t i, n, off = 0;
+
+	*buf = '\0';
+	if (!json_object_object_get_ex(row, "not_reported", &a) ||
+	    !json_object_is_type(a, json_type_array) || !(n = json_object_array_length(a)))
+		return;
+	for (i = 0; i < n && off + 24 < len; i++)
+		off += (size_t)snprintf(buf + off, len - off, "%s%" PRId64,
+					i ? ", " : " (waiting for node ",
+					json_object_get_int64(json_object_array_get_idx(a, i)));
+	if (off + 2 < len)
+		snprintf(buf + off, len - off, ")");
+}
+
+/* One line of progress, into line. */
+static void progress_text(json_object *row, int64_t id, char *line, size_t len)
+{
+	char size[32], lost[48] = "", wait[160];
+
+	out_size((uint64_t)get_i64(row, "bytes_left", 0), size, sizeof(size));
+	if (get_i64(row, "lost", 0) > 0)
+		snprintf(lost, sizeof(lost), ", %" PRId64 " lost (nothing to move)",
+			 get_i64(row, "lost", 0));
+	not_reported(row, wait, sizeof(wait));
+	snprintf(line, len,
+		 "node %" PRId64 ": %" PRId64 " chunks (%s) left, %" PRId64
+		 " failures%s, %" PRId64 "/%" PRId64 " members reported%s",
+		 id, get_i64(row, "chunks_left", 0), size, get_i64(row, "failures", 0), lost,
+		 get_i64(row, "reported", 0), get_i64(row, "members", 0), wait);
+}
+
 /* One line of progress, printed when it differs from the last (in last). */
 static void progress_line(json_object *row, int64_t id, char *last, size_t len)
 {
-	char line[256], size[32];
+	char line[384];
 
-	out_size((uint64_t)get_i64(row, "bytes_left", 0), size, sizeof(size));
-	snprintf(line, sizeof(line),
-		 "node %" PRId64 ": %" PRId64 " chunks (%s) left, %" PRId64
-		 " failures, %" PRId64 "/%" PRId64 " members reported",
-		 id, get_i64(row, "chunks_left", 0), size, get_i64(row, "failures", 0),
-		 get_i64(row, "reported", 0), get_i64(row, "members", 0));
+	progress_text(row, id, line, sizeof(line));
 	if (strcmp(line, last)) {
 		/* -j: the drain's progress object, one line each */
 		printf("%s\n", ctl.json ? json_object_to_json_string_ext(row, JSON_C_TO_STRING_PLAIN) :
@@ -700,16 +732,18 @@ static void sleep_ms(int ms)
 /*
  * --wait on a drain of id (-j: each new progress object on a line of its
  * own, no other line): until every member reports no chunk left on it
- * (0), the drain ends (undrained: 1) or the daemon goes (1).  leave: the
- * daemon's own drain; the daemon going after it was done is the leave
- * done (0).
+ * (0), the drain ends (undrained: 1), the daemon goes (1) or timeout_s
+ * passes (1, naming what it waits for; 0: no limit).  leave: the daemon's
+ * own drain; the daemon going after it was done is the leave done (0).
  */
-static int drain_wait(const char *path, int64_t id, bool leave)
+static int drain_wait(const char *path, int64_t id, bool leave, uint32_t timeout_s)
 {
-	char last[256] = "";
+	char last[384] = "", line[384];
 	bool done = false, seen = false;
 	json_object *v, *row;
+	struct timespec t0, t;
 
+	clock_gettime(CLOCK_MONOTONIC, &t0);
 	for (;;) {
 		connect_quiet = leave;
 		connect_errno = 0;
@@ -757,9 +791,35 @@ static int drain_wait(const char *path, int64_t id, bool leave)
 				return CTL_EXIT_FAIL;
 			}
 		}
+		clock_gettime(CLOCK_MONOTONIC, &t);
+		if (timeout_s && t.tv_sec - t0.tv_sec >= (time_t)timeout_s) {
+			row = progress_of(v, id);
+			if (row)
+				progress_text(row, id, line, sizeof(line));
+			else
+				snprintf(line, sizeof(line), "node %" PRId64 ": no progress yet", id);
+			fprintf(stderr, "hbmctl: not drained after %u s: %s; the %s goes on in hbmpoold\n",
+				timeout_s, line, leave ? "leave" : "drain");
+			json_object_put(v);
+			return CTL_EXIT_FAIL;
+		}
 		json_object_put(v);
 		sleep_ms(CTL_WAIT_POLL_MS);
 	}
+}
+
+/* argv[*i] as "--timeout SECONDS": 1 (*s set, *i past it), 0, or minus a usage error's status. */
+static int timeout_arg(int argc, char **argv, int *i, uint32_t *s)
+{
+	if (strcmp(argv[*i], "--timeout"))
+		return 0;
+	if (*i + 1 >= argc)
+		return -ctl_bad(&ctl_obj_domain, "'--timeout' needs a number of seconds");
+	if (ctl_parse_u32(argv[*i + 1], s) || !*s)
+		return -ctl_bad(&ctl_obj_domain, "bad --timeout '%s': seconds, at least 1",
+				argv[*i + 1]);
+	++*i;
+	return 1;
 }
 
 /* The answer to a request: 0 if ok (printed with -j), else said, 1. */
@@ -788,15 +848,16 @@ static int answer_ok(json_object *v, const char *path, const char *what)
 }
 
 /*
- * hbmctl domain drain|undrain N [--wait] [--socket PATH]: the request, and
- * the daemon's answer: 0 if ok (a line; -j: the answer), else its error
- * on stderr and exit 1.  drain --wait: then the domain-wide progress,
- * until every member reports no chunk left on N.
+ * hbmctl domain drain|undrain N [--wait [--timeout S]] [--socket PATH]: the
+ * request, and the daemon's answer: 0 if ok (a line; -j: the answer), else
+ * its error on stderr and exit 1.  drain --wait: then the domain-wide
+ * progress, until every member reports no chunk left on N (or S seconds).
  */
 int ctl_domain_drain(int argc, char **argv)
 {
 	const char *path = socket_default(), *node = NULL;
 	bool on = !strcmp(argv[0], "drain"), wait = false;
+	uint32_t timeout_s = 0;
 	json_object *v;
 	char req[96], what[64];
 	uint32_t id;
@@ -804,6 +865,8 @@ int ctl_domain_drain(int argc, char **argv)
 
 	for (i = 1; i < argc; i++) {
 		r = socket_arg(argc, argv, &i, &path);
+		if (!r && on)
+			r = timeout_arg(argc, argv, &i, &timeout_s);
 		if (r < 0)
 			return -r;
 		if (r)
@@ -818,6 +881,8 @@ int ctl_domain_drain(int argc, char **argv)
 	}
 	if (!node)
 		return ctl_bad(&ctl_obj_domain, "domain %s needs a node id", argv[0]);
+	if (timeout_s && !wait)
+		return ctl_bad(&ctl_obj_domain, "'--timeout' goes with '--wait'");
 	if (ctl_parse_u32(node, &id) || id > 1023)
 		return ctl_bad(&ctl_obj_domain, "bad node id '%s': 0..1023", node);
 	snprintf(req, sizeof(req), "{\"cmd\":\"%s\",\"node\":%u}\n", argv[0], id);
@@ -835,23 +900,26 @@ int ctl_domain_drain(int argc, char **argv)
 		       "no longer draining (it takes new chunks)");
 	if (fflush(stdout))
 		return CTL_EXIT_FAIL;
-	return wait ? drain_wait(path, id, false) : 0;
+	return wait ? drain_wait(path, id, false, timeout_s) : 0;
 }
 
 /*
- * hbmctl domain leave [--wait] [--socket PATH]: this node drains itself,
- * then leaves the domain and hbmpoold exits 0.  --wait: the progress,
- * until hbmpoold has left.
+ * hbmctl domain leave [--wait [--timeout S]] [--socket PATH]: this node
+ * drains itself, then leaves the domain and hbmpoold exits 0.  --wait: the
+ * progress, until hbmpoold has left (or S seconds: exit 1, still leaving).
  */
 int ctl_domain_leave(int argc, char **argv)
 {
 	const char *path = socket_default();
 	bool wait = false;
+	uint32_t timeout_s = 0;
 	json_object *v;
 	int i, r, rc;
 
 	for (i = 1; i < argc; i++) {
 		r = socket_arg(argc, argv, &i, &path);
+		if (!r)
+			r = timeout_arg(argc, argv, &i, &timeout_s);
 		if (r < 0)
 			return -r;
 		if (r)
@@ -862,6 +930,8 @@ int ctl_domain_leave(int argc, char **argv)
 		}
 		return ctl_bad(&ctl_obj_domain, "unknown argument '%s'", argv[i]);
 	}
+	if (timeout_s && !wait)
+		return ctl_bad(&ctl_obj_domain, "'--timeout' goes with '--wait'");
 	v = daemon_ask(path, "{\"cmd\":\"leave\"}\n");
 	if (!v)
 		return CTL_EXIT_FAIL;
@@ -873,5 +943,5 @@ int ctl_domain_leave(int argc, char **argv)
 		printf("leaving: this node drains itself, then leaves the domain\n");
 	if (fflush(stdout))
 		return CTL_EXIT_FAIL;
-	return wait ? drain_wait(path, -1, true) : 0;
+	return wait ? drain_wait(path, -1, true, timeout_s) : 0;
 }

@@ -21,11 +21,11 @@ static void usage(FILE *f)
 		"  domain set [name NAME] [self ID] [key-file FILE] [epoch N]\n"
 		"  domain fence   (this node serves nothing until a new segment)\n"
 		"  domain status [--socket PATH]   (hbmpoold's view: members, leader, links)\n"
-		"  domain drain ID [--wait] [--socket PATH]   (hbmpoold: node ID takes no new\n"
-		"                      chunks, every member moves its chunks off it)\n"
+		"  domain drain ID [--wait [--timeout S]] [--socket PATH]   (hbmpoold: node ID\n"
+		"                      takes no new chunks, every member moves its chunks off it)\n"
 		"  domain undrain ID [--socket PATH]   (it takes new chunks again)\n"
-		"  domain leave [--wait] [--socket PATH]   (this node drains itself, then\n"
-		"                      leaves the domain; hbmpoold exits)\n");
+		"  domain leave [--wait [--timeout S]] [--socket PATH]   (this node drains\n"
+		"                      itself, then leaves the domain; hbmpoold exits)\n");
 }
 
 static int cmd_show(int argc, char **argv)

@@ -7,7 +7,8 @@
  * moved off it (resync-new from NODE, no to: placement chooses), at most N
  * moves in flight (default: the resync-jobs parameter).  A move that fails
  * is tried again after 0.5 s, then 1 s; a chunk whose third move failed is
- * reported.  Without --wait, one pass starts the moves it can and returns:
+ * reported.  A lost chunk (its home lost the memory that held it) is not
+ * moved but reported at once.  Without --wait, one pass starts the moves it can and returns:
  * the kernel carries them out, and the remaining chunks wait for another
  * drain.  With --wait, it goes on until node-get NODE reports chunks 0
  * (exit 0), or until nothing is moving and every chunk left failed (exit 1,
@@ -40,6 +41,7 @@ struct dchunk {
 	bool failed;		/* DRAIN_ATTEMPTS moves failed */
 	bool seen;		/* on the node in the last scan */
 	bool busy;		/* being moved by someone else (syncing-node-id) */
+	bool lost;		/* its data is gone (the chunk's lost flag): never moved */
 	int attempts;
 	int err;		/* the last failure, a positive errno */
 	char msg[128];		/* its extack */
@@ -138,6 +140,13 @@ static int scan(struct drain *d)
 			}
 			c->seen = true;
 			c->busy = ctl_json_int(ch, "syncing-node-id", -1) >= 0;
+			c->lost = json_object_object_get_ex(ch, "lost", NULL);
+			if (c->lost && !c->failed) {
+				c->failed = true;	/* for good: nothing to move */
+				c->err = ENODATA;
+				snprintf(c->msg, sizeof(c->msg),
+					 "the chunk is lost: its home lost the memory that held it");
+			}
 		}
 	}
 	json_object_put(arr);

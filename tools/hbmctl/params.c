@@ -15,7 +15,7 @@ static void usage(FILE *f)
 	fprintf(f,
 		"  params show\n"
 		"  params set [cache-budget-pages N] [fetch-timeout-ms N] [readahead-max-pages N]\n"
-		"             [resync-mbps N] [resync-jobs N]\n");
+		"             [resync-mbps N] [resync-jobs N] [full-pct N] [avoid-degraded 0|1]\n");
 }
 
 static int cmd_show(int argc, char **argv)
@@ -27,6 +27,8 @@ static int cmd_show(int argc, char **argv)
 		{ "readahead-max-pages", "readahead-max-pages", F_STR, NULL },
 		{ "resync-mbps", "resync-mbps", F_STR, NULL },
 		{ "resync-jobs", "resync-jobs", F_STR, NULL },
+		{ "full-pct", "full-pct", F_STR, NULL },
+		{ "avoid-degraded", "avoid-degraded", F_STR, NULL },
 		{ "seq", "seq", F_STR, NULL },
 	};
 
@@ -36,17 +38,19 @@ static int cmd_show(int argc, char **argv)
 	return out_show_kv(HBMPOOL_CMD_PARAMS_GET, cols, (int)(sizeof(cols) / sizeof(cols[0])));
 }
 
-/* The parameters params set knows: name, attribute, u64 or u32. */
+/* The parameters params set knows: name, attribute, its width in bits. */
 static const struct {
 	const char *name;
 	int attr;
-	bool u64;
+	int bits;
 } params[] = {
-	{ "cache-budget-pages", HBMPOOL_A_PARAMS_CACHE_BUDGET_PAGES, true },
-	{ "fetch-timeout-ms", HBMPOOL_A_PARAMS_FETCH_TIMEOUT_MS, false },
-	{ "readahead-max-pages", HBMPOOL_A_PARAMS_READAHEAD_MAX_PAGES, false },
-	{ "resync-mbps", HBMPOOL_A_PARAMS_RESYNC_MBPS, false },
-	{ "resync-jobs", HBMPOOL_A_PARAMS_RESYNC_JOBS, false },
+	{ "cache-budget-pages", HBMPOOL_A_PARAMS_CACHE_BUDGET_PAGES, 64 },
+	{ "fetch-timeout-ms", HBMPOOL_A_PARAMS_FETCH_TIMEOUT_MS, 32 },
+	{ "readahead-max-pages", HBMPOOL_A_PARAMS_READAHEAD_MAX_PAGES, 32 },
+	{ "resync-mbps", HBMPOOL_A_PARAMS_RESYNC_MBPS, 32 },
+	{ "resync-jobs", HBMPOOL_A_PARAMS_RESYNC_JOBS, 32 },
+	{ "full-pct", HBMPOOL_A_PARAMS_FULL_PCT, 32 },
+	{ "avoid-degraded", HBMPOOL_A_PARAMS_AVOID_DEGRADED, 8 },
 };
 #define NR_PARAMS ((int)(sizeof(params) / sizeof(params[0])))
 
@@ -64,8 +68,9 @@ static int build_set(struct nl_msg *msg, void *arg)
 	for (i = 0; i < NR_PARAMS; i++) {
 		if (!p->given[i])
 			continue;
-		if (params[i].u64 ? nla_put_u64(msg, params[i].attr, p->v[i]) :
-				    nla_put_u32(msg, params[i].attr, (uint32_t)p->v[i]))
+		if (params[i].bits == 64 ? nla_put_u64(msg, params[i].attr, p->v[i]) :
+		    params[i].bits == 32 ? nla_put_u32(msg, params[i].attr, (uint32_t)p->v[i]) :
+		    nla_put_u8(msg, params[i].attr, (uint8_t)p->v[i]))
 			return -EMSGSIZE;
 	}
 	return 0;
@@ -88,7 +93,7 @@ static int cmd_set(int argc, char **argv)
 		if (i + 1 >= argc)
 			return ctl_bad(&ctl_obj_params, "'%s' needs a value", argv[i]);
 		if (ctl_parse_u64(argv[i + 1], &v) || v > INT64_MAX ||
-		    (!params[k].u64 && v > UINT32_MAX))
+		    (params[k].bits < 64 && v >> params[k].bits))
 			return ctl_bad(&ctl_obj_params, "bad %s '%s'", argv[i], argv[i + 1]);
 		p.given[k] = true;
 		p.v[k] = v;

@@ -101,6 +101,7 @@ static int cmd_show(int argc, char **argv)
 		{ "OFFSET", "offset", F_STR, NULL },
 		{ "GENERATION", "generation", F_STR, NULL },
 		{ "MOVING-TO", "syncing-node-id", F_STR, NULL },
+		{ "LOST", "lost", F_STR, NULL },
 	};
 	struct region_req r = { 0 };
 	json_object *arr;

@@ -65,6 +65,8 @@ static const struct ctl_attr params_attrs[HBMPOOL_A_PARAMS_MAX + 1] = {
 	[HBMPOOL_A_PARAMS_READAHEAD_MAX_PAGES] = { .name = "readahead-max-pages", .kind = K_U32 },
 	[HBMPOOL_A_PARAMS_RESYNC_MBPS] = { .name = "resync-mbps", .kind = K_U32 },
 	[HBMPOOL_A_PARAMS_RESYNC_JOBS] = { .name = "resync-jobs", .kind = K_U32 },
+	[HBMPOOL_A_PARAMS_FULL_PCT] = { .name = "full-pct", .kind = K_U32 },
+	[HBMPOOL_A_PARAMS_AVOID_DEGRADED] = { .name = "avoid-degraded", .kind = K_BOOL },
 };
 SET(ctl_set_params, "params", params_attrs, HBMPOOL_A_PARAMS_MAX);
 
@@ -162,6 +164,7 @@ static const struct ctl_attr chunk_attrs[HBMPOOL_A_CHUNK_MAX + 1] = {
 	[HBMPOOL_A_CHUNK_OFFSET] = { .name = "offset", .kind = K_U64 },
 	[HBMPOOL_A_CHUNK_GENERATION] = { .name = "generation", .kind = K_U32 },
 	[HBMPOOL_A_CHUNK_SYNCING_NODE_ID] = { .name = "syncing-node-id", .kind = K_U32 },
+	[HBMPOOL_A_CHUNK_LOST] = { .name = "lost", .kind = K_FLAG },
 };
 SET(ctl_set_chunk, "chunk", chunk_attrs, HBMPOOL_A_CHUNK_MAX);
 
