@@ -28,6 +28,8 @@ struct hbmd_rebalancer {
 
 	bool active;
 	uint32_t node;			/* the member whose join asked for it */
+	uint64_t requested_at;		/* ms: the request */
+	bool node_seen;			/* node live in this kernel: planning began */
 	uint64_t pass_at;		/* UINT64_MAX: none due */
 	uint32_t inflight[MAX_INFLIGHT];	/* our moves copying */
 	size_t ninflight;
@@ -86,7 +88,35 @@ void hbmd_rebalancer_request(struct hbmd_rebalancer *r, uint32_t node, uint64_t 
 	}
 	r->active = true;
 	r->node = node;
+	r->requested_at = now;
+	r->node_seen = false;
 	r->pass_at = now;
+}
+
+static void end(struct hbmd_rebalancer *r, int level, const char *why);
+
+/*
+ * The joined node live in this kernel?  Until it is (its add and the
+ * transport's handshake come after the join in etcd), a plan would see it
+ * ineligible and call the domain balanced: the rebalance waits for it, up
+ * to HBMD_REBALANCE_JOIN_WAIT_MS.
+ */
+static bool node_ready(struct hbmd_rebalancer *r, const struct hbmd_kernel_node *kn, size_t nkn,
+		       uint64_t now)
+{
+	size_t i;
+
+	if (r->node_seen)
+		return true;
+	for (i = 0; i < nkn; i++)
+		if (kn[i].id == r->node && !kn[i].self &&
+		    kn[i].state == HBMPOOL_NODE_STATE_LIVE) {
+			r->node_seen = true;
+			return true;
+		}
+	if (now >= r->requested_at + HBMD_REBALANCE_JOIN_WAIT_MS)
+		end(r, LOG_WARNING, "the node never became live in this kernel");
+	return false;
 }
 
 uint64_t hbmd_rebalancer_deadline(const struct hbmd_rebalancer *r)
@@ -275,7 +305,8 @@ void hbmd_rebalancer_run(struct hbmd_rebalancer *r, bool draining, uint64_t now)
 	}
 	r->read_failed = false;
 	follow(r, mv, nmv);
-	plan(r, kn, nkn, kc, nkc);
+	if (node_ready(r, kn, nkn, now))
+		plan(r, kn, nkn, kc, nkc);
 out:
 	free(kn);
 	free(kc);

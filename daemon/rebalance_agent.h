@@ -14,9 +14,11 @@
  * chunks of interleaved regions (interleave, weighted interleave: the
  * policies that spread by share; bind and preferred keep their order) from
  * nodes over their share to nodes under it, at most jobs in flight; each
- * one is a resync-new with from and to.  A chunk whose move failed (a
- * lost chunk: its home came back with new memory) is not tried again in
- * the same rebalance.  A rebalance ends when a pass plans nothing and
+ * one is a resync-new with from and to.  Planning waits until the joined
+ * node is live in this kernel (its add and handshake follow the join),
+ * at most HBMD_REBALANCE_JOIN_WAIT_MS.  Lost chunks are neither counted
+ * nor moved; a chunk whose move failed is not tried again in the same
+ * rebalance.  A rebalance ends when a pass plans nothing and
  * nothing of it is in flight, or after HBMD_REBALANCE_MAX_FAILURES failed
  * moves (logged).  While a drain runs,
  * the rebalance waits: the drain's moves come first.
@@ -34,6 +36,7 @@
 
 #define HBMD_REBALANCE_PASS_MS		1000
 #define HBMD_REBALANCE_WAIT_MS		5000	/* a pass while a drain runs */
+#define HBMD_REBALANCE_JOIN_WAIT_MS	60000	/* for the joined node to be live here */
 #define HBMD_REBALANCE_MAX_FAILURES	20
 
 typedef void hbmd_rebalance_log_fn(void *arg, int level, const char *msg);

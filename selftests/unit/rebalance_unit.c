@@ -414,6 +414,39 @@ static void test_rebalancer(void)
 	ok(!fk.nm, "every ended move was forgotten (resync-del)");
 	ok(strstr(fk.last_log, "balanced") != NULL, "its end is logged: %s", fk.last_log);
 
+	/* node 2 joined but is not live here yet: the rebalance waits for it, then moves */
+	fk_reset();
+	fk.n[2].state = HBMPOOL_NODE_STATE_UNREACHABLE;
+	hbmd_rebalancer_request(r, 2, now);
+	for (rounds = 0; rounds < 5; rounds++) {
+		hbmd_rebalancer_run(r, false, now);
+		now += HBMD_REBALANCE_PASS_MS;
+	}
+	ok(hbmd_rebalancer_active(r) && !fk.news,
+	   "the joined node not live in this kernel: no move, still waiting (%u tries)", fk.news);
+	fk.n[2].state = HBMPOOL_NODE_STATE_LIVE;
+	rounds = 0;
+	while (hbmd_rebalancer_active(r) && rounds++ < 100) {
+		hbmd_rebalancer_run(r, false, now);
+		fk_finish();
+		now += HBMD_REBALANCE_PASS_MS;
+	}
+	ok(!hbmd_rebalancer_active(r) && fk_on(2) == 6,
+	   "once it is live: the rebalance runs (%u chunks to node 2)", fk_on(2));
+	/* never live: the rebalance ends after HBMD_REBALANCE_JOIN_WAIT_MS, nothing moved */
+	fk_reset();
+	fk.n[2].state = HBMPOOL_NODE_STATE_UNREACHABLE;
+	hbmd_rebalancer_request(r, 2, now);
+	rounds = 0;
+	while (hbmd_rebalancer_active(r) && rounds++ < 1000) {
+		hbmd_rebalancer_run(r, false, now);
+		now += HBMD_REBALANCE_PASS_MS;
+	}
+	ok(!hbmd_rebalancer_active(r) && !fk.news &&
+	   rounds >= HBMD_REBALANCE_JOIN_WAIT_MS / HBMD_REBALANCE_PASS_MS &&
+	   strstr(fk.last_log, "never became live") != NULL,
+	   "never live: it ends after %u passes, nothing moved: %s", rounds, fk.last_log);
+
 	/* 4 of the interleaved chunks are lost: never moved, and they take no room */
 	fk_reset();
 	for (uint32_t i = 0; i < 4; i++)
