@@ -23,7 +23,6 @@ void hbm_health_conf_from(struct hbm_health_conf *hc, const struct hbm_config *c
 	hc->down_after = c->down_after;
 	hc->recover_after = c->recover_after;
 	hc->hold_ms = c->hold_ms;
-	hc->refresh_ms = HBM_HEALTH_REFRESH_MS;
 }
 
 void hbm_health_init(struct hbm_link_health *h)
@@ -163,8 +162,9 @@ bool hbm_health_publish_due(const struct hbm_link_health *h, const struct hbm_he
 {
 	if (!h->primed)
 		return false;
-	return !h->published || h->published_state != h->state ||
-	       now_ms >= h->published_ms + c->refresh_ms;
+	(void)c;
+	(void)now_ms;
+	return !h->published || h->published_state != h->state;
 }
 
 void hbm_health_published(struct hbm_link_health *h, uint64_t now_ms)

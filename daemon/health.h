@@ -40,8 +40,11 @@
  * recover_after samples never recovers while it flaps: one change.
  *
  * The first sample sets the state without a change.  The agent publishes
- * a link when hbm_health_publish_due() says so: never published, state
- * changed since the last publication, or HBM_HEALTH_REFRESH_MS since it.
+ * a link when hbm_health_publish_due() says so: never published, or its
+ * state changed since the last publication.  Nothing else: a steady domain
+ * writes no link key (its RTT and error rate in etcd are those of the last
+ * change; the metrics and the kernel have the current ones), so the link
+ * keys cost etcd and its watchers nothing while no link changes.
  */
 #ifndef HBMPOOLD_HEALTH_H
 #define HBMPOOLD_HEALTH_H
@@ -60,7 +63,6 @@ enum hbm_health {
 
 #define HBM_HEALTH_WINDOW_MAX	64	/* samples in the error window, at most */
 #define HBM_HEALTH_MIN_REQUESTS	10	/* in the window, before its error rate counts */
-#define HBM_HEALTH_REFRESH_MS	60000	/* published again without a change */
 
 /* The kernel's hbmpool_nl_link_health, as the dump gives it (-1: none). */
 #define HBM_KHEALTH_NONE	(-1)
@@ -77,7 +79,6 @@ struct hbm_health_conf {
 	unsigned int window;		/* samples, 1..HBM_HEALTH_WINDOW_MAX */
 	unsigned int degrade_after, down_after, recover_after;
 	uint64_t hold_ms;
-	uint64_t refresh_ms;
 };
 
 /* From the config's [health] section. */

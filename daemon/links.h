@@ -14,9 +14,16 @@
  * EWMA (0: none yet); error_pct 0..100 over the health window; changes the
  * link's state changes since FROM's daemon started; since the wall-clock
  * time (ms since the epoch, FROM's clock) of the last change, or of the
- * first sample.  A node publishes a link when its state changes and every
- * HBM_HEALTH_REFRESH_MS, never every sample, and deletes it when the link
- * leaves its kernel.  Unknown fields are ignored.
+ * first sample.  A node publishes a link when it first samples it and when
+ * its state changes (rtt_us and error_pct are those of that moment), never
+ * every sample nor to refresh it, and deletes it when the link leaves its
+ * kernel.  Unknown fields are ignored.
+ *
+ * Scale: one key per pair (N x (N - 1) in a full mesh), but writes only on
+ * changes, which hysteresis bounds (health.h); each write reaches every
+ * daemon's watch.  A node's death makes each survivor publish one change
+ * (its link down) before the lease ends: N writes and N x N watch
+ * messages, where the member key's deletion makes N.
  *
  * Values come from other nodes: every field is checked; bad data is
  * -EPROTO with a message naming the key, never a crash.
