@@ -6,7 +6,11 @@
  * Every survivor must see every dead node go within TTL + 1 s of the
  * crash, never before the dead lease's proven end, and all survivors must
  * reach the new epoch within 2 s of each other; no survivor may lose its
- * lease.  About 12 s.  Skipped (exit 4) without /usr/bin/etcd.
+ * lease.  Idle watches are checked as the agent checks them (a probe of the
+ * domain's key count and newest revision after 2 TTLs of quiet, the same
+ * body as hbm_etcd_probe()'s): every node must probe before the crash and
+ * none may read the domain again while it is quiet.  About 12 s.  Skipped
+ * (exit 4) without /usr/bin/etcd.
  */
 #include "tap.h"
 #include "etcd_rig.h"
@@ -16,17 +20,46 @@
 #define KILL	10
 #define TTL	2
 
+/* hbm_etcd_probe()'s body for "/hbmpool/smoke/" (daemon/etcd.c) */
+#define PROBE_BODY \
+	"{\"key\":\"L2hibXBvb2wvc21va2Uv\",\"range_end\":\"L2hibXBvb2wvc21va2Uw\"," \
+	"\"limit\":\"1\",\"sort_order\":\"DESCEND\",\"sort_target\":\"MOD\",\"keys_only\":true}"
+
+/* The probe's request and the parse of its replies, without etcd. */
+static void probe_format(void)
+{
+	int64_t count, max_mod;
+	char *body = NULL, why[256];
+	int ret;
+
+	ret = mscale_body_probe("/hbmpool/smoke/", &body);
+	ok(!ret && body && !strcmp(body, PROBE_BODY), "the probe's body is the agent's: %s",
+	   body ? body : "(none)");
+	free(body);
+	ret = mscale_reply_probe("{\"header\":{\"revision\":\"9\"},\"kvs\":[{\"key\":\"eA==\","
+				 "\"create_revision\":\"3\",\"mod_revision\":\"8\"}],"
+				 "\"more\":true,\"count\":\"33\"}", &count, &max_mod, why, sizeof(why));
+	ok(!ret && count == 33 && max_mod == 8, "a probe's reply: %lld keys up to revision %lld",
+	   (long long)count, (long long)max_mod);
+	ret = mscale_reply_probe("{\"header\":{\"revision\":\"9\"}}", &count, &max_mod, why,
+				 sizeof(why));
+	ok(!ret && !count && !max_mod, "an empty domain's: no keys");
+	ret = mscale_reply_probe("{\"count\":\"2\"}", &count, &max_mod, why, sizeof(why));
+	ok(ret == -EPROTO, "keys without a newest is a bad reply (%s)", ret ? why : "accepted");
+}
+
 int main(void)
 {
 	struct mscale_opts o = {
 		.domain = "smoke", .nodes = NODES, .kill = KILL, .ttl_s = TTL,
 		.request_ms = TTL * 1000 / 4, .steady_s = 2 * TTL + 1, .starting = 32,
-		.idle_resync = true, .log = stdout,
+		.idle = MSCALE_IDLE_PROBE, .log = stdout,
 	};
 	struct mscale_result r;
 	int status, ret;
 
 	printf("# mscale_unit: %d nodes, %d crash, lease TTL %d s\n", NODES, KILL, TTL);
+	probe_format();
 	if (etcd_rig_begin("mscale_unit", &status))
 		return status;
 	o.endpoint = url;
@@ -54,7 +87,14 @@ int main(void)
 	/* a keepalive per node every TTL / 3 at least */
 	ok(r.steady.rps >= 0.8 * NODES * 3 / TTL, "%.1f requests/s in the steady state",
 	   r.steady.rps);
-	ok(r.resyncs >= NODES, "idle watches read the domain again (%u resyncs)", r.resyncs);
+	ok(r.quiet_probes >= NODES, "idle watches were probed before the crash (%u probes)",
+	   r.quiet_probes);
+	ok(!r.quiet_missed && !r.probe_failed && !r.quiet_resyncs,
+	   "no probe read the quiet domain again (%u said missed, %u failed, %u ranges)",
+	   r.quiet_missed, r.probe_failed, r.quiet_resyncs);
+	ok(r.steady.probes > 0 && r.probe_up_each > 0 && r.probe_down_each > 0,
+	   "probes counted in the traffic: %.1f/s, %.0f / %.0f B each", r.steady.probes,
+	   r.probe_up_each, r.probe_down_each);
 	mscale_print_header(stdout);
 	mscale_print(stdout, &r, &o);
 	etcd_stop();

@@ -15,8 +15,14 @@
  * a run failed.
  *
  *   membership_scale [--nodes 64,256,1024] [--kill 10] [--ttl 10]
- *                    [--steady S] [--starting 32] [--ranging 1] [--no-idle-resync]
- *                    [--etcd URL] [-q]
+ *                    [--steady S] [--starting 32] [--ranging 1]
+ *                    [--idle probe|resync|none] [--etcd URL] [-q]
+ *
+ * --idle: what a node does after 2 TTLs without a watch message: probe
+ * (the default, as the agent: one range of limit 1, keys only, whose count
+ * and newest revision say whether the watch missed something, and only
+ * then a read of the domain), resync (read the whole domain again, the
+ * agent before the probe) or none.  --no-idle-resync is --idle none.
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -151,6 +157,7 @@ int main(int argc, char **argv)
 		{ "steady", required_argument, NULL, 's' },
 		{ "starting", required_argument, NULL, 'j' },
 		{ "ranging", required_argument, NULL, 'r' },
+		{ "idle", required_argument, NULL, 'i' },
 		{ "no-idle-resync", no_argument, NULL, 'R' },
 		{ "etcd", required_argument, NULL, 'e' },
 		{ "quiet", no_argument, NULL, 'q' },
@@ -158,7 +165,7 @@ int main(int argc, char **argv)
 	};
 	struct mscale_opts o = { .kill = 10, .ttl_s = 10, .request_ms = 2000, .starting = 32,
 				 .ranging = 1,
-				 .idle_resync = true, .log = stderr };
+				 .idle = MSCALE_IDLE_PROBE, .log = stderr };
 	const char *nodes = "64,256,1024", *etcd_url = NULL, *bin = getenv("HBM_ETCD");
 	struct mscale_result res[16];
 	struct mscale_opts ro[16];
@@ -167,7 +174,7 @@ int main(int argc, char **argv)
 	struct rlimit rl;
 	int c, rc = 0;
 
-	while ((c = getopt_long(argc, argv, "n:k:t:s:j:r:Re:q", lo, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "n:k:t:s:j:r:i:Re:q", lo, NULL)) != -1) {
 		switch (c) {
 		case 'n': nodes = optarg; break;
 		case 'k': o.kill = atoi(optarg); break;
@@ -175,11 +182,19 @@ int main(int argc, char **argv)
 		case 's': steady = atoi(optarg); break;
 		case 'j': o.starting = atoi(optarg); break;
 		case 'r': o.ranging = atoi(optarg); break;
-		case 'R': o.idle_resync = false; break;
+		case 'i':
+			for (o.idle = MSCALE_IDLE_PROBE; o.idle <= MSCALE_IDLE_NONE; o.idle++)
+				if (!strcmp(optarg, mscale_idle_name(o.idle)))
+					break;
+			if (o.idle > MSCALE_IDLE_NONE)
+				goto usage;
+			break;
+		case 'R': o.idle = MSCALE_IDLE_NONE; break;
 		case 'e': etcd_url = optarg; break;
 		case 'q': o.log = NULL; break;
 		default:
-			fprintf(stderr, "usage: %s [--nodes 64,256,1024] [--kill 10] [--ttl 10] [--steady S] [--starting 32] [--ranging 1] [--no-idle-resync] [--etcd URL] [-q]\n",
+usage:
+			fprintf(stderr, "usage: %s [--nodes 64,256,1024] [--kill 10] [--ttl 10] [--steady S] [--starting 32] [--ranging 1] [--idle probe|resync|none] [--no-idle-resync] [--etcd URL] [-q]\n",
 				argv[0]);
 			return 64;
 		}
@@ -218,8 +233,8 @@ int main(int argc, char **argv)
 			rc = rc ? rc : 1;
 		nr++;
 	}
-	printf("# membership_scale: etcd %s, %u killed, lease TTL %u s, request timeout %u ms, steady window %u s, idle resync %s, %u registering and %u reading at once\n",
-	       etcd_url, o.kill, o.ttl_s, o.request_ms, o.steady_s, o.idle_resync ? "on" : "off",
+	printf("# membership_scale: etcd %s, %u killed, lease TTL %u s, request timeout %u ms, steady window %u s, idle watches: %s, %u registering and %u reading at once\n",
+	       etcd_url, o.kill, o.ttl_s, o.request_ms, o.steady_s, mscale_idle_name(o.idle),
 	       o.starting, o.ranging);
 	printf("# det_*: s from the kill to a survivor's watch deleting a dead node (all pairs); lagmax: s after the dead lease's proven end\n");
 	printf("# agr_s: first survivor at the new epoch to the last; miss: pairs missed + survivors not agreed\n");
@@ -242,6 +257,12 @@ int main(int argc, char **argv)
 		       (long long)res[i].epoch_after, res[i].first_at_s, res[i].last_at_s,
 		       res[i].watch_streams, res[i].lag_min, res[i].lag_max, res[i].event.s,
 		       res[i].steady.down_max, res[i].event.down_max, res[i].retries);
+		printf("# %u nodes: idle probes: %.2f/s and %.1f / %.1f B/s up / down per node steady, %.1f/s in the event; %u answered (%u before the kill), %.0f / %.0f B each; %u said the watch missed changes (%u before the kill), %u failed; %u ranges after the join\n",
+		       res[i].nodes, res[i].steady.probes, res[i].steady.probe_up,
+		       res[i].steady.probe_down, res[i].event.probes, res[i].probes,
+		       res[i].quiet_probes, res[i].probe_up_each, res[i].probe_down_each,
+		       res[i].probe_missed, res[i].quiet_missed, res[i].probe_failed,
+		       res[i].resyncs);
 		printf("# %u nodes: %u loop stalls over 0.5 s, the longest %.2f s with %.3f s on a CPU\n",
 		       res[i].nodes, res[i].stalls, res[i].stall_max_s, res[i].stall_max_cpu_s);
 		printf("# %u nodes: CPU s/s (of 2 cores here) simulator/etcd: steady %.2f/%.2f, event %.2f/%.2f; the join took %.1f/%.1f CPU s\n",

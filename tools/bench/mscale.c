@@ -15,6 +15,9 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <json-c/json.h>
+
+#include "base64.h"
 #include "etcd.h"
 #include "etcd_multi.h"
 #include "lease.h"
@@ -41,6 +44,9 @@ struct node {
 	struct hbm_emulti_xfer *ka, *req, *watch;
 	struct hbm_members t;
 	uint64_t watch_heard, resync_at;
+	/* as the agent: keys under the domain prefix as of wrev, every event up to wrev applied */
+	int64_t keys, wrev;
+	uint64_t probe_heard;		/* watch_heard when its probe was sent */
 	uint64_t up, down, up0, down0;
 	bool full;
 	bool first_range;		/* registered, waiting for its first range */
@@ -58,6 +64,8 @@ struct sim {
 	uint64_t margin, retry, t0;
 	unsigned int joining, next, full, registered, ranging;
 	bool joined, killed;
+	/* idle probes sent, answered (or failed), and their HTTP bytes */
+	uint64_t probes_sent, probe_replies, probe_up, probe_down;
 	double kill_t;
 	int dead_of[HBM_MEMBER_MAX_ID + 1];	/* id -> index among the dead, -1 */
 	uint32_t *dead;
@@ -168,6 +176,13 @@ static int on_msg(const struct hbm_etcd_watch_msg *msg, void *arg)
 		const struct hbm_etcd_event *ev = &msg->events[i];
 		bool had;
 
+		/* the agent's record of the domain, which its probe checks */
+		if (ev->kv.mod_revision > n->wrev)
+			n->wrev = ev->kv.mod_revision;
+		if (ev->type == HBM_ETCD_EV_DELETE)
+			n->keys--;
+		else if (ev->kv.version == 1)
+			n->keys++;	/* created */
 		if (strncmp(ev->kv.key, n->s->mprefix, plen))
 			continue;
 		had = false;
@@ -244,6 +259,8 @@ static void range_done(void *arg, int err, long status, const char *reply, uint6
 	for (i = 0; i < kvs.n; i++)
 		if (!strncmp(kvs.kv[i].key, s->mprefix, plen))
 			mkv[k++] = kvs.kv[i];	/* shallow: kvs owns the strings */
+	n->keys = (int64_t)kvs.n;
+	n->wrev = rev;
 	ret = hbm_members_build(s->mprefix, mkv, k, &next);
 	free(mkv);
 	hbm_etcd_kvs_free(&kvs);
@@ -293,6 +310,226 @@ static void resync(struct node *n)
 				      &n->req);
 	if (ret)
 		n->resync_at = now_ms() + 1000;
+}
+
+/* ---- the agent's probe of a quiet watch ---- */
+
+static int add_str(json_object *o, const char *name, const char *v)
+{
+	json_object *j = json_object_new_string(v);
+
+	if (!j || json_object_object_add(o, name, j)) {
+		json_object_put(j);
+		return -ENOMEM;
+	}
+	return 0;
+}
+
+static int add_b64(json_object *o, const char *name, const void *data, size_t len)
+{
+	char *v = hbm_b64_encode(data, len);
+	int ret;
+
+	if (!v)
+		return -ENOMEM;
+	ret = add_str(o, name, v);
+	free(v);
+	return ret;
+}
+
+/*
+ * hbm_etcd_probe()'s request, field by field in its order: the prefix
+ * (key, range_end = the first key after every key starting with it),
+ * "limit" "1", "sort_order" "DESCEND", "sort_target" "MOD", "keys_only" true.
+ */
+int mscale_body_probe(const char *prefix, char **body)
+{
+	json_object *req = json_object_new_object(), *t;
+	size_t n = strlen(prefix);
+	const char *js;
+	char *end = strdup(prefix);
+	int ret = req && end ? 0 : -ENOMEM;
+
+	*body = NULL;
+	if (!ret)
+		ret = add_b64(req, "key", prefix, n);
+	if (!ret) {
+		while (n && (unsigned char)end[n - 1] == 0xff)
+			n--;
+		if (n) {
+			end[n - 1]++;
+			ret = add_b64(req, "range_end", end, n);
+		} else {
+			ret = add_b64(req, "range_end", "", 1);	/* "\0": every key */
+		}
+	}
+	if (!ret)
+		ret = add_str(req, "limit", "1");
+	if (!ret)
+		ret = add_str(req, "sort_order", "DESCEND");
+	if (!ret)
+		ret = add_str(req, "sort_target", "MOD");
+	if (!ret) {
+		t = json_object_new_boolean(1);
+		if (!t || json_object_object_add(req, "keys_only", t)) {
+			json_object_put(t);
+			ret = -ENOMEM;
+		}
+	}
+	if (!ret) {
+		js = json_object_to_json_string_ext(req, JSON_C_TO_STRING_PLAIN);
+		*body = js ? strdup(js) : NULL;
+		ret = *body ? 0 : -ENOMEM;
+	}
+	json_object_put(req);
+	free(end);
+	return ret;
+}
+
+/* An int64 field as the gateway writes them (a string, or absent for 0). */
+static int j_int64(json_object *o, const char *name, int64_t *out, char *err, size_t errlen)
+{
+	json_object *v;
+	const char *p;
+	char *end;
+
+	*out = 0;
+	if (!json_object_object_get_ex(o, name, &v) || json_object_is_type(v, json_type_null))
+		return 0;
+	if (json_object_is_type(v, json_type_int)) {
+		*out = json_object_get_int64(v);
+		return 0;
+	}
+	p = json_object_is_type(v, json_type_string) ? json_object_get_string(v) : "";
+	errno = 0;
+	*out = strtoll(p, &end, 10);
+	if (!*p || *end || errno) {
+		snprintf(err, errlen, "\"%s\" is not a 64-bit integer", name);
+		return -EPROTO;
+	}
+	return 0;
+}
+
+int mscale_reply_probe(const char *reply, int64_t *count, int64_t *max_mod, char *err,
+		       size_t errlen)
+{
+	json_object *o = json_tokener_parse(reply), *kvs;
+	int ret;
+
+	*count = *max_mod = 0;
+	if (!o || !json_object_is_type(o, json_type_object)) {
+		json_object_put(o);
+		snprintf(err, errlen, "the reply is not a JSON object");
+		return -EPROTO;
+	}
+	ret = j_int64(o, "count", count, err, errlen);
+	if (!ret && json_object_object_get_ex(o, "kvs", &kvs) &&
+	    !json_object_is_type(kvs, json_type_null)) {
+		if (!json_object_is_type(kvs, json_type_array)) {
+			snprintf(err, errlen, "\"kvs\" is not an array");
+			ret = -EPROTO;
+		} else if (json_object_array_length(kvs)) {
+			json_object *kv = json_object_array_get_idx(kvs, 0);
+
+			if (json_object_is_type(kv, json_type_object)) {
+				ret = j_int64(kv, "mod_revision", max_mod, err, errlen);
+			} else {
+				snprintf(err, errlen, "\"kvs\" holds a non-object");
+				ret = -EPROTO;
+			}
+		}
+	}
+	if (!ret && *count > 0 && !*max_mod) {
+		snprintf(err, errlen, "%" PRId64 " keys but no newest", *count);
+		ret = -EPROTO;
+	}
+	json_object_put(o);
+	return ret;
+}
+
+const char *mscale_idle_name(enum mscale_idle idle)
+{
+	static const char *const names[] = { "probe", "resync", "none" };
+
+	return (unsigned int)idle < 3 ? names[idle] : "?";
+}
+
+/* The watch missed something, or the probe could not tell: read the domain. */
+static void reread(struct node *n)
+{
+	hbm_emulti_cancel(n->s->m, n->watch);
+	n->watch = NULL;
+	n->resync_at = now_ms();
+}
+
+static void probe_done(void *arg, int err, long status, const char *reply, uint64_t up,
+		       uint64_t down)
+{
+	struct node *n = arg;
+	struct sim *s = n->s;
+	int64_t count, max_mod;
+	char why[256];
+	int ret;
+
+	n->req = NULL;
+	n->up += up;
+	n->down += down;
+	s->probe_replies++;
+	s->probe_up += up;
+	s->probe_down += down;
+	if (!n->watch)
+		return;		/* it ended meanwhile: read again already */
+	ret = err || status != 200 ? -EIO :
+	      mscale_reply_probe(reply, &count, &max_mod, why, sizeof(why));
+	if (ret) {
+		/* as the agent: no answer, the domain is read again */
+		if (err || status != 200)
+			snprintf(why, sizeof(why), "%d, HTTP %ld", err, status);
+		say(s, "node %u: probe: %s: reading the domain again", n->id, why);
+		s->r->probe_failed++;
+		reread(n);
+		return;
+	}
+	s->r->probes++;
+	if (!s->killed)
+		s->r->quiet_probes++;
+	/*
+	 * The agent's probe blocks its loop; this one does not, and a watch
+	 * message that arrived meanwhile shows the watch alive (and makes
+	 * the comparison below stale): as good as an answer.
+	 */
+	if (n->watch_heard != n->probe_heard)
+		return;
+	if (count == n->keys && max_mod <= n->wrev) {
+		n->watch_heard = now_ms();
+		return;
+	}
+	say(s, "node %u: the watch missed changes (etcd has %" PRId64 " keys up to revision %" PRId64 ", the watch %" PRId64 " up to %" PRId64 "): reading the domain again",
+	    n->id, count, max_mod, n->keys, n->wrev);
+	s->r->probe_missed++;
+	if (!s->killed)
+		s->r->quiet_missed++;
+	reread(n);
+}
+
+static void probe(struct node *n)
+{
+	struct sim *s = n->s;
+	char *body;
+	int ret;
+
+	ret = mscale_body_probe(s->dprefix, &body);
+	if (!ret)
+		ret = hbm_emulti_post(s->m, "/v3/kv/range", body, s->o->request_ms, probe_done, n,
+				      &n->req);
+	if (ret) {
+		say(s, "node %u: probe: %s: reading the domain again", n->id, strerror(-ret));
+		s->r->probe_failed++;
+		reread(n);
+		return;
+	}
+	s->probes_sent++;
+	n->probe_heard = n->watch_heard;
 }
 
 static void create_done(void *arg, int err, long status, const char *reply, uint64_t up,
@@ -480,10 +717,11 @@ static void scan(struct sim *s)
 				n->step ? do_create(n) : do_grant(n);
 			continue;
 		}
-		if (s->o->idle_resync && n->watch && now >= n->watch_heard + idle) {
-			hbm_emulti_cancel(s->m, n->watch);
-			n->watch = NULL;
-			n->resync_at = now;
+		if (n->watch && !n->req && now >= n->watch_heard + idle) {
+			if (s->o->idle == MSCALE_IDLE_PROBE)
+				probe(n);
+			else if (s->o->idle == MSCALE_IDLE_RESYNC)
+				reread(n);
 		}
 		if (n->first_range) {
 			/*
@@ -557,6 +795,7 @@ struct snap {
 	double t;
 	double cpu, etcd_cpu;
 	struct hbm_emulti_counts c;
+	uint64_t probes, probe_up, probe_down;
 };
 
 static double self_cpu(void)
@@ -598,6 +837,9 @@ static void snap(struct sim *s, struct snap *sn)
 	sn->cpu = self_cpu();
 	sn->etcd_cpu = etcd_cpu(s);
 	hbm_emulti_counts(s->m, &sn->c);
+	sn->probes = s->probes_sent;
+	sn->probe_up = s->probe_up;
+	sn->probe_down = s->probe_down;
 	for (i = 0; i < s->o->nodes; i++) {
 		s->nodes[i].up0 = s->nodes[i].up;
 		s->nodes[i].down0 = s->nodes[i].down;
@@ -633,6 +875,9 @@ static void rates(struct sim *s, const struct snap *a, struct mscale_counts *c)
 	}
 	c->up = k ? up / k : 0;
 	c->down = k ? down / k : 0;
+	c->probes = (s->probes_sent - a->probes) / c->s;
+	c->probe_up = k ? (s->probe_up - a->probe_up) / c->s / k : 0;
+	c->probe_down = k ? (s->probe_down - a->probe_down) / c->s / k : 0;
 }
 
 static int cmp_double(const void *a, const void *b)
@@ -722,6 +967,10 @@ static void results(struct sim *s)
 		r->last_at_s = last;
 		r->agree_s = last - first;
 	}
+	if (s->probe_replies) {
+		r->probe_up_each = (double)s->probe_up / s->probe_replies;
+		r->probe_down_each = (double)s->probe_down / s->probe_replies;
+	}
 	r->done = true;
 out:
 	free(det);
@@ -744,7 +993,7 @@ int mscale_run(const struct mscale_opts *o, struct mscale_result *r)
 	memset(r, 0, sizeof(*r));
 	r->nodes = o->nodes;
 	if (!o->nodes || o->nodes > HBM_MEMBER_MAX_ID + 1 || o->kill >= o->nodes || !o->ttl_s ||
-	    !o->starting) {
+	    !o->starting || o->idle > MSCALE_IDLE_NONE) {
 		snprintf(r->err, sizeof(r->err), "bad options");
 		return -EINVAL;
 	}
@@ -788,7 +1037,8 @@ int mscale_run(const struct mscale_opts *o, struct mscale_result *r)
 	join.t = now_s();
 	join.cpu = self_cpu();
 	join.etcd_cpu = etcd_cpu(s);
-	say(s, "%u nodes join, %u at a time, lease TTL %u s", o->nodes, o->starting, o->ttl_s);
+	say(s, "%u nodes join, %u at a time, lease TTL %u s, idle watches: %s", o->nodes,
+	    o->starting, o->ttl_s, mscale_idle_name(o->idle));
 	loop_for(s, JOIN_TIMEOUT_S, all_full);
 	if (s->full != o->nodes) {
 		snprintf(r->err, sizeof(r->err), "the join did not complete: %u of %u nodes see every node (%u failed, %u fenced)",
@@ -807,6 +1057,7 @@ int mscale_run(const struct mscale_opts *o, struct mscale_result *r)
 	loop_for(s, o->steady_s, NULL);
 	rates(s, &steady, &r->steady);
 	r->epoch_before = s->nodes[0].t.epoch;
+	r->quiet_resyncs = r->resyncs;
 
 	/* the crash */
 	for (d = 0; d < o->kill; d++) {
@@ -862,7 +1113,7 @@ void mscale_print_header(FILE *f)
 	fprintf(f, "%5s %4s %7s | %6s %6s %6s %6s %6s | %6s %6s | %7s %7s %8s | %9s %9s %9s %9s | %s\n",
 		"nodes", "ttl", "join_s", "det_mn", "det_md", "det_99", "det_mx", "lagmax",
 		"agr_s", "miss", "rps_st", "rps_ev", "msg/s_ev", "up_st", "down_st", "up_ev",
-		"down_ev", "fenced/other/resync");
+		"down_ev", "fenced/other/resync/probe");
 }
 
 void mscale_print(FILE *f, const struct mscale_result *r, const struct mscale_opts *o)
@@ -871,9 +1122,9 @@ void mscale_print(FILE *f, const struct mscale_result *r, const struct mscale_op
 		fprintf(f, "%5u %4u   failed: %s\n", o->nodes, o->ttl_s, r->err);
 		return;
 	}
-	fprintf(f, "%5u %4u %7.2f | %6.2f %6.2f %6.2f %6.2f %6.2f | %6.3f %6u | %7.1f %7.1f %8.1f | %9.1f %9.1f %9.1f %9.1f | %u/%u/%u\n",
+	fprintf(f, "%5u %4u %7.2f | %6.2f %6.2f %6.2f %6.2f %6.2f | %6.3f %6u | %7.1f %7.1f %8.1f | %9.1f %9.1f %9.1f %9.1f | %u/%u/%u/%u\n",
 		r->nodes, o->ttl_s, r->join_s, r->det_min, r->det_med, r->det_p99, r->det_max,
 		r->lag_max, r->agree_s, r->pairs_missed + r->not_agreed, r->steady.rps,
 		r->event.rps, r->event.msgs, r->steady.up, r->steady.down, r->event.up,
-		r->event.down, r->fenced, r->other_leaves, r->resyncs);
+		r->event.down, r->fenced, r->other_leaves, r->resyncs, r->probes);
 }

@@ -17,6 +17,13 @@
 #include <stdint.h>
 #include <stdio.h>
 
+/* What a node does when its watch has been quiet for 2 TTLs. */
+enum mscale_idle {
+	MSCALE_IDLE_PROBE,	/* the agent's: one probe, a re-read if it says so */
+	MSCALE_IDLE_RESYNC,	/* the agent's before: read the whole domain again */
+	MSCALE_IDLE_NONE,	/* nothing */
+};
+
 struct mscale_opts {
 	const char *endpoint;		/* "http://127.0.0.1:PORT" */
 	const char *domain;		/* its own per run: keys PREFIX/DOMAIN/... */
@@ -27,7 +34,7 @@ struct mscale_opts {
 	unsigned int steady_s;		/* the steady-state window before the kill */
 	unsigned int starting;		/* nodes registering at once (the rest wait) */
 	unsigned int ranging;		/* first ranges at once (0: as starting) */
-	bool idle_resync;		/* read the domain again after 2 TTLs of quiet watch */
+	enum mscale_idle idle;		/* after 2 TTLs of quiet watch (0: probe) */
 	int etcd_pid;			/* for its CPU time, 0: unknown */
 	FILE *log;			/* progress lines, or NULL */
 };
@@ -39,6 +46,8 @@ struct mscale_counts {
 	double up, down;		/* bytes/s per live node, mean */
 	double up_max, down_max;	/* of the busiest node */
 	double cpu, etcd_cpu;		/* CPU s/s of the simulator, of etcd */
+	double probes;			/* idle probes sent /s (in rps too) */
+	double probe_up, probe_down;	/* their bytes/s per live node, mean (in up, down too) */
 };
 
 struct mscale_result {
@@ -63,11 +72,28 @@ struct mscale_result {
 	unsigned int failed;		/* nodes that could not join */
 	unsigned int retries;		/* grants and creates tried again */
 	unsigned int resyncs;		/* ranges after the join (idle or broken watches) */
+	unsigned int quiet_resyncs;	/* of them before the kill */
+	/* idle probes answered, and those that said the watch missed something */
+	unsigned int probes, probe_missed;
+	unsigned int quiet_probes, quiet_missed;	/* the same before the kill */
+	unsigned int probe_failed;	/* not answered (the domain is read again) */
+	double probe_up_each, probe_down_each;	/* HTTP bytes of one probe, mean */
 	/* loop iterations over 0.5 s: the simulator off its CPU (or busy) */
 	unsigned int stalls;
 	double stall_max_s, stall_max_cpu_s;	/* the longest, and its CPU time */
 	struct mscale_counts steady, event;
 };
+
+/*
+ * The agent's probe of a quiet watch (hbm_etcd_probe() in daemon/etcd.c):
+ * a range of the domain prefix, limit 1, keys only, sorted by mod revision
+ * descending: the body, and from the reply the count of the domain's keys
+ * and the newest mod revision among them (0 if none).
+ */
+int mscale_body_probe(const char *prefix, char **body);
+int mscale_reply_probe(const char *reply, int64_t *count, int64_t *max_mod, char *err,
+		       size_t errlen);
+const char *mscale_idle_name(enum mscale_idle idle);
 
 int mscale_run(const struct mscale_opts *o, struct mscale_result *r);
 void mscale_print_header(FILE *f);
