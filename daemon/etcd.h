@@ -7,7 +7,8 @@
  * numbers are JSON strings; fields equal to zero are left out.
  *
  * Calls are synchronous: each is one HTTP request, bounded by the connect
- * and request timeouts of the options.  A request that could not reach an
+ * and request timeouts of the options (etcd_async.h has the same requests
+ * driven by the caller's event loop).  A request that could not reach an
  * endpoint (refused, unresolved, TLS failure, timeout, or etcd answering
  * "unavailable") is tried on the next endpoint, each endpoint once per
  * call; the endpoint that answered is used first by the next call.  A
