@@ -126,7 +126,9 @@ static int write_key(struct hbm_ewriter *w, const char *key, bool del, const voi
 	}
 	if (!k) {
 		k = calloc(1, sizeof(*k));
-		if (!k || !(k->key = strdup(key))) {
+		if (k)
+			k->key = strdup(key);
+		if (!k || !k->key) {
 			free(k);
 			free(v);
 			return -ENOMEM;
