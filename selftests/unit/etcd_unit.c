@@ -922,6 +922,7 @@ static void test_async_stopped(void)
 		ok(0, "stop etcd");
 		goto out;
 	}
+	hbm_etcd_kvs_free(&c.kvs);
 	memset(&c, 0, sizeof(c));
 	t0 = now();
 	clock_gettime(CLOCK_MONOTONIC, &ts);
@@ -952,6 +953,7 @@ static void test_async_stopped(void)
 	/* etcd first works off what queued while it was stopped: a few tries */
 	t0 = now();
 	do {
+		hbm_etcd_kvs_free(&cl.kvs);
 		memset(&cl, 0, sizeof(cl));
 		ret = hbm_etcd_async_range(as, "/none", false, adone, &cl, NULL);
 		if (!ret)
@@ -959,7 +961,11 @@ static void test_async_stopped(void)
 	} while (!ret && cl.last_ret == -ETIMEDOUT && now() - t0 < 5);
 	ok(!ret && cl.calls == 1 && !cl.fails, "etcd continued: the same client works again (%.2f s)",
 	   now() - t0);
+	hbm_etcd_kvs_free(&cl.kvs);
+	/* the put that timed out may have been applied once etcd went on */
+	hbm_etcd_delete(e, "/none", false, NULL, NULL);
 out:
+	hbm_etcd_kvs_free(&c.kvs);
 	hbm_etcd_async_close(as);
 	hbm_etcd_async_close(as2);
 	hbm_etcd_close(e);
