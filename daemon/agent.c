@@ -18,6 +18,8 @@
 #include "drain_agent.h"
 #include "rebalance_agent.h"
 #include "etcd.h"
+#include "etcd_async.h"
+#include "etcd_writer.h"
 #include "health.h"
 #include "links.h"
 #include "membership.h"
@@ -88,6 +90,21 @@ struct hbmd_agent {
 	bool add_failed;		/* members still to add (or place) in the kernel */
 	uint64_t add_retry_at;
 	unsigned int unsupported;	/* 1 << enum kop, reported */
+
+	/*
+	 * The steady state's etcd requests (etcd_async.h), serviced by the
+	 * loop like the watch: one of each in flight at most; the keys
+	 * written again and again (links, drain progress, the rebalance
+	 * request) through the writer, one write in flight per key.
+	 */
+	struct hbm_etcd_async *as;
+	struct hbm_ewriter *ew;
+	struct hbm_etcd_req *renew_req, *elect_req, *resync_req, *probe_req;
+	bool elect_again;		/* the leader key was deleted during an election */
+	const struct hbm_etcd_awatch *probe_watch;	/* the watch probe_req checks */
+	bool link_stale[NR_IDS];	/* a link's key whose deletion failed: again */
+	struct hbm_drain_progress progress_sent[NR_IDS];	/* the put in flight */
+	uint32_t rebalance_gen;		/* a rebalance request more */
 
 	struct hbm_etcd_awatch *watch;
 	bool in_watch;			/* in its callback: it cannot be freed now */
@@ -168,6 +185,27 @@ static int kresult(struct hbmd_agent *a, enum kop op, int ret, const char *err)
 	return 0;
 }
 
+/* ---- etcd requests in flight ---- */
+
+/* What a keyed write was (etcd_writer.h's tag): kind, then an id and a value. */
+enum { EW_LINK = 1, EW_LINK_DEL, EW_PROGRESS, EW_PROGRESS_DEL, EW_REBALANCE };
+#define EW_TAG(kind, id, x)	((uint64_t)(kind) << 56 | (uint64_t)(x) << 24 | (uint64_t)(id))
+#define EW_KIND(tag)		((unsigned int)((tag) >> 56))
+#define EW_ID(tag)		((uint32_t)((tag) & 0xffffff))
+#define EW_X(tag)		((uint32_t)(((tag) >> 24) & 0xffffffff))
+
+/*
+ * Every request in flight dropped (fenced, stopped): no callback follows,
+ * so nothing a late answer says is taken.
+ */
+static void etcd_cancel_all(struct hbmd_agent *a)
+{
+	hbm_ew_cancel_all(a->ew);
+	if (a->as)
+		hbm_etcd_async_cancel_all(a->as);
+	a->renew_req = a->elect_req = a->resync_req = a->probe_req = NULL;
+}
+
 /* ---- fencing ---- */
 
 static void watch_stop(struct hbmd_agent *a)
@@ -196,6 +234,7 @@ static void fence_as(struct hbmd_agent *a, const char *why, bool in_kernel)
 	a->lease.state = HBM_LEASE_FENCED;
 	a->leader = false;
 	watch_stop(a);
+	etcd_cancel_all(a);
 	ret = in_kernel ? 0 :
 	      kresult(a, KOP_FENCE_SELF, a->k.ops->fence_self(a->k.ctx, err, sizeof(err)), err);
 	if (ret)
@@ -474,6 +513,7 @@ static void apply_events(struct hbmd_agent *a, const struct hbm_member_event *ev
 					(e->changed & HBM_MCH_INCARNATION)))) {
 			a->rebalance_due = true;
 			a->rebalance_node = e->id;
+			a->rebalance_gen++;
 		}
 		switch (e->type) {
 		case HBM_MEMBER_JOIN:
@@ -536,9 +576,13 @@ static uint64_t wall_ms(void)
 	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
 }
 
-static bool can_block(struct hbmd_agent *a);
+static bool can_start(const struct hbmd_agent *a);
 
-/* This node's link to peer to, into etcd under the lease. */
+/*
+ * This node's link to peer to, into etcd under the lease: a write of the
+ * writer (after the one in flight, if any); published once it succeeded
+ * (ew_done()).
+ */
 static void link_publish(struct hbmd_agent *a, uint32_t to, struct hbm_link_health *h)
 {
 	uint64_t now = now_ms(), wall = wall_ms(), age = now - h->changed_ms;
@@ -550,38 +594,46 @@ static void link_publish(struct hbmd_agent *a, uint32_t to, struct hbm_link_heal
 	char key[KEY_MAX], *val = NULL;
 	int ret;
 
-	if (!can_block(a))
+	if (!can_start(a))
 		return;		/* at the next sample */
 	ret = hbm_link_key(key, sizeof(key), a->conf->etcd_prefix, a->conf->domain, l.from, to);
 	ret = ret ? ret : hbm_link_encode(&l, &val);
-	ret = ret ? ret : hbm_etcd_put(a->etcd, key, val, strlen(val), a->lease.id, NULL);
+	ret = ret ? ret : hbm_ew_put(a->ew, key, val, strlen(val), a->lease.id,
+				     EW_TAG(EW_LINK, to, h->state));
 	free(val);
-	if (ret) {
-		alog(a, LOG_WARNING, "publishing link %u -> %u: %s", l.from, to,
-		     ret == -ENOMEM ? "out of memory" : hbm_etcd_error(a->etcd));
-		return;
-	}
-	hbm_health_published(h, now);
+	if (ret)
+		alog(a, LOG_WARNING, "publishing link %u -> %u: %s", l.from, to, strerror(-ret));
 }
 
-/* The link to peer to left the kernel: its key goes (kept for another try if not). */
+/* Delete this node's link to peer to from etcd (after a put in flight). */
+static void link_unpublish(struct hbmd_agent *a, uint32_t to)
+{
+	char key[KEY_MAX];
+	int ret;
+
+	a->link_stale[to] = false;
+	ret = hbm_link_key(key, sizeof(key), a->conf->etcd_prefix, a->conf->domain,
+			   a->conf->node_id, to);
+	ret = ret ? ret : hbm_ew_delete(a->ew, key, EW_TAG(EW_LINK_DEL, to, 0));
+	if (ret)
+		a->link_stale[to] = true;	/* at the next sample */
+}
+
+/*
+ * The link to peer to left the kernel: its key goes (after a put of it in
+ * flight; tried again at the next sample if the deletion fails).
+ */
 static void link_forget(struct hbmd_agent *a, uint32_t to)
 {
 	struct hbm_link_health *h = a->lh[to];
 	char key[KEY_MAX];
-	int ret = 0;
 
-	if (h->published) {
-		if (!can_block(a))
+	if (h->published ||
+	    (!hbm_link_key(key, sizeof(key), a->conf->etcd_prefix, a->conf->domain,
+			   a->conf->node_id, to) && hbm_ew_busy(a->ew, key))) {
+		if (!can_start(a))
 			return;
-		ret = hbm_link_key(key, sizeof(key), a->conf->etcd_prefix, a->conf->domain,
-				   a->conf->node_id, to);
-		ret = ret ? ret : hbm_etcd_delete(a->etcd, key, false, NULL, NULL);
-		if (ret) {
-			alog(a, LOG_WARNING, "deleting link %u -> %u: %s", a->conf->node_id, to,
-			     hbm_etcd_error(a->etcd));
-			return;
-		}
+		link_unpublish(a, to);
 	}
 	alog(a, LOG_INFO, "link %u -> %u: gone from the kernel", a->conf->node_id, to);
 	free(h);
@@ -662,6 +714,9 @@ static void sample_links_of(struct hbmd_agent *a, const bool *only)
 	for (i = 0; i < NR_IDS; i++)
 		if (a->lh[i] && !seen[i] && (!only || only[i]))
 			link_forget(a, (uint32_t)i);
+	for (i = 0; i < NR_IDS && !only && can_start(a); i++)
+		if (a->link_stale[i] && !a->lh[i])
+			link_unpublish(a, (uint32_t)i);
 }
 
 static void sample_links(struct hbmd_agent *a)
@@ -699,10 +754,21 @@ static int links_take(struct hbmd_agent *a, const struct hbm_etcd_kv *kvs, size_
 
 /* ---- leader election ---- */
 
+/* A synchronous call (hbmd_agent_drain()) would end before the fence time. */
 static bool can_block(struct hbmd_agent *a)
 {
 	return a->lease.state == HBM_LEASE_HELD &&
 	       now_ms() + a->call_bound_ms < a->lease.valid_until - a->lease.margin_ms;
+}
+
+/*
+ * A request may start: the lease is held.  Nothing waits for it, and
+ * fencing does not (hbm_lease_tick() in every tick): an answer after the
+ * fence is dropped with the request (etcd_cancel_all()).
+ */
+static bool can_start(const struct hbmd_agent *a)
+{
+	return a->state == HBMD_AGENT_RUNNING && a->lease.state == HBM_LEASE_HELD && a->as;
 }
 
 static void see_leader(struct hbmd_agent *a, const struct hbm_etcd_kv *kv)
@@ -723,41 +789,59 @@ static void see_leader(struct hbmd_agent *a, const struct hbm_etcd_kv *kv)
 	a->leader = l.id == a->conf->node_id && l.lease == a->lease.id;
 }
 
+/* The create-if-absent of the leader key answered. */
+static void elect_done(void *arg, struct hbm_etcd_result *r)
+{
+	struct hbmd_agent *a = arg;
+	bool again = a->elect_again;
+
+	a->elect_req = NULL;
+	a->elect_again = false;
+	if (a->state != HBMD_AGENT_RUNNING)
+		return;
+	if (r->ret) {
+		alog(a, LOG_WARNING, "leader election: %s", r->err);
+		a->elect_at = now_ms() + HBMD_RETRY_MS;
+		return;
+	}
+	if (r->created) {
+		a->leader = true;
+		a->cur = (struct hbm_leader){ .id = a->conf->node_id,
+			.incarnation = a->incarnation, .lease = a->lease.id, .term = r->rev };
+		a->cur_known = true;
+		alog(a, LOG_NOTICE, "this node is the leader (term %lld)", (long long)r->rev);
+	} else if (r->kvs.n) {
+		see_leader(a, &r->kvs.kv[0]);
+		/* the key it found may be the one whose deletion came meanwhile */
+		if (again)
+			a->elect_at = now_ms();
+	}
+	set_status(a);
+}
+
 static void elect(struct hbmd_agent *a)
 {
-	struct hbm_etcd_kvs ex = { 0 };
-	bool created = false;
 	char *val = NULL;
-	int64_t rev;
 	int ret;
 
 	a->elect_at = UINT64_MAX;
-	if (!can_block(a)) {
+	if (a->elect_req) {
+		a->elect_again = true;	/* once this one answered */
+		return;
+	}
+	if (!can_start(a)) {
 		a->elect_at = now_ms() + HBMD_RETRY_MS;
 		return;
 	}
 	ret = hbm_leader_encode(a->conf->node_id, a->incarnation, &val);
 	if (!ret)
-		ret = hbm_etcd_create(a->etcd, a->leader_key, val, strlen(val), a->lease.id,
-				      &created, &ex, &rev);
+		ret = hbm_etcd_async_create(a->as, a->leader_key, val, strlen(val), a->lease.id,
+					    elect_done, a, &a->elect_req);
 	free(val);
 	if (ret) {
-		alog(a, LOG_WARNING, "leader election: %s", ret == -ENOMEM ? "out of memory" :
-		     hbm_etcd_error(a->etcd));
+		alog(a, LOG_WARNING, "leader election: %s", strerror(-ret));
 		a->elect_at = now_ms() + HBMD_RETRY_MS;
-		return;
 	}
-	if (created) {
-		a->leader = true;
-		a->cur = (struct hbm_leader){ .id = a->conf->node_id,
-			.incarnation = a->incarnation, .lease = a->lease.id, .term = rev };
-		a->cur_known = true;
-		alog(a, LOG_NOTICE, "this node is the leader (term %lld)", (long long)rev);
-	} else if (ex.n) {
-		see_leader(a, &ex.kv[0]);
-	}
-	hbm_etcd_kvs_free(&ex);
-	set_status(a);
 }
 
 /* ---- drains ---- */
@@ -876,7 +960,6 @@ static int progress_key(const struct hbmd_agent *a, uint32_t id, char *key, size
 static void drain_changed(struct hbmd_agent *a, uint32_t id, bool on)
 {
 	char key[KEY_MAX];
-	int64_t rev;
 
 	hbmd_drainer_poke(a->drainer, now_ms());
 	if (id == a->conf->node_id && a->leaving) {
@@ -892,37 +975,35 @@ static void drain_changed(struct hbmd_agent *a, uint32_t id, bool on)
 	}
 	if (on || !hbmd_drainer_end(a->drainer, id))
 		return;
-	/* our progress key of the drain: gone with the drain (else with the lease) */
-	if (progress_key(a, id, key, sizeof(key)) || !can_block(a))
+	/*
+	 * our progress key of the drain: gone with the drain (else with the
+	 * lease), after a put of it in flight
+	 */
+	if (progress_key(a, id, key, sizeof(key)) || !can_start(a))
 		return;
-	if (hbm_etcd_delete(a->etcd, key, false, NULL, &rev))
-		alog(a, LOG_WARNING, "drains: deleting %s: %s (it goes with the lease)", key,
-		     hbm_etcd_error(a->etcd));
+	if (hbm_ew_delete(a->ew, key, EW_TAG(EW_PROGRESS_DEL, id, 0)))
+		alog(a, LOG_WARNING, "drains: deleting %s: out of memory (it goes with the lease)",
+		     key);
 }
 
-/* Every drain's report of this node's progress, when due (drain_agent.h). */
+/*
+ * Every drain's report of this node's progress, when due (drain_agent.h):
+ * one put in flight per drain; published once it succeeded (ew_done()).
+ */
 static void drains_publish(struct hbmd_agent *a)
 {
 	char key[KEY_MAX], val[256];
 	uint64_t now = now_ms();
-	int64_t rev;
 	uint32_t id;
 
 	for (id = 0; id < NR_IDS; id++) {
-		if (!a->drain[id] || !hbmd_drainer_publish_due(a->drainer, id, now, wall_ms(), val,
-							       sizeof(val)))
+		if (!a->drain[id] || progress_key(a, id, key, sizeof(key)) ||
+		    hbm_ew_busy(a->ew, key) ||
+		    !hbmd_drainer_publish_due(a->drainer, id, now, wall_ms(), val, sizeof(val)))
 			continue;
-		if (progress_key(a, id, key, sizeof(key)) || !can_block(a)) {
+		if (!can_start(a) || !hbmd_drainer_progress(a->drainer, id, &a->progress_sent[id]) ||
+		    hbm_ew_put(a->ew, key, val, strlen(val), a->lease.id, EW_TAG(EW_PROGRESS, id, 0)))
 			hbmd_drainer_publish_later(a->drainer, id, now);
-			continue;
-		}
-		if (hbm_etcd_put(a->etcd, key, val, strlen(val), a->lease.id, &rev)) {
-			alog(a, LOG_WARNING, "drains: publishing %s: %s (again in %d ms)", key,
-			     hbm_etcd_error(a->etcd), HBMD_DRAIN_PUBLISH_MS);
-			hbmd_drainer_publish_later(a->drainer, id, now);
-			continue;
-		}
-		hbmd_drainer_published(a->drainer, id, now);
 	}
 }
 
@@ -1097,18 +1178,76 @@ static void rebalance_put(struct hbmd_agent *a)
 		a->rebalance_due = false;	/* the leader saw the join too */
 		return;
 	}
+	if (hbm_ew_busy(a->ew, a->rebalance_key) || !can_start(a))
+		return;		/* its answer says (ew_done()) */
 	if (hbmd_rebalance_encode(a->rebalance_node, a->members.epoch, val, sizeof(val))) {
 		a->rebalance_due = false;
 		return;
 	}
-	ret = hbm_etcd_put(a->etcd, a->rebalance_key, val, strlen(val), 0, NULL);
-	if (ret) {
-		alog(a, LOG_WARNING, "asking for a rebalance: %s; trying again",
-		     hbm_etcd_error(a->etcd));
+	ret = hbm_ew_put(a->ew, a->rebalance_key, val, strlen(val), 0,
+			 EW_TAG(EW_REBALANCE, a->rebalance_node, a->rebalance_gen));
+	if (ret)
+		alog(a, LOG_WARNING, "asking for a rebalance: %s; trying again", strerror(-ret));
+}
+
+/* A keyed write answered (etcd_writer.h). */
+static void ew_done(void *arg, uint64_t tag, const struct hbm_etcd_result *r)
+{
+	struct hbmd_agent *a = arg;
+	uint32_t id = EW_ID(tag), x = EW_X(tag);
+	struct hbm_drain_progress now_p;
+	uint64_t now = now_ms();
+
+	if (a->state != HBMD_AGENT_RUNNING || id >= NR_IDS)
 		return;
+	switch (EW_KIND(tag)) {
+	case EW_LINK:
+		if (r->ret) {
+			alog(a, LOG_WARNING, "publishing link %u -> %u: %s", a->conf->node_id, id,
+			     r->err);
+		} else if (a->lh[id]) {
+			/* the state it carried, as of when it was sent */
+			hbm_health_published(a->lh[id], r->sent_ms);
+			a->lh[id]->published_state = (enum hbm_health)x;
+		}
+		break;
+	case EW_LINK_DEL:
+		if (!r->ret)
+			break;
+		alog(a, LOG_WARNING, "deleting link %u -> %u: %s", a->conf->node_id, id, r->err);
+		if (!a->lh[id])
+			a->link_stale[id] = true;	/* at the next sample */
+		break;
+	case EW_PROGRESS:
+		if (!a->drain[id])
+			break;		/* the drain ended meanwhile */
+		if (r->ret) {
+			alog(a, LOG_WARNING, "drains: publishing node %u's progress: %s (again in %d ms)",
+			     id, r->err, HBMD_DRAIN_PUBLISH_MS);
+			hbmd_drainer_publish_later(a->drainer, id, now);
+		} else if (hbmd_drainer_progress(a->drainer, id, &now_p) &&
+			   !memcmp(&now_p, &a->progress_sent[id], sizeof(now_p))) {
+			hbmd_drainer_published(a->drainer, id, now);
+		} else {
+			/* it moved on while the put was in flight: the newer one, in time */
+			hbmd_drainer_publish_later(a->drainer, id, now);
+		}
+		break;
+	case EW_PROGRESS_DEL:
+		if (r->ret)
+			alog(a, LOG_WARNING, "drains: deleting node %u's progress: %s (it goes with the lease)",
+			     id, r->err);
+		break;
+	case EW_REBALANCE:
+		if (r->ret) {
+			alog(a, LOG_WARNING, "asking for a rebalance: %s; trying again", r->err);
+			break;
+		}
+		if (x == a->rebalance_gen)
+			a->rebalance_due = false;
+		alog(a, LOG_INFO, "leader: node %u joined: every member rebalances", id);
+		break;
 	}
-	a->rebalance_due = false;
-	alog(a, LOG_INFO, "leader: node %u joined: every member rebalances", a->rebalance_node);
 }
 
 /* ---- the watch ---- */
@@ -1190,33 +1329,22 @@ static int on_watch(const struct hbm_etcd_watch_msg *m, void *arg)
 }
 
 /*
- * Read the domain (members and leader) at one revision, take it, and watch
- * from the next.  At start and after a watch ended (a resync sees the
- * deletions the watch missed as leaves).
+ * The domain (members and leader) read at one revision (kvs, consumed):
+ * take it, and watch from the next.  At start and after a watch ended (a
+ * resync sees the deletions the watch missed as leaves).
  */
-static int resync(struct hbmd_agent *a)
+static int resync_take(struct hbmd_agent *a, struct hbm_etcd_kvs *rkvs, int64_t rev)
 {
-	struct hbm_etcd_kvs kvs = { 0 };
+	struct hbm_etcd_kvs kvs = *rkvs;
 	struct hbm_etcd_kv *mkv, *lkv;
 	struct hbm_members next;
 	const struct hbm_etcd_kv *leader = NULL;
 	bool drains[NR_IDS] = { false };
 	size_t i, n = 0, nl = 0;
 	uint32_t id, member;
-	int64_t rev;
 	int ret;
 
-	a->resync_at = UINT64_MAX;
-	if (!can_block(a)) {
-		a->resync_at = now_ms() + HBMD_RETRY_MS;
-		return -EAGAIN;
-	}
-	ret = hbm_etcd_get(a->etcd, a->domain_prefix, true, &kvs, &rev);
-	if (ret) {
-		alog(a, LOG_WARNING, "reading the domain: %s", hbm_etcd_error(a->etcd));
-		a->resync_at = now_ms() + HBMD_RETRY_MS;
-		return ret;
-	}
+	memset(rkvs, 0, sizeof(*rkvs));
 	mkv = calloc(kvs.n + 1, sizeof(*mkv));
 	lkv = calloc(kvs.n + 1, sizeof(*lkv));
 	if (!mkv || !lkv) {
@@ -1286,6 +1414,57 @@ static int resync(struct hbmd_agent *a)
 	return 0;
 }
 
+/* At start, before the loop serves: one synchronous range. */
+static int resync(struct hbmd_agent *a)
+{
+	struct hbm_etcd_kvs kvs = { 0 };
+	int64_t rev;
+	int ret;
+
+	a->resync_at = UINT64_MAX;
+	if (!can_block(a)) {
+		a->resync_at = now_ms() + HBMD_RETRY_MS;
+		return -EAGAIN;
+	}
+	ret = hbm_etcd_get(a->etcd, a->domain_prefix, true, &kvs, &rev);
+	if (ret) {
+		alog(a, LOG_WARNING, "reading the domain: %s", hbm_etcd_error(a->etcd));
+		a->resync_at = now_ms() + HBMD_RETRY_MS;
+		return ret;
+	}
+	return resync_take(a, &kvs, rev);
+}
+
+static void resync_done(void *arg, struct hbm_etcd_result *r)
+{
+	struct hbmd_agent *a = arg;
+	int ret;
+
+	a->resync_req = NULL;
+	if (a->state != HBMD_AGENT_RUNNING || a->watch)
+		return;
+	if (r->ret) {
+		alog(a, LOG_WARNING, "reading the domain: %s", r->err);
+		a->resync_at = now_ms() + HBMD_RETRY_MS;
+		return;
+	}
+	ret = resync_take(a, &r->kvs, r->rev);
+	if (ret && a->state == HBMD_AGENT_RUNNING && !a->watch &&
+	    a->resync_at == UINT64_MAX)
+		a->resync_at = now_ms() + HBMD_RETRY_MS;
+}
+
+/* Running: the range in the loop (resync_done()). */
+static void resync_start(struct hbmd_agent *a)
+{
+	a->resync_at = UINT64_MAX;
+	if (a->resync_req)
+		return;
+	if (!can_start(a) || hbm_etcd_async_range(a->as, a->domain_prefix, true, resync_done, a,
+						  &a->resync_req))
+		a->resync_at = now_ms() + HBMD_RETRY_MS;
+}
+
 /*
  * A watch that says nothing for this long is read again: etcd sends
  * nothing on a quiet prefix, and a connection to a dead endpoint may never
@@ -1297,31 +1476,46 @@ static uint64_t watch_idle_ms(const struct hbmd_agent *a)
 }
 
 /*
+ * The probe answered: if the watch missed something (or etcd did not
+ * answer), the domain is read again.
+ */
+static void probe_done(void *arg, struct hbm_etcd_result *r)
+{
+	struct hbmd_agent *a = arg;
+
+	a->probe_req = NULL;
+	if (a->state != HBMD_AGENT_RUNNING || !a->watch || a->watch != a->probe_watch)
+		return;		/* that watch ended meanwhile: read again already */
+	if (r->ret) {
+		alog(a, LOG_INFO, "checking %s: %s: reading the domain again", a->domain_prefix,
+		     r->err);
+	} else if (a->watch_rev >= r->rev ||
+		   (r->count == a->domain_keys && r->max_mod <= a->watch_rev)) {
+		return;		/* it saw everything up to the probe */
+	} else {
+		alog(a, LOG_INFO,
+		     "the watch of %s missed changes (etcd has %lld keys up to revision %lld, the watch %lld up to %lld): reading the domain again",
+		     a->domain_prefix, (long long)r->count, (long long)r->max_mod,
+		     (long long)a->domain_keys, (long long)a->watch_rev);
+	}
+	watch_stop(a);
+	a->resync_at = now_ms();
+}
+
+/*
  * The watch said nothing for a while: a quiet domain, or a stream that
  * died without breaking.  One small range tells (hbm_etcd_probe(): the
  * count and the newest revision of the domain's keys), instead of reading
  * the whole domain, which at a thousand nodes costs etcd more than all
- * the renewals.  True if the watch missed something (or etcd did not
- * answer): then the domain is read again.
+ * the renewals; its answer comes in probe_done().
  */
-static bool watch_missed(struct hbmd_agent *a)
+static void watch_probe(struct hbmd_agent *a)
 {
-	int64_t count, max_mod;
-
-	if (!can_block(a))
-		return false;	/* no time for a call now: ask again later */
-	if (hbm_etcd_probe(a->etcd, a->domain_prefix, true, &count, &max_mod, NULL)) {
-		alog(a, LOG_INFO, "checking %s: %s: reading the domain again", a->domain_prefix,
-		     hbm_etcd_error(a->etcd));
-		return true;
-	}
-	if (count == a->domain_keys && max_mod <= a->watch_rev)
-		return false;
-	alog(a, LOG_INFO,
-	     "the watch of %s missed changes (etcd has %lld keys up to revision %lld, the watch %lld up to %lld): reading the domain again",
-	     a->domain_prefix, (long long)count, (long long)max_mod, (long long)a->domain_keys,
-	     (long long)a->watch_rev);
-	return true;
+	if (a->probe_req || !can_start(a))
+		return;		/* ask again later */
+	a->probe_watch = a->watch;
+	if (hbm_etcd_async_probe(a->as, a->domain_prefix, true, probe_done, a, &a->probe_req))
+		a->probe_req = NULL;
 }
 
 static void watch_ended(struct hbmd_agent *a, int ret)
@@ -1936,6 +2130,10 @@ int hbmd_agent_start(struct hbmd_agent *a)
 	a->epoch_pushed = (int64_t)dom.epoch;
 
 	ret = hbm_etcd_open(&o, &a->etcd);
+	if (!ret)
+		ret = hbm_etcd_async_open(a->etcd, &a->as);
+	if (!ret)
+		ret = hbm_ew_open(a->as, ew_done, a, &a->ew);
 	if (ret) {
 		alog(a, LOG_ERR, "etcd client: %s", strerror(-ret));
 		return ret;
@@ -2041,12 +2239,12 @@ unsigned int hbmd_agent_fds(struct hbmd_agent *a, struct pollfd *fds, unsigned i
 
 	if (a->state != HBMD_AGENT_RUNNING)
 		return 0;
-	if (a->kev_fd >= 0 && n) {
+	if (a->kev_fd >= 0 && k < n)
 		fds[k++] = (struct pollfd){ .fd = a->kev_fd, .events = POLLIN };
-		n--;
-	}
 	if (a->watch)
-		k += hbm_etcd_awatch_fds(a->watch, fds + k, n);
+		k += hbm_etcd_awatch_fds(a->watch, fds + k, n - k);
+	if (a->as)
+		k += hbm_etcd_async_fds(a->as, fds + k, n - k);
 	return k;
 }
 
@@ -2064,6 +2262,8 @@ uint64_t hbmd_agent_deadline(const struct hbmd_agent *a)
 		return d;
 	d = min64(d, hbm_lease_next(&a->lease));
 	d = min64(d, a->watch_deadline);
+	if (a->as)
+		d = min64(d, hbm_etcd_async_deadline(a->as));
 	if (a->watch)
 		d = min64(d, a->watch_heard + watch_idle_ms(a));
 	d = min64(d, a->resync_at);
@@ -2092,60 +2292,94 @@ void hbmd_agent_event(struct hbmd_agent *a, int fd, short revents)
 		return;
 	if (fd >= 0 && fd == a->kev_fd)
 		kevents(a);
+	else if (a->as && hbm_etcd_async_owns(a->as, fd))
+		hbm_etcd_async_event(a->as, fd, revents);	/* the callbacks run here */
 	else
 		watch_poke(a, fd, revents);
 }
 
+static bool lease_step(struct hbmd_agent *a);
+
+/* The keepalive answered (before the fence time: else it was cancelled). */
+static void renew_done(void *arg, struct hbm_etcd_result *r)
+{
+	struct hbmd_agent *a = arg;
+	uint64_t now = now_ms();
+
+	a->renew_req = NULL;
+	if (a->state != HBMD_AGENT_RUNNING)
+		return;
+	if (!r->ret && r->ttl > 0) {
+		hbm_lease_renewed(&a->lease, r->ttl, now);
+	} else if (r->ret == -ENOENT || !r->ret) {
+		hbm_lease_failed(&a->lease, true, now);	/* etcd says it is gone */
+	} else {
+		hbm_lease_failed(&a->lease, false, now);
+		alog(a, a->lease.failures > 1 ? LOG_WARNING : LOG_INFO,
+		     "renewing lease %llx failed (%u in a row): %s",
+		     (unsigned long long)a->lease.id, a->lease.failures, r->err);
+	}
+	lease_step(a);
+}
+
+/*
+ * A keepalive, in the loop (renew_done()).  It ends by the fence time at
+ * the latest (its deadline): an answer after it would come too late, and
+ * the fence does not wait for it (lease_step() in every tick).
+ */
 static void renew(struct hbmd_agent *a)
 {
 	uint64_t now = now_ms();
-	int64_t ttl = 0;
 	int ret;
 
-	if (now + a->call_bound_ms >= a->lease.valid_until - a->lease.margin_ms) {
-		/* it could end after the fence time: not worth it */
-		hbm_lease_failed(&a->lease, false, now);
+	if (a->renew_req)
 		return;
-	}
 	hbm_lease_sent(&a->lease, now);
-	ret = hbm_etcd_lease_keepalive(a->etcd, a->lease.id, &ttl, NULL);
-	now = now_ms();
-	if (!ret) {
-		hbm_lease_renewed(&a->lease, ttl, now);
-		if (a->lease.failures == 0 && ttl > 0)
-			return;
+	ret = hbm_etcd_async_keepalive(a->as, a->lease.id, HBM_ETCD_URGENT,
+				       a->lease.valid_until - a->lease.margin_ms, renew_done, a,
+				       &a->renew_req);
+	if (ret) {
+		a->renew_req = NULL;
+		hbm_lease_failed(&a->lease, false, now);
+		alog(a, LOG_WARNING, "renewing lease %llx: %s", (unsigned long long)a->lease.id,
+		     strerror(-ret));
 	}
-	if (ret == -ENOENT || (!ret && ttl <= 0)) {
-		hbm_lease_failed(&a->lease, true, now);
-		return;
-	}
-	hbm_lease_failed(&a->lease, false, now);
-	alog(a, a->lease.failures > 1 ? LOG_WARNING : LOG_INFO,
-	     "renewing lease %llx failed (%u in a row): %s", (unsigned long long)a->lease.id,
-	     a->lease.failures, hbm_etcd_error(a->etcd));
 }
 
-void hbmd_agent_tick(struct hbmd_agent *a)
+/* lease.c's decision now: renew, or fence.  True if the agent is fenced. */
+static bool lease_step(struct hbmd_agent *a)
 {
 	enum hbm_lease_action act;
-	uint64_t now;
 	char why[160];
-	size_t i;
 
 	if (a->state != HBMD_AGENT_RUNNING)
-		return;
+		return a->state == HBMD_AGENT_FENCED;
 	act = hbm_lease_tick(&a->lease, now_ms());
 	if (act == HBM_LEASE_RENEW) {
 		renew(a);
 		act = hbm_lease_tick(&a->lease, now_ms());
 	}
-	if (act == HBM_LEASE_FENCE) {
-		snprintf(why, sizeof(why),
-			 "lease %llx could not be renewed: it may have expired on etcd (%u renewals failed)",
-			 (unsigned long long)a->lease.id, a->lease.failures);
-		fence(a, why);
+	if (act != HBM_LEASE_FENCE)
+		return false;
+	snprintf(why, sizeof(why),
+		 "lease %llx could not be renewed: it may have expired on etcd (%u renewals failed)",
+		 (unsigned long long)a->lease.id, a->lease.failures);
+	fence(a, why);
+	return true;
+}
+
+void hbmd_agent_tick(struct hbmd_agent *a)
+{
+	uint64_t now;
+	size_t i;
+
+	if (a->state != HBMD_AGENT_RUNNING)
 		return;
-	}
+	/* curl's timers, and the callbacks of requests that ended */
+	if (a->as && now_ms() >= hbm_etcd_async_deadline(a->as))
+		hbm_etcd_async_event(a->as, -1, 0);
+	if (a->state != HBMD_AGENT_RUNNING || lease_step(a))
+		return;
 	now = now_ms();
 	if (a->watch && now >= a->watch_deadline)
 		watch_poke(a, -1, 0);
@@ -2154,15 +2388,11 @@ void hbmd_agent_tick(struct hbmd_agent *a)
 	if (a->watch && now_ms() >= a->watch_heard + watch_idle_ms(a)) {
 		alog(a, LOG_DEBUG, "no word from the watch for %llu ms: checking the domain",
 		     (unsigned long long)watch_idle_ms(a));
-		if (watch_missed(a)) {
-			watch_stop(a);
-			a->resync_at = now_ms();
-		} else {
-			a->watch_heard = now_ms();
-		}
+		watch_probe(a);
+		a->watch_heard = now_ms();
 	}
 	if (!a->watch && now_ms() >= a->resync_at)
-		resync(a);
+		resync_start(a);
 	if (a->state != HBMD_AGENT_RUNNING)
 		return;
 	now = now_ms();
@@ -2195,8 +2425,10 @@ void hbmd_agent_stop(struct hbmd_agent *a, bool revoke)
 	if (a->state != HBMD_AGENT_RUNNING)
 		return;
 	watch_stop(a);
+	etcd_cancel_all(a);
 	a->state = HBMD_AGENT_STOPPED;
 	a->leader = false;
+	/* shutdown: the loop serves nothing more for the agent; synchronous */
 	if (revoke) {
 		if (hbm_etcd_lease_revoke(a->etcd, a->lease.id, NULL))
 			alog(a, LOG_WARNING, "revoking lease %llx: %s; it expires in %llu s",
@@ -2216,6 +2448,8 @@ void hbmd_agent_free(struct hbmd_agent *a)
 	if (!a)
 		return;
 	watch_stop(a);
+	hbm_ew_free(a->ew);
+	hbm_etcd_async_close(a->as);	/* no callback */
 	if (a->etcd)
 		hbm_etcd_close(a->etcd);
 	hbm_members_free(&a->members);

@@ -36,9 +36,15 @@
  * The agent is driven by its caller's loop (loop.c in hbmpoold, threads in
  * the unit test): wait for the descriptors of hbmd_agent_fds() or until
  * hbmd_agent_deadline(), then hbmd_agent_event() for each ready one and
- * hbmd_agent_tick().  etcd calls other than the watch are synchronous
- * (bounded by the request timeout, once per endpoint): the agent makes one
- * only when it would end before the lease's fence time.
+ * hbmd_agent_tick().  Once running, the agent never waits for etcd: its
+ * requests (keepalive, election, resync, probe, its links, drain progress
+ * and rebalance request) run in that loop too (etcd_async.h), among the
+ * descriptors and the deadline, and are handled as they end.  Synchronous
+ * are only hbmd_agent_start() and hbmd_agent_stop() (before and after
+ * the loop serves), a leave's last steps, and hbmd_agent_drain(), which
+ * answers the control socket at once (bounded by the request timeout,
+ * once per endpoint, and made only when it would end before the lease's
+ * fence time).
  *
  * Messages go to the log callback, with syslog levels.
  */

@@ -21,24 +21,8 @@
 
 #include "base64.h"
 #include "etcd.h"
+#include "etcd_impl.h"
 
-#define REPLY_MAX	(64u << 20)	/* a reply larger than this is refused */
-
-struct buf {
-	char *p;
-	size_t len, cap;
-	bool too_big;
-};
-
-struct hbm_etcd {
-	CURL *curl;
-	struct curl_slist *hdrs;
-	char **endpoints;
-	unsigned int nr, cur;
-	char *ca, *cert, *key;
-	long connect_ms, request_ms;
-	char err[512];
-};
 
 static void seterr(struct hbm_etcd *e, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
@@ -293,9 +277,9 @@ static int stream_error(json_object *err_obj, const char *what, char *why, size_
 
 /* ---- requests ---- */
 
-static size_t on_data(char *ptr, size_t size, size_t nmemb, void *arg)
+size_t hbm_etcd_on_data(char *ptr, size_t size, size_t nmemb, void *arg)
 {
-	struct buf *b = arg;
+	struct hbm_etcd_buf *b = arg;
 	size_t n = size * nmemb;
 	char *p;
 
@@ -320,7 +304,7 @@ static size_t on_data(char *ptr, size_t size, size_t nmemb, void *arg)
 	return n;
 }
 
-static int setup_handle(struct hbm_etcd *e, CURL *c)
+int hbm_etcd_setup_handle(struct hbm_etcd *e, CURL *c)
 {
 	CURLcode r = CURLE_OK;
 
@@ -347,7 +331,7 @@ static int setup_handle(struct hbm_etcd *e, CURL *c)
 }
 
 /* Should the next endpoint be tried after this failure? */
-static bool transport_failure(CURLcode r)
+bool hbm_etcd_transport_failure(CURLcode r)
 {
 	switch (r) {
 	case CURLE_COULDNT_CONNECT:
@@ -365,7 +349,7 @@ static bool transport_failure(CURLcode r)
 	}
 }
 
-static int curl_errno(CURLcode r)
+int hbm_etcd_curl_errno(CURLcode r)
 {
 	switch (r) {
 	case CURLE_COULDNT_CONNECT:
@@ -391,22 +375,10 @@ static int curl_errno(CURLcode r)
 static int error_reply(struct hbm_etcd *e, const char *ep, const char *path, long status,
 		       const char *body)
 {
-	json_object *o = json_tokener_parse(body), *m;
-	const char *msg = NULL;
-	int64_t code = 0;
-	char tmp[64];
-	int ret = -EIO;
+	char why[384];
+	int ret = hbm_etcd_reply_http_error(status, body, why, sizeof(why));
 
-	if (o && json_object_is_type(o, json_type_object)) {
-		if (!j_int(o, "code", &code, tmp, sizeof(tmp)) && code)
-			ret = grpc_errno(code);
-		if (json_object_object_get_ex(o, "message", &m) &&
-		    json_object_is_type(m, json_type_string))
-			msg = json_object_get_string(m);
-	}
-	seterr(e, "etcd %s%s: HTTP %ld: %s (gRPC code %" PRId64 ")", ep, path, status,
-	       msg ? msg : "no message", code);
-	json_object_put(o);
+	seterr(e, "etcd %s%s: %s", ep, path, why);
 	return ret;
 }
 
@@ -417,7 +389,7 @@ static int error_reply(struct hbm_etcd *e, const char *ep, const char *path, lon
 static int call(struct hbm_etcd *e, const char *path, json_object *req, json_object **resp)
 {
 	const char *body = json_object_to_json_string_ext(req, JSON_C_TO_STRING_PLAIN);
-	struct buf b = { 0 };
+	struct hbm_etcd_buf b = { 0 };
 	char url[512];
 	unsigned int tried;
 	int ret = -EIO;
@@ -437,16 +409,16 @@ static int call(struct hbm_etcd *e, const char *path, json_object *req, json_obj
 		curl_easy_setopt(e->curl, CURLOPT_URL, url);
 		curl_easy_setopt(e->curl, CURLOPT_POSTFIELDS, body);
 		curl_easy_setopt(e->curl, CURLOPT_TIMEOUT_MS, e->request_ms);
-		curl_easy_setopt(e->curl, CURLOPT_WRITEFUNCTION, on_data);
+		curl_easy_setopt(e->curl, CURLOPT_WRITEFUNCTION, hbm_etcd_on_data);
 		curl_easy_setopt(e->curl, CURLOPT_WRITEDATA, &b);
 		r = curl_easy_perform(e->curl);
 		if (r == CURLE_OK)
 			curl_easy_getinfo(e->curl, CURLINFO_RESPONSE_CODE, &status);
 		if (r != CURLE_OK) {
-			ret = b.too_big ? -EPROTO : curl_errno(r);
+			ret = b.too_big ? -EPROTO : hbm_etcd_curl_errno(r);
 			seterr(e, "etcd %s%s: %s", ep, path,
 			       b.too_big ? "reply larger than 64 MiB" : curl_easy_strerror(r));
-			if (!transport_failure(r))
+			if (!hbm_etcd_transport_failure(r))
 				break;
 		} else if (status != 200) {
 			ret = error_reply(e, ep, path, status, b.p ? b.p : "");
@@ -583,7 +555,7 @@ int hbm_etcd_open(const struct hbm_etcd_opts *o, struct hbm_etcd **out)
 	e->curl = curl_easy_init();
 	if (!e->curl)
 		goto err_free;
-	if (setup_handle(e, e->curl))
+	if (hbm_etcd_setup_handle(e, e->curl))
 		goto err_free;
 	*out = e;
 	return 0;
@@ -804,17 +776,12 @@ int hbm_etcd_get(struct hbm_etcd *e, const char *key, bool prefix, struct hbm_et
 	return ret;
 }
 
-int hbm_etcd_probe(struct hbm_etcd *e, const char *key, bool prefix, int64_t *count,
-		   int64_t *max_mod, int64_t *rev)
+/* limit 1, sorted by mod_revision, keys only: the count and the newest key */
+static int build_probe(json_object *req, const char *key, bool prefix)
 {
-	static const char path[] = "/v3/kv/range";
-	json_object *req = json_object_new_object(), *resp, *t;
-	struct hbm_etcd_kvs kvs;
-	char why[128];
+	json_object *t;
 	int ret;
 
-	if (!req)
-		return -ENOMEM;
 	ret = add_range(req, key, prefix);
 	if (!ret)
 		ret = add_int(req, "limit", 1);
@@ -829,20 +796,43 @@ int hbm_etcd_probe(struct hbm_etcd *e, const char *key, bool prefix, int64_t *co
 			ret = -ENOMEM;
 		}
 	}
-	ret = run(e, path, req, ret, &resp, rev);
-	if (ret)
-		return ret;
-	ret = j_int(resp, "count", count, why, sizeof(why));
+	return ret;
+}
+
+static int probe_reply(json_object *resp, int64_t *count, int64_t *max_mod, char *why,
+		       size_t wl)
+{
+	struct hbm_etcd_kvs kvs;
+	int ret;
+
+	ret = j_int(resp, "count", count, why, wl);
 	if (!ret)
-		ret = parse_kvs(resp, &kvs, why, sizeof(why));
-	json_object_put(resp);
-	if (ret == -EPROTO)
-		return bad_reply(e, path, ret, why);
+		ret = parse_kvs(resp, &kvs, why, wl);
 	if (ret)
 		return ret;
 	*max_mod = kvs.n ? kvs.kv[0].mod_revision : 0;
 	hbm_etcd_kvs_free(&kvs);
 	return 0;
+}
+
+int hbm_etcd_probe(struct hbm_etcd *e, const char *key, bool prefix, int64_t *count,
+		   int64_t *max_mod, int64_t *rev)
+{
+	static const char path[] = "/v3/kv/range";
+	json_object *req = json_object_new_object(), *resp;
+	char why[128];
+	int ret;
+
+	if (!req)
+		return -ENOMEM;
+	ret = run(e, path, req, build_probe(req, key, prefix), &resp, rev);
+	if (ret)
+		return ret;
+	ret = probe_reply(resp, count, max_mod, why, sizeof(why));
+	json_object_put(resp);
+	if (ret == -EPROTO)
+		return bad_reply(e, path, ret, why);
+	return ret;
 }
 
 int hbm_etcd_delete(struct hbm_etcd *e, const char *key, bool prefix, int64_t *deleted,
@@ -1033,6 +1023,28 @@ int hbm_etcd_body_range(const char *key, bool prefix, char **body)
 	return req ? body_of(req, add_range(req, key, prefix), body) : -ENOMEM;
 }
 
+int hbm_etcd_body_put(const char *key, const void *value, size_t value_len, int64_t lease,
+		      char **body)
+{
+	json_object *req = json_object_new_object();
+
+	return req ? body_of(req, build_put(req, key, value, value_len, lease), body) : -ENOMEM;
+}
+
+int hbm_etcd_body_delete(const char *key, bool prefix, char **body)
+{
+	json_object *req = json_object_new_object();
+
+	return req ? body_of(req, add_range(req, key, prefix), body) : -ENOMEM;
+}
+
+int hbm_etcd_body_probe(const char *key, bool prefix, char **body)
+{
+	json_object *req = json_object_new_object();
+
+	return req ? body_of(req, build_probe(req, key, prefix), body) : -ENOMEM;
+}
+
 static int build_watch(json_object *req, const char *key, bool prefix, int64_t start)
 {
 	json_object *cr = json_object_new_object();
@@ -1137,6 +1149,63 @@ int hbm_etcd_reply_range(const char *reply, struct hbm_etcd_kvs *out, int64_t *r
 	memset(out, 0, sizeof(*out));
 	if (!ret)
 		ret = parse_kvs(o, out, err, errlen);
+	json_object_put(o);
+	return ret;
+}
+
+int hbm_etcd_reply_put(const char *reply, int64_t *rev, char *err, size_t errlen)
+{
+	json_object *o;
+	int ret = reply_obj(reply, &o, rev, err, errlen);
+
+	json_object_put(o);
+	return ret;
+}
+
+int hbm_etcd_reply_delete(const char *reply, int64_t *deleted, int64_t *rev, char *err,
+			  size_t errlen)
+{
+	json_object *o;
+	int64_t n = 0;
+	int ret = reply_obj(reply, &o, rev, err, errlen);
+
+	if (!ret)
+		ret = j_int(o, "deleted", &n, err, errlen);
+	json_object_put(o);
+	if (!ret && deleted)
+		*deleted = n;
+	return ret;
+}
+
+int hbm_etcd_reply_probe(const char *reply, int64_t *count, int64_t *max_mod, int64_t *rev,
+			 char *err, size_t errlen)
+{
+	json_object *o;
+	int ret = reply_obj(reply, &o, rev, err, errlen);
+
+	if (!ret)
+		ret = probe_reply(o, count, max_mod, err, errlen);
+	json_object_put(o);
+	return ret;
+}
+
+int hbm_etcd_reply_http_error(long status, const char *body, char *err, size_t errlen)
+{
+	json_object *o = json_tokener_parse(body ? body : ""), *m;
+	const char *msg = NULL;
+	int64_t code = 0;
+	char tmp[64];
+	int ret = -EIO;
+
+	if (o && json_object_is_type(o, json_type_object)) {
+		if (!j_int(o, "code", &code, tmp, sizeof(tmp)) && code)
+			ret = grpc_errno(code);
+		if (json_object_object_get_ex(o, "message", &m) &&
+		    json_object_is_type(m, json_type_string))
+			msg = json_object_get_string(m);
+	}
+	snprintf(err, errlen, "HTTP %ld: %s (gRPC code %" PRId64 ")", status,
+		 msg ? msg : "no message", code);
 	json_object_put(o);
 	return ret;
 }
@@ -1377,7 +1446,7 @@ int hbm_etcd_watch(struct hbm_etcd *e, const char *key, bool prefix, int64_t sta
 	if (ret)
 		goto out;
 	c = curl_easy_init();
-	if (!c || setup_handle(e, c)) {
+	if (!c || hbm_etcd_setup_handle(e, c)) {
 		ret = -ENOMEM;
 		goto out_parser;
 	}
@@ -1419,10 +1488,10 @@ int hbm_etcd_watch(struct hbm_etcd *e, const char *key, bool prefix, int64_t sta
 			ret = -EIO;
 			break;
 		}
-		ret = curl_errno(r);
+		ret = hbm_etcd_curl_errno(r);
 		seterr(e, "etcd %s%s: %s", ep, path, curl_easy_strerror(r));
 		/* a stream that delivered messages and then broke is not retried */
-		if (w.got_any || !transport_failure(r))
+		if (w.got_any || !hbm_etcd_transport_failure(r))
 			break;
 		e->cur = (e->cur + 1) % e->nr;
 	}
@@ -1536,7 +1605,7 @@ int hbm_etcd_awatch_start(struct hbm_etcd *e, const char *key, bool prefix, int6
 		goto err;
 	aw->multi = curl_multi_init();
 	aw->c = curl_easy_init();
-	if (!aw->multi || !aw->c || setup_handle(e, aw->c))
+	if (!aw->multi || !aw->c || hbm_etcd_setup_handle(e, aw->c))
 		goto err;
 	curl_easy_setopt(aw->c, CURLOPT_POSTFIELDS, body);
 	curl_easy_setopt(aw->c, CURLOPT_WRITEFUNCTION, on_watch_data);
@@ -1598,8 +1667,8 @@ static int aw_done(struct hbm_etcd_awatch *aw, CURLcode r)
 		return -EIO;
 	}
 	snprintf(aw->err, sizeof(aw->err), "etcd %s/v3/watch: %s", ep, curl_easy_strerror(r));
-	if (aw->w.got_any || !transport_failure(r) || ++aw->tried >= aw->e->nr)
-		return curl_errno(r);
+	if (aw->w.got_any || !hbm_etcd_transport_failure(r) || ++aw->tried >= aw->e->nr)
+		return hbm_etcd_curl_errno(r);
 	/* nothing arrived from this endpoint: the next one */
 	curl_multi_remove_handle(aw->multi, aw->c);
 	aw->e->cur = (aw->e->cur + 1) % aw->e->nr;

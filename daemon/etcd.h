@@ -7,7 +7,8 @@
  * numbers are JSON strings; fields equal to zero are left out.
  *
  * Calls are synchronous: each is one HTTP request, bounded by the connect
- * and request timeouts of the options.  A request that could not reach an
+ * and request timeouts of the options (etcd_async.h has the same requests
+ * driven by the caller's event loop).  A request that could not reach an
  * endpoint (refused, unresolved, TLS failure, timeout, or etcd answering
  * "unavailable") is tried on the next endpoint, each endpoint once per
  * call; the endpoint that answered is used first by the next call.  A
@@ -129,6 +130,11 @@ int hbm_etcd_body_keepalive(int64_t id, char **body);
 int hbm_etcd_body_create(const char *key, const void *value, size_t value_len, int64_t lease,
 			 char **body);
 int hbm_etcd_body_range(const char *key, bool prefix, char **body);
+/* /v3/kv/put, /v3/kv/deleterange, and hbm_etcd_probe()'s /v3/kv/range */
+int hbm_etcd_body_put(const char *key, const void *value, size_t value_len, int64_t lease,
+		      char **body);
+int hbm_etcd_body_delete(const char *key, bool prefix, char **body);
+int hbm_etcd_body_probe(const char *key, bool prefix, char **body);
 int hbm_etcd_body_watch(const char *key, bool prefix, int64_t start, char **body);
 int hbm_etcd_reply_grant(const char *reply, int64_t *id, int64_t *ttl, int64_t *rev, char *err,
 			 size_t errlen);
@@ -138,6 +144,17 @@ int hbm_etcd_reply_create(const char *reply, bool *created, struct hbm_etcd_kvs 
 			  int64_t *rev, char *err, size_t errlen);
 int hbm_etcd_reply_range(const char *reply, struct hbm_etcd_kvs *out, int64_t *rev, char *err,
 			 size_t errlen);
+int hbm_etcd_reply_put(const char *reply, int64_t *rev, char *err, size_t errlen);
+int hbm_etcd_reply_delete(const char *reply, int64_t *deleted, int64_t *rev, char *err,
+			  size_t errlen);
+int hbm_etcd_reply_probe(const char *reply, int64_t *count, int64_t *max_mod, int64_t *rev,
+			 char *err, size_t errlen);
+/*
+ * The body of an answer other than HTTP 200 (the gateway's
+ * {"error": "...", "code": N, "message": "..."}, or anything): its errno
+ * (the gRPC code's, else -EIO) and "HTTP 503: message (gRPC code 14)" in err.
+ */
+int hbm_etcd_reply_http_error(long status, const char *body, char *err, size_t errlen);
 
 /* Watches. */
 enum hbm_etcd_ev_type {

@@ -170,6 +170,8 @@ struct node {
 	unsigned int idle_resyncs;	/* "no word from the watch" messages */
 	unsigned int waits;		/* "waiting up to" messages */
 	uint64_t valid_until;	/* the lease's, last seen */
+	uint64_t fence_at;	/* valid_until - the margin: when it must fence */
+	uint64_t max_call_ms;	/* the longest hbmd_agent_event() or _tick() */
 	struct hbmd_control *ctl;	/* its control socket, NULL: none */
 	char ctl_path[96];
 	/* link health: its own changes logged, the matrix it sees (ids 0..NR) */
@@ -237,7 +239,42 @@ static void snapshot(struct node *n)
 	n->fenced = hbmd_agent_state(n->a) == HBMD_AGENT_FENCED;
 	n->epoch = hbmd_agent_epoch(n->a);
 	n->valid_until = hbmd_agent_lease(n->a)->valid_until;
+	n->fence_at = n->valid_until - hbmd_agent_lease(n->a)->margin_ms;
 	links_snapshot(n);
+	pthread_mutex_unlock(&n->fk.lock);
+}
+
+/*
+ * This thread's time waiting for a CPU, in ns (/proc/thread-self/schedstat:
+ * on CPU, waiting on a run queue, slices): 0 if the kernel does not say.
+ */
+static uint64_t runq_wait_ns(void)
+{
+	unsigned long long run = 0, wait = 0;
+	FILE *f = fopen("/proc/thread-self/schedstat", "r");
+
+	if (!f)
+		return 0;
+	if (fscanf(f, "%llu %llu", &run, &wait) != 2)
+		wait = 0;
+	fclose(f);
+	return wait;
+}
+
+/*
+ * How long one call of the agent took since t0 (ms; wait0: runq_wait_ns()
+ * then): the longest is kept.  The time the thread waited for a CPU is
+ * not the call's (the test machine may be busy with VMs): what is left is
+ * the time it ran or blocked, which a synchronous etcd call would fill.
+ */
+static void call_took(struct node *n, uint64_t t0, uint64_t wait0)
+{
+	uint64_t dt = hbmd_now_ms() - t0, queued = (runq_wait_ns() - wait0) / 1000000;
+
+	dt = dt > queued ? dt - queued : 0;
+	pthread_mutex_lock(&n->fk.lock);
+	if (dt > n->max_call_ms)
+		n->max_call_ms = dt;
 	pthread_mutex_unlock(&n->fk.lock);
 }
 
@@ -248,7 +285,7 @@ static void *drive(void *arg)
 	struct hbmd_loop l;
 	char err[256];
 	unsigned int k, kc, i;
-	uint64_t d;
+	uint64_t d, t0, w0;
 	int sig;
 
 	if (hbmd_loop_init(&l, false, err, sizeof(err))) {
@@ -264,9 +301,16 @@ static void *drive(void *arg)
 		if (hbmd_loop_wait(&l, fds, k + kc, d, &sig) < 0)
 			break;
 		for (i = 0; i < k; i++)
-			if (fds[i].revents)
+			if (fds[i].revents) {
+				w0 = runq_wait_ns();
+				t0 = hbmd_now_ms();
 				hbmd_agent_event(n->a, fds[i].fd, fds[i].revents);
+				call_took(n, t0, w0);
+			}
+		w0 = runq_wait_ns();
+		t0 = hbmd_now_ms();
 		hbmd_agent_tick(n->a);
+		call_took(n, t0, w0);
 		if (atomic_load(&n->reconf_rack)) {
 			/* as hbmpoold's SIGHUP: the config changed in place, in the loop */
 			n->conf.dist.d[HBM_REL_RACK] = atomic_exchange(&n->reconf_rack, 0);
@@ -1304,7 +1348,84 @@ static void test_agents(void)
 	ok(!i && all_see_each_other(), "node %u back on a new segment: a member again (%d)",
 	   nodes[rid].id, i);
 
+	/*
+	 * 3e. etcd stopped for 1.5 x request_timeout_ms (300 ms): the loops
+	 * go on serving (every etcd request is in the loop): no call of the
+	 * agent takes long, a kernel event is acted on, the control socket
+	 * answers; after SIGCONT all is as before, no one fenced.
+	 */
+	for (i = 0, good = true; i < NR; i++)
+		if (!nodes[i].running) {
+			/* the one that left in 3c: back, so that all three serve */
+			node_free(&nodes[i]);
+			good = good && !node_start(&nodes[i], 6500 + (uint64_t)i, true);
+		}
+	t0 = now();
+	while (good && !all_see_each_other() && now() - t0 < 3)
+		usleep(20000);
+	ok(good && all_see_each_other(), "all three nodes members again, before etcd stops");
+	for (i = 0; i < NR; i++) {
+		pthread_mutex_lock(&nodes[i].fk.lock);
+		nodes[i].max_call_ms = 0;
+		pthread_mutex_unlock(&nodes[i].fk.lock);
+	}
+	if (etcd_sigstop()) {
+		ok(0, "SIGSTOP etcd");
+		return;
+	}
+	t0 = now();
+	fk_operator(&nodes[0].fk, "del", nodes[1].id, true);
+	while (kstate(&nodes[0], nodes[1].id) != FK_LIVE && now() - t0 < 0.4)
+		usleep(5000);
+	t_detect = now() - t0;
+	good = kstate(&nodes[0], nodes[1].id) == FK_LIVE;
+	{
+		double tc = now();
+		json_object *v = control_read(&nodes[1]);
+
+		tc = now() - tc;
+		ok(good && v && jint(v, "node") == nodes[1].id && tc < 0.35,
+		   "etcd stopped: a kernel event is acted on (node %u deleted behind node %u's back, added again in %.0f ms) and the control socket answers (%.0f ms)",
+		   nodes[1].id, nodes[0].id, t_detect * 1000, tc * 1000);
+		json_object_put(v);
+	}
+	while (now() - t0 < 0.45)
+		usleep(5000);
+	kill(etcd_pid, SIGCONT);
+	for (i = 0, good = true, busy = 0; i < NR; i++) {
+		pthread_mutex_lock(&nodes[i].fk.lock);
+		if (nodes[i].max_call_ms > (unsigned int)busy)
+			busy = (int)nodes[i].max_call_ms;
+		good = good && nodes[i].max_call_ms < 100;
+		pthread_mutex_unlock(&nodes[i].fk.lock);
+	}
+	ok(good, "etcd stopped for %.0f ms: no call of any agent's event or tick took 100 ms (longest %d ms, waits for a CPU left out)",
+	   (now() - t0) * 1000, busy);
+	t0 = now();
+	{
+		uint64_t before_v[NR];
+
+		for (i = 0; i < NR; i++)
+			before_v[i] = nodes[i].valid_until;
+		do {
+			usleep(20000);
+			for (i = 0, good = all_see_each_other(); i < NR; i++) {
+				pthread_mutex_lock(&nodes[i].fk.lock);
+				good = good && !nodes[i].fenced && nodes[i].valid_until > before_v[i];
+				pthread_mutex_unlock(&nodes[i].fk.lock);
+			}
+		} while (!good && now() - t0 < TTL_S);
+	}
+	ok(good && leaders(&lid) == 1,
+	   "etcd back: no one fenced, every lease renewed again (%.2f s), all see each other, one leader",
+	   now() - t0);
+
 	/* 4. etcd stops: every running agent fences itself in time */
+	for (i = 0; i < NR; i++) {
+		pthread_mutex_lock(&nodes[i].fk.lock);
+		nodes[i].max_call_ms = 0;
+		pthread_mutex_unlock(&nodes[i].fk.lock);
+	}
 	if (etcd_sigstop()) {
 		ok(0, "SIGSTOP etcd");
 		return;
@@ -1323,13 +1444,15 @@ static void test_agents(void)
 	}
 	for (i = 0; i < NR; i++) {
 		struct node *n = &nodes[i];
-		uint64_t at, valid;
+		uint64_t at, valid, fence_at, max_call;
 
 		if (!n->running)
 			continue;
 		pthread_mutex_lock(&n->fk.lock);
 		at = n->fk.self_fenced_ms;
 		valid = n->valid_until;
+		fence_at = n->fence_at;
+		max_call = n->max_call_ms;
 		pthread_mutex_unlock(&n->fk.lock);
 		if (i == NR - 1) {
 			ok(fk_find(&n->fk, "fence-self") >= 0 && n->unsupported_msgs[2] == 1,
@@ -1339,6 +1462,9 @@ static void test_agents(void)
 		ok(n->fk.self_fenced && at < valid,
 		   "etcd stopped: node %u fenced itself %.2f s later, %lld ms before its lease could expire",
 		   n->id, at / 1000.0 - t0, (long long)valid - (long long)at);
+		ok(n->fk.self_fenced && at >= fence_at && at <= fence_at + 200 && max_call < 100,
+		   "... at its fence time (+%lld ms; a keepalive hanging does not delay it), no call of the agent took 100 ms (longest %llu ms)",
+		   (long long)at - (long long)fence_at, (unsigned long long)max_call);
 	}
 	kill(etcd_pid, SIGCONT);
 	for (i = 0; i < NR; i++) {

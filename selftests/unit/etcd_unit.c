@@ -5,7 +5,8 @@
  * First without etcd: base64, and the watch stream parser fed a real
  * stream whole, byte by byte and cut at every offset, then broken and
  * hostile input (bad JSON, wrong types, bad base64, deep nesting, etcd's
- * error and cancel messages).
+ * error and cancel messages); the put, delete and probe bodies and
+ * replies, and the gateway's error answers.
  *
  * Then against a real etcd (/usr/bin/etcd, Debian's etcd-server) that the
  * test starts on 127.0.0.1 with free ports and a temporary data directory,
@@ -14,7 +15,11 @@
  * every reply, a lease's keys going when it is revoked and when it
  * expires, failover from a dead endpoint, clear errors from dead endpoints,
  * a request timeout against a stopped etcd, and watches (history, a live
- * event, the idle timeout) and the same in a poll() loop.  Without /usr/bin/etcd (or $HBM_ETCD) the live
+ * event, the idle timeout) and the same in a poll() loop; the requests of
+ * etcd_async.c in a poll() loop: 200 at once (at most 8 running), every
+ * kind, fail-over to a second endpoint, a stopped etcd timing out in
+ * bounded time while every call returns at once, a deadline, cancellation
+ * (nothing called back, nothing leaked: ASan).  Without /usr/bin/etcd (or $HBM_ETCD) the live
  * part is skipped: exit 4 (kselftest's skip) after the offline part passed.
  * TAP output.
  */
@@ -37,9 +42,76 @@
 
 #include "base64.h"
 #include "etcd.h"
+#include "etcd_async.h"
 #include "tap.h"
 
 #include "etcd_rig.h"
+
+
+/* ---- bodies and replies of put, delete, probe (pure) ---- */
+
+static void test_bodies(void)
+{
+	char *b = NULL, err[256] = "";
+	int64_t rev = 0, n = 0, count = 0, max_mod = 0;
+	int ret;
+
+	ret = hbm_etcd_body_put("/u/k", "v1", 2, 0x1234, &b);
+	ok(!ret && b && strstr(b, "\"key\":\"L3Uvaw==\"") && strstr(b, "\"value\":\"djE=\"") &&
+	   strstr(b, "\"lease\":\"4660\""), "put body: key, value, lease (%s)", b ? b : "");
+	free(b);
+	ret = hbm_etcd_body_put("/u/k", "", 0, 0, &b);
+	ok(!ret && b && !strstr(b, "lease"), "put body without a lease has none (%s)", b ? b : "");
+	free(b);
+	ret = hbm_etcd_body_delete("/u/", true, &b);
+	ok(!ret && b && strstr(b, "\"key\":\"L3Uv\"") && strstr(b, "\"range_end\":\"L3Uw\""),
+	   "delete body of a prefix: range_end is the prefix + 1 (%s)", b ? b : "");
+	free(b);
+	ret = hbm_etcd_body_delete("/u/k", false, &b);
+	ok(!ret && b && !strstr(b, "range_end"), "delete body of one key (%s)", b ? b : "");
+	free(b);
+	ret = hbm_etcd_body_probe("/u/", true, &b);
+	ok(!ret && b && strstr(b, "\"limit\":\"1\"") && strstr(b, "DESCEND") &&
+	   strstr(b, "\"sort_target\":\"MOD\"") && strstr(b, "\"keys_only\":true"),
+	   "probe body: limit 1, newest first, keys only (%s)", b ? b : "");
+	free(b);
+
+	ret = hbm_etcd_reply_put("{\"header\":{\"revision\":\"42\"}}", &rev, err, sizeof(err));
+	ok(!ret && rev == 42, "put reply: revision 42");
+	ret = hbm_etcd_reply_put("[1]", &rev, err, sizeof(err));
+	ok(ret == -EPROTO && strstr(err, "not a JSON object"), "put reply not an object: %s", err);
+	ret = hbm_etcd_reply_put("{}", &rev, err, sizeof(err));
+	ok(ret == -EPROTO && strstr(err, "header"), "put reply without a header: %s", err);
+	ret = hbm_etcd_reply_delete("{\"header\":{\"revision\":\"7\"},\"deleted\":\"3\"}", &n, &rev,
+				    err, sizeof(err));
+	ok(!ret && n == 3 && rev == 7, "delete reply: 3 deleted at 7");
+	ret = hbm_etcd_reply_delete("{\"header\":{\"revision\":\"7\"}}", &n, &rev, err, sizeof(err));
+	ok(!ret && n == 0, "delete reply without \"deleted\": 0 (proto3 leaves zeros out)");
+	ret = hbm_etcd_reply_delete("{\"header\":{\"revision\":\"7\"},\"deleted\":true}", &n, &rev,
+				    err, sizeof(err));
+	ok(ret == -EPROTO && strstr(err, "deleted"), "delete reply, a bad count: %s", err);
+	ret = hbm_etcd_reply_probe("{\"header\":{\"revision\":\"9\"},\"count\":\"5\",\"kvs\":[{\"key\":\"L3Uvaw==\",\"create_revision\":\"3\",\"mod_revision\":\"8\"}],\"more\":true}",
+				   &count, &max_mod, &rev, err, sizeof(err));
+	ok(!ret && count == 5 && max_mod == 8 && rev == 9, "probe reply: 5 keys, newest 8, at 9");
+	ret = hbm_etcd_reply_probe("{\"header\":{\"revision\":\"9\"}}", &count, &max_mod, &rev, err,
+				   sizeof(err));
+	ok(!ret && count == 0 && max_mod == 0, "probe reply of nothing: 0 keys, revision 0");
+	ret = hbm_etcd_reply_probe("{\"header\":{\"revision\":\"9\"},\"count\":\"1\",\"kvs\":[{\"key\":\"!!\",\"create_revision\":\"3\"}]}",
+				   &count, &max_mod, &rev, err, sizeof(err));
+	ok(ret == -EPROTO && strstr(err, "base64"), "probe reply with a bad key: %s", err);
+	ret = hbm_etcd_reply_http_error(503, "{\"error\":\"etcdserver: request timed out\",\"code\":14,\"message\":\"etcdserver: request timed out\"}",
+					err, sizeof(err));
+	ok(ret == -EAGAIN && !strcmp(err, "HTTP 503: etcdserver: request timed out (gRPC code 14)"),
+	   "an unavailable answer: -EAGAIN, \"%s\"", err);
+	ret = hbm_etcd_reply_http_error(400, "{\"code\":3,\"message\":\"etcdserver: key is not provided\"}",
+					err, sizeof(err));
+	ok(ret == -EINVAL && strstr(err, "key is not provided"), "invalid argument: -EINVAL (%s)", err);
+	ret = hbm_etcd_reply_http_error(502, "<html>bad gateway</html>", err, sizeof(err));
+	ok(ret == -EIO && !strcmp(err, "HTTP 502: no message (gRPC code 0)"),
+	   "an answer that is no JSON: -EIO, \"%s\"", err);
+	ret = hbm_etcd_reply_http_error(500, NULL, err, sizeof(err));
+	ok(ret == -EIO, "no body at all: -EIO");
+}
 
 /* ---- base64 ---- */
 
@@ -610,6 +682,363 @@ static void test_awatch(struct hbm_etcd *e)
 	hbm_etcd_close(e2);
 }
 
+
+/* ---- requests in a poll() loop (etcd_async.c) ---- */
+
+struct rctx {
+	int calls, fails, last_ret;
+	int64_t max_rev;
+	char err[700];
+	struct hbm_etcd_kvs kvs;	/* a range's, kept */
+	int64_t deleted, count, max_mod, ttl;
+	bool created;
+	int existing;
+	double at;			/* now() of the last callback */
+	/* from inside a callback */
+	struct hbm_etcd_async *as;
+	struct hbm_etcd_req *victim;
+	int chained;
+};
+
+static void adone(void *arg, struct hbm_etcd_result *r)
+{
+	struct rctx *c = arg;
+
+	c->calls++;
+	c->at = now();
+	c->last_ret = r->ret;
+	if (r->ret) {
+		c->fails++;
+		snprintf(c->err, sizeof(c->err), "%s", r->err);
+		return;
+	}
+	if (r->rev > c->max_rev)
+		c->max_rev = r->rev;
+	switch (r->op) {
+	case HBM_ETCD_RANGE:
+		hbm_etcd_kvs_free(&c->kvs);
+		c->kvs = r->kvs;	/* taken */
+		memset(&r->kvs, 0, sizeof(r->kvs));
+		break;
+	case HBM_ETCD_DELETE:
+		c->deleted = r->deleted;
+		break;
+	case HBM_ETCD_PROBE:
+		c->count = r->count;
+		c->max_mod = r->max_mod;
+		break;
+	case HBM_ETCD_CREATE:
+		c->created = r->created;
+		c->existing = (int)r->kvs.n;	/* freed after the callback */
+		break;
+	case HBM_ETCD_KEEPALIVE:
+		c->ttl = r->ttl;
+		break;
+	default:
+		break;
+	}
+}
+
+/*
+ * Run the loop until nothing is pending or secs pass.  The longest call
+ * of hbm_etcd_async_event() in *slowest, the most descriptors in *maxfds.
+ */
+static void arun(struct hbm_etcd_async *as, double secs, double *slowest, unsigned int *maxfds)
+{
+	double t0 = now(), t;
+	struct pollfd fds[HBM_ETCD_ASYNC_MAX_FDS + 4];
+	unsigned int n, i;
+	uint64_t d;
+	int tmo, r;
+	struct timespec ts;
+
+	while (hbm_etcd_async_pending(as) && now() - t0 < secs) {
+		n = hbm_etcd_async_fds(as, fds, HBM_ETCD_ASYNC_MAX_FDS + 4);
+		if (maxfds && n > *maxfds)
+			*maxfds = n;
+		d = hbm_etcd_async_deadline(as);
+		clock_gettime(CLOCK_MONOTONIC, &ts);
+		if (d == UINT64_MAX)
+			tmo = 100;
+		else if (d <= (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000)
+			tmo = 0;
+		else
+			tmo = (int)(d - ((uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000));
+		if (tmo > 100)
+			tmo = 100;
+		r = poll(fds, n, tmo);
+		t = now();
+		if (r > 0) {
+			for (i = 0; i < n; i++)
+				if (fds[i].revents && hbm_etcd_async_owns(as, fds[i].fd))
+					hbm_etcd_async_event(as, fds[i].fd, fds[i].revents);
+		}
+		hbm_etcd_async_event(as, -1, 0);
+		if (slowest && now() - t > *slowest)
+			*slowest = now() - t;
+	}
+}
+
+static void test_async(struct hbm_etcd *e)
+{
+	struct hbm_etcd_async *as = NULL;
+	struct rctx c = { 0 };
+	unsigned int maxfds = 0;
+	int64_t lease = 0, ttl, newest = 0;
+	double slowest = 0, t0;
+	char key[32], val[32];
+	int i, ret = 0, bad = 0;
+
+	if (hbm_etcd_async_open(e, &as)) {
+		ok(0, "an async client");
+		return;
+	}
+	t0 = now();
+	for (i = 0; i < 200 && !ret; i++) {
+		snprintf(key, sizeof(key), "/as/k%03d", i);
+		snprintf(val, sizeof(val), "v%d", i);
+		ret = hbm_etcd_async_put(as, key, val, strlen(val), 0, adone, &c, NULL);
+	}
+	ok(!ret && hbm_etcd_async_pending(as) == 200 && c.calls == 0,
+	   "200 puts started at once, none called back from the start");
+	arun(as, 20, &slowest, &maxfds);
+	ok(c.calls == 200 && c.fails == 0 && c.max_rev > 0,
+	   "200 concurrent puts completed in %.2f s (%d calls, %d failed%s%s)", now() - t0,
+	   c.calls, c.fails, c.fails ? ": " : "", c.fails ? c.err : "");
+	ok(maxfds > 0 && maxfds <= HBM_ETCD_ASYNC_MAX_XFERS,
+	   "at most %d connections at once (%u descriptors at most)", HBM_ETCD_ASYNC_MAX_XFERS,
+	   maxfds);
+
+	memset(&c, 0, sizeof(c));
+	ret = hbm_etcd_async_range(as, "/as/", true, adone, &c, NULL);
+	ret = ret ? ret : hbm_etcd_async_probe(as, "/as/", true, adone, &c, NULL);
+	arun(as, 5, NULL, NULL);
+	for (i = 0; i < (int)c.kvs.n; i++) {
+		snprintf(key, sizeof(key), "/as/k%03d", i);
+		snprintf(val, sizeof(val), "v%d", i);
+		bad += strcmp(c.kvs.kv[i].key, key) || strcmp(c.kvs.kv[i].value, val);
+	}
+	for (i = 0; i < (int)c.kvs.n; i++)
+		if (c.kvs.kv[i].mod_revision > newest)
+			newest = c.kvs.kv[i].mod_revision;
+	ok(!ret && c.calls == 2 && !c.fails && c.kvs.n == 200 && !bad && c.count == 200 &&
+	   c.max_mod == newest,
+	   "range: every key and value; probe: 200 keys, the newest at %lld",
+	   (long long)c.max_mod);
+	hbm_etcd_kvs_free(&c.kvs);
+
+	memset(&c, 0, sizeof(c));
+	ret = hbm_etcd_async_create(as, "/as/leader", "1", 1, 0, adone, &c, NULL);
+	arun(as, 5, NULL, NULL);
+	ok(!ret && c.calls == 1 && c.created, "create of an absent key: created");
+	memset(&c, 0, sizeof(c));
+	ret = hbm_etcd_async_create(as, "/as/leader", "2", 1, 0, adone, &c, NULL);
+	arun(as, 5, NULL, NULL);
+	ok(!ret && c.calls == 1 && !c.created && c.existing == 1,
+	   "create of an existing key: not created, the key returned");
+	memset(&c, 0, sizeof(c));
+	ret = hbm_etcd_async_delete(as, "/as/", true, adone, &c, NULL);
+	arun(as, 5, NULL, NULL);
+	ok(!ret && c.calls == 1 && c.deleted == 201, "delete of the prefix: 201 deleted");
+
+	ret = hbm_etcd_lease_grant(e, 30, &lease, &ttl, NULL);
+	memset(&c, 0, sizeof(c));
+	ret = ret ? ret : hbm_etcd_async_keepalive(as, lease, HBM_ETCD_URGENT, 0, adone, &c, NULL);
+	arun(as, 5, NULL, NULL);
+	ok(!ret && c.calls == 1 && !c.fails && c.ttl == 30, "keepalive: ttl %lld",
+	   (long long)c.ttl);
+	hbm_etcd_lease_revoke(e, lease, NULL);
+	memset(&c, 0, sizeof(c));
+	ret = hbm_etcd_async_keepalive(as, lease, 0, 0, adone, &c, NULL);
+	arun(as, 5, NULL, NULL);
+	ok(!ret && c.calls == 1 && c.last_ret == -ENOENT && strstr(c.err, "not found"),
+	   "keepalive of a revoked lease: -ENOENT (%s)", c.err);
+	memset(&c, 0, sizeof(c));
+	ret = hbm_etcd_async_put(as, "", "x", 1, 0, adone, &c, NULL);
+	arun(as, 5, NULL, NULL);
+	ok(!ret && c.calls == 1 && c.last_ret == -EINVAL && strstr(c.err, "key is not provided") &&
+	   strstr(c.err, "/v3/kv/put"), "etcd's refusal: -EINVAL (%s)", c.err);
+	ok(slowest < 0.1, "no call of the loop took long (slowest %.1f ms)", slowest * 1000);
+	hbm_etcd_async_close(as);
+}
+
+static void test_async_endpoints(void)
+{
+	const char *two[2] = { dead_url, url };
+	const char *dead[2] = { dead_url, "http://127.0.0.1:1" };
+	struct hbm_etcd *e = client(two, 2, 1000);
+	struct hbm_etcd_async *as = NULL;
+	struct rctx c = { 0 };
+	double t0 = now();
+	int ret;
+
+	ret = e ? hbm_etcd_async_open(e, &as) : -ENOMEM;
+	ret = ret ? ret : hbm_etcd_async_put(as, "/as/fo", "1", 1, 0, adone, &c, NULL);
+	if (!ret)
+		arun(as, 5, NULL, NULL);
+	ok(!ret && c.calls == 1 && !c.fails && !strcmp(hbm_etcd_endpoint(e), url) &&
+	   now() - t0 < 1, "fail-over: the first endpoint refuses, the second answers (%.2f s)",
+	   now() - t0);
+	memset(&c, 0, sizeof(c));
+	ret = ret ? ret : hbm_etcd_async_delete(as, "/as/fo", false, adone, &c, NULL);
+	if (!ret)
+		arun(as, 5, NULL, NULL);
+	ok(!ret && c.calls == 1 && c.deleted == 1, "the next request starts on the one that answered");
+	hbm_etcd_async_close(as);
+	hbm_etcd_close(e);
+
+	e = client(dead, 2, 1000);
+	as = NULL;
+	memset(&c, 0, sizeof(c));
+	ret = e ? hbm_etcd_async_open(e, &as) : -ENOMEM;
+	ret = ret ? ret : hbm_etcd_async_range(as, "/as/", true, adone, &c, NULL);
+	if (!ret)
+		arun(as, 5, NULL, NULL);
+	ok(!ret && c.calls == 1 && c.last_ret == -ECONNREFUSED &&
+	   strstr(c.err, "all 2 etcd endpoints failed"), "two dead endpoints: -ECONNREFUSED (%s)",
+	   c.err);
+	hbm_etcd_async_close(as);
+	hbm_etcd_close(e);
+}
+
+static void test_async_stopped(void)
+{
+	const char *one[1] = { url }, *twice[2] = { url, url };
+	struct hbm_etcd *e = client(one, 1, 300), *e2 = client(twice, 2, 300);
+	struct hbm_etcd_async *as = NULL, *as2 = NULL;
+	struct rctx c = { 0 }, c2 = { 0 }, cd = { 0 }, cl = { 0 };
+	double t0, slowest = 0;
+	struct timespec ts;
+	uint64_t nowms;
+	int ret;
+
+	ret = e && e2 ? hbm_etcd_async_open(e, &as) : -ENOMEM;
+	ret = ret ? ret : hbm_etcd_async_open(e2, &as2);
+	/* a connection to etcd first, so that the stop hits a request, not a connect */
+	ret = ret ? ret : hbm_etcd_async_range(as, "/none", false, adone, &c, NULL);
+	if (!ret)
+		arun(as, 5, NULL, NULL);
+	if (ret || c.calls != 1 || etcd_sigstop()) {
+		ok(0, "stop etcd");
+		goto out;
+	}
+	hbm_etcd_kvs_free(&c.kvs);
+	memset(&c, 0, sizeof(c));
+	t0 = now();
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	nowms = (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+	ret = hbm_etcd_async_range(as, "/none", false, adone, &c, NULL);
+	ret = ret ? ret : hbm_etcd_async_put(as2, "/none", "x", 1, 0, adone, &c2, NULL);
+	ret = ret ? ret : hbm_etcd_async_keepalive(as, 1, HBM_ETCD_URGENT, nowms + 150, adone, &cd,
+						   NULL);
+	/* a client of its own: the 300 ms timeout, not the deadline */
+	while (!ret && (hbm_etcd_async_pending(as) || hbm_etcd_async_pending(as2)) &&
+	       now() - t0 < 5) {
+		arun(as, 0.05, &slowest, NULL);
+		arun(as2, 0.05, &slowest, NULL);
+	}
+	kill(etcd_pid, SIGCONT);
+	ok(!ret && c.calls == 1 && c.last_ret == -ETIMEDOUT && c.at - t0 >= 0.25 &&
+	   c.at - t0 < 1.0, "a stopped etcd: -ETIMEDOUT after the 300 ms request timeout (%.2f s: %s)",
+	   c.at - t0, c.err);
+	ok(cd.calls == 1 && cd.last_ret == -ETIMEDOUT && cd.at - t0 >= 0.1 && cd.at - t0 < 0.3,
+	   "a keepalive with a deadline 150 ms ahead: -ETIMEDOUT at it (%.2f s: %s)", cd.at - t0,
+	   cd.err);
+	ok(c2.calls == 1 && c2.last_ret == -ETIMEDOUT && c2.at - t0 >= 0.5 && c2.at - t0 < 1.5 &&
+	   strstr(c2.err, "all 2 etcd endpoints failed"),
+	   "two endpoints, both stopped: each tried once, -ETIMEDOUT (%.2f s: %s)", c2.at - t0,
+	   c2.err);
+	ok(slowest < 0.1, "meanwhile no call of the loop took long (slowest %.1f ms)",
+	   slowest * 1000);
+	/* etcd first works off what queued while it was stopped: a few tries */
+	t0 = now();
+	do {
+		hbm_etcd_kvs_free(&cl.kvs);
+		memset(&cl, 0, sizeof(cl));
+		ret = hbm_etcd_async_range(as, "/none", false, adone, &cl, NULL);
+		if (!ret)
+			arun(as, 5, NULL, NULL);
+	} while (!ret && cl.last_ret == -ETIMEDOUT && now() - t0 < 5);
+	ok(!ret && cl.calls == 1 && !cl.fails, "etcd continued: the same client works again (%.2f s)",
+	   now() - t0);
+	hbm_etcd_kvs_free(&cl.kvs);
+	/* the put that timed out may have been applied once etcd went on */
+	hbm_etcd_delete(e, "/none", false, NULL, NULL);
+out:
+	hbm_etcd_kvs_free(&c.kvs);
+	hbm_etcd_async_close(as);
+	hbm_etcd_async_close(as2);
+	hbm_etcd_close(e);
+	hbm_etcd_close(e2);
+}
+
+/* A callback that cancels another request and starts one. */
+static void achain(void *arg, struct hbm_etcd_result *r)
+{
+	struct rctx *c = arg;
+
+	adone(arg, r);
+	hbm_etcd_async_cancel(c->as, c->victim);
+	c->victim = NULL;
+	if (!c->chained++)
+		hbm_etcd_async_put(c->as, "/as/chained", "1", 1, 0, adone, c, NULL);
+}
+
+static void test_async_cancel(struct hbm_etcd *e)
+{
+	struct hbm_etcd_req *reqs[20];
+	struct hbm_etcd_async *as = NULL;
+	struct rctx c = { 0 }, v = { 0 };
+	char key[32];
+	int i, ret = 0;
+
+	if (hbm_etcd_async_open(e, &as)) {
+		ok(0, "an async client");
+		return;
+	}
+	for (i = 0; i < 20 && !ret; i++) {
+		snprintf(key, sizeof(key), "/as/c%d", i);
+		ret = hbm_etcd_async_put(as, key, "x", 1, 0, adone, &c, &reqs[i]);
+	}
+	/* let some run: their connections open, their requests go out */
+	hbm_etcd_async_event(as, -1, 0);
+	for (i = 0; i < 20 && !ret; i += 2)
+		hbm_etcd_async_cancel(as, reqs[i]);
+	ok(!ret && hbm_etcd_async_pending(as) == 10, "10 of 20 requests cancelled one by one");
+	hbm_etcd_async_cancel_all(as);
+	ok(hbm_etcd_async_pending(as) == 0, "the others cancelled at once");
+	usleep(300000);
+	hbm_etcd_async_event(as, -1, 0);
+	arun(as, 0.3, NULL, NULL);
+	ok(c.calls == 0, "no callback after a cancel (%d)", c.calls);
+
+	memset(&c, 0, sizeof(c));
+	c.as = as;
+	/* a deadline already past: it ends before the victim can have an answer */
+	ret = hbm_etcd_async_keepalive(as, 1, 0, 1, achain, &c, NULL);
+	ret = ret ? ret : hbm_etcd_async_put(as, "/as/victim", "1", 1, 0, adone, &v, &c.victim);
+	if (!ret)
+		arun(as, 5, NULL, NULL);
+	ok(!ret && v.calls == 0 && c.calls == 2 && c.fails == 1 && hbm_etcd_async_pending(as) == 0,
+	   "a callback cancels another request (never called back) and starts one (completed)");
+
+	/* requests in flight against a stopped etcd, then the client closed */
+	if (etcd_sigstop()) {
+		ok(0, "stop etcd");
+	} else {
+		memset(&c, 0, sizeof(c));
+		for (i = 0; i < 12; i++)
+			hbm_etcd_async_range(as, "/as/", true, adone, &c, NULL);
+		arun(as, 0.2, NULL, NULL);
+		ok(c.calls == 0 && hbm_etcd_async_pending(as) == 12,
+		   "12 requests hang on a stopped etcd (8 sent, 4 waiting)");
+		kill(etcd_pid, SIGCONT);
+	}
+	hbm_etcd_async_close(as);	/* ASan: everything freed */
+	ok(c.calls == 0, "closed with requests in flight: freed, none called back");
+	hbm_etcd_delete(e, "/as/", true, NULL, NULL);
+}
+
 int main(void)
 {
 	int status;
@@ -618,6 +1047,7 @@ int main(void)
 
 	test_base64();
 	test_watch_parser();
+	test_bodies();
 
 	if (etcd_rig_begin("the live tests", &status))
 		return status;
@@ -630,6 +1060,10 @@ int main(void)
 		test_awatch(e);
 		test_endpoints();
 		test_timeout();
+		test_async(e);
+		test_async_endpoints();
+		test_async_stopped();
+		test_async_cancel(e);
 		test_expiry(e);
 		hbm_etcd_close(e);
 	}
