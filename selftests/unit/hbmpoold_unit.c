@@ -202,25 +202,32 @@ static void test_offline(const char *tmp)
 }
 
 /* Does a line of the log file match the basic regular expression re? */
-/* Writes conf as ctext then extra, and sends pid SIGHUP; 300 ms to act. */
-static void sighup_with(pid_t pid, const char *conf, const char *ctext, const char *extra)
-{
-	FILE *f = fopen(conf, "w");
-
-	if (f) {
-		fprintf(f, "%s%s", ctext, extra);
-		fclose(f);
-	}
-	kill(pid, SIGHUP);
-	usleep(300000);
-}
-
 static bool logged(const char *log, const char *re)
 {
 	char cmd[600];
 
 	snprintf(cmd, sizeof(cmd), "grep -q -- '%s' '%s'", re, log);
 	return !system(cmd);
+}
+
+/*
+ * Writes conf as ctext then extra, sends pid SIGHUP, and waits (up to 5 s,
+ * a loaded machine's scheduling, not the daemon's speed) for the reload's
+ * last line, done_re.
+ */
+static void sighup_with(pid_t pid, const char *conf, const char *ctext, const char *extra,
+			const char *log, const char *done_re)
+{
+	FILE *f = fopen(conf, "w");
+	int i;
+
+	if (f) {
+		fprintf(f, "%s%s", ctext, extra);
+		fclose(f);
+	}
+	kill(pid, SIGHUP);
+	for (i = 0; i < 100 && !logged(log, done_re); i++)
+		usleep(50000);
 }
 
 /* The next datagram on the notify socket within ms; "" if none. */
@@ -559,14 +566,16 @@ static void test_daemon(void)
 		printf("# %.2000s\n", mbody);
 
 	/* SIGHUP: [health] hold_ms applied, [node] port refused (lines 18, 20) */
-	sighup_with(pid, conf, ctext, "[health]\nhold_ms = 2000\n[node]\nport = 7071\n");
+	sighup_with(pid, conf, ctext, "[health]\nhold_ms = 2000\n[node]\nport = 7071\n", log,
+		    "SIGHUP: .*d\\.conf: 1 change applied");
 	ok(waitpid(pid, &st, WNOHANG) == 0, "SIGHUP: still running");
 	ok(logged(log, "SIGHUP: applied: .*d\\.conf:18: \\[health\\] hold_ms: 10000 -> 2000$") &&
 	   logged(log, "SIGHUP: .*d\\.conf:20: \\[node\\] port: changed (7070 -> 7071), but only a restart applies it; running value kept$") &&
 	   logged(log, "SIGHUP: .*d\\.conf: 1 change applied; the others need a restart"),
 	   "SIGHUP: [health] hold_ms applied; [node] port refused, named by file, line and key");
 	/* an invalid file: every error, nothing changed */
-	sighup_with(pid, conf, ctext, "[health]\nhold_ms = soon\n[bogus]\n");
+	sighup_with(pid, conf, ctext, "[health]\nhold_ms = soon\n[bogus]\n", log,
+		    "SIGHUP: .*d\\.conf: not reloaded");
 	ok(waitpid(pid, &st, WNOHANG) == 0 &&
 	   logged(log, "SIGHUP: .*d\\.conf:18: \\[health\\] hold_ms: must be") &&
 	   logged(log, "SIGHUP: .*d\\.conf:19: \\[bogus\\]: unknown section") &&
