@@ -810,6 +810,12 @@ static int probe_reply(json_object *resp, int64_t *count, int64_t *max_mod, char
 		ret = parse_kvs(resp, &kvs, why, wl);
 	if (ret)
 		return ret;
+	if (*count > 0 && !kvs.n) {
+		/* keys, but not the newest of them: no answer to trust */
+		snprintf(why, wl, "\"count\" is %" PRId64 " but no key came", *count);
+		hbm_etcd_kvs_free(&kvs);
+		return -EPROTO;
+	}
 	*max_mod = kvs.n ? kvs.kv[0].mod_revision : 0;
 	hbm_etcd_kvs_free(&kvs);
 	return 0;

@@ -32,19 +32,19 @@ static void probe_format(void)
 	char *body = NULL, why[256];
 	int ret;
 
-	ret = mscale_body_probe("/hbmpool/smoke/", &body);
+	ret = hbm_etcd_body_probe("/hbmpool/smoke/", true, &body);
 	ok(!ret && body && !strcmp(body, PROBE_BODY), "the probe's body is the agent's: %s",
 	   body ? body : "(none)");
 	free(body);
-	ret = mscale_reply_probe("{\"header\":{\"revision\":\"9\"},\"kvs\":[{\"key\":\"eA==\","
+	ret = hbm_etcd_reply_probe("{\"header\":{\"revision\":\"9\"},\"kvs\":[{\"key\":\"eA==\","
 				 "\"create_revision\":\"3\",\"mod_revision\":\"8\"}],"
-				 "\"more\":true,\"count\":\"33\"}", &count, &max_mod, why, sizeof(why));
+				 "\"more\":true,\"count\":\"33\"}", &count, &max_mod, NULL, why, sizeof(why));
 	ok(!ret && count == 33 && max_mod == 8, "a probe's reply: %lld keys up to revision %lld",
 	   (long long)count, (long long)max_mod);
-	ret = mscale_reply_probe("{\"header\":{\"revision\":\"9\"}}", &count, &max_mod, why,
-				 sizeof(why));
+	ret = hbm_etcd_reply_probe("{\"header\":{\"revision\":\"9\"}}", &count, &max_mod, NULL,
+				   why, sizeof(why));
 	ok(!ret && !count && !max_mod, "an empty domain's: no keys");
-	ret = mscale_reply_probe("{\"count\":\"2\"}", &count, &max_mod, why, sizeof(why));
+	ret = hbm_etcd_reply_probe("{\"header\":{\"revision\":\"9\"},\"count\":\"2\"}", &count, &max_mod, NULL, why, sizeof(why));
 	ok(ret == -EPROTO, "keys without a newest is a bad reply (%s)", ret ? why : "accepted");
 }
 

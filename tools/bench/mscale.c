@@ -312,140 +312,7 @@ static void resync(struct node *n)
 		n->resync_at = now_ms() + 1000;
 }
 
-/* ---- the agent's probe of a quiet watch ---- */
-
-static int add_str(json_object *o, const char *name, const char *v)
-{
-	json_object *j = json_object_new_string(v);
-
-	if (!j || json_object_object_add(o, name, j)) {
-		json_object_put(j);
-		return -ENOMEM;
-	}
-	return 0;
-}
-
-static int add_b64(json_object *o, const char *name, const void *data, size_t len)
-{
-	char *v = hbm_b64_encode(data, len);
-	int ret;
-
-	if (!v)
-		return -ENOMEM;
-	ret = add_str(o, name, v);
-	free(v);
-	return ret;
-}
-
-/*
- * hbm_etcd_probe()'s request, field by field in its order: the prefix
- * (key, range_end = the first key after every key starting with it),
- * "limit" "1", "sort_order" "DESCEND", "sort_target" "MOD", "keys_only" true.
- */
-int mscale_body_probe(const char *prefix, char **body)
-{
-	json_object *req = json_object_new_object(), *t;
-	size_t n = strlen(prefix);
-	const char *js;
-	char *end = strdup(prefix);
-	int ret = req && end ? 0 : -ENOMEM;
-
-	*body = NULL;
-	if (!ret)
-		ret = add_b64(req, "key", prefix, n);
-	if (!ret) {
-		while (n && (unsigned char)end[n - 1] == 0xff)
-			n--;
-		if (n) {
-			end[n - 1]++;
-			ret = add_b64(req, "range_end", end, n);
-		} else {
-			ret = add_b64(req, "range_end", "", 1);	/* "\0": every key */
-		}
-	}
-	if (!ret)
-		ret = add_str(req, "limit", "1");
-	if (!ret)
-		ret = add_str(req, "sort_order", "DESCEND");
-	if (!ret)
-		ret = add_str(req, "sort_target", "MOD");
-	if (!ret) {
-		t = json_object_new_boolean(1);
-		if (!t || json_object_object_add(req, "keys_only", t)) {
-			json_object_put(t);
-			ret = -ENOMEM;
-		}
-	}
-	if (!ret) {
-		js = json_object_to_json_string_ext(req, JSON_C_TO_STRING_PLAIN);
-		*body = js ? strdup(js) : NULL;
-		ret = *body ? 0 : -ENOMEM;
-	}
-	json_object_put(req);
-	free(end);
-	return ret;
-}
-
-/* An int64 field as the gateway writes them (a string, or absent for 0). */
-static int j_int64(json_object *o, const char *name, int64_t *out, char *err, size_t errlen)
-{
-	json_object *v;
-	const char *p;
-	char *end;
-
-	*out = 0;
-	if (!json_object_object_get_ex(o, name, &v) || json_object_is_type(v, json_type_null))
-		return 0;
-	if (json_object_is_type(v, json_type_int)) {
-		*out = json_object_get_int64(v);
-		return 0;
-	}
-	p = json_object_is_type(v, json_type_string) ? json_object_get_string(v) : "";
-	errno = 0;
-	*out = strtoll(p, &end, 10);
-	if (!*p || *end || errno) {
-		snprintf(err, errlen, "\"%s\" is not a 64-bit integer", name);
-		return -EPROTO;
-	}
-	return 0;
-}
-
-int mscale_reply_probe(const char *reply, int64_t *count, int64_t *max_mod, char *err,
-		       size_t errlen)
-{
-	json_object *o = json_tokener_parse(reply), *kvs;
-	int ret;
-
-	*count = *max_mod = 0;
-	if (!o || !json_object_is_type(o, json_type_object)) {
-		json_object_put(o);
-		snprintf(err, errlen, "the reply is not a JSON object");
-		return -EPROTO;
-	}
-	ret = j_int64(o, "count", count, err, errlen);
-	if (!ret && json_object_object_get_ex(o, "kvs", &kvs) &&
-	    !json_object_is_type(kvs, json_type_null)) {
-		if (!json_object_is_type(kvs, json_type_array)) {
-			snprintf(err, errlen, "\"kvs\" is not an array");
-			ret = -EPROTO;
-		} else if (json_object_array_length(kvs)) {
-			json_object *kv = json_object_array_get_idx(kvs, 0);
-
-			if (json_object_is_type(kv, json_type_object)) {
-				ret = j_int64(kv, "mod_revision", max_mod, err, errlen);
-			} else {
-				snprintf(err, errlen, "\"kvs\" holds a non-object");
-				ret = -EPROTO;
-			}
-		}
-	}
-	if (!ret && *count > 0 && !*max_mod) {
-		snprintf(err, errlen, "%" PRId64 " keys but no newest", *count);
-		ret = -EPROTO;
-	}
-	json_object_put(o);
-	return ret;
-}
+/* ---- the agent's probe of a quiet watch: etcd.c's hbm_etcd_body_probe() and reply ---- */
 
 const char *mscale_idle_name(enum mscale_idle idle)
 {
@@ -480,7 +347,7 @@ static void probe_done(void *arg, int err, long status, const char *reply, uint6
 	if (!n->watch)
 		return;		/* it ended meanwhile: read again already */
 	ret = err || status != 200 ? -EIO :
-	      mscale_reply_probe(reply, &count, &max_mod, why, sizeof(why));
+	      hbm_etcd_reply_probe(reply, &count, &max_mod, NULL, why, sizeof(why));
 	if (ret) {
 		/* as the agent: no answer, the domain is read again */
 		if (err || status != 200)
@@ -518,7 +385,7 @@ static void probe(struct node *n)
 	char *body;
 	int ret;
 
-	ret = mscale_body_probe(s->dprefix, &body);
+	ret = hbm_etcd_body_probe(s->dprefix, true, &body);
 	if (!ret)
 		ret = hbm_emulti_post(s->m, "/v3/kv/range", body, s->o->request_ms, probe_done, n,
 				      &n->req);

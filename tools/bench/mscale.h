@@ -85,14 +85,10 @@ struct mscale_result {
 };
 
 /*
- * The agent's probe of a quiet watch (hbm_etcd_probe() in daemon/etcd.c):
- * a range of the domain prefix, limit 1, keys only, sorted by mod revision
- * descending: the body, and from the reply the count of the domain's keys
- * and the newest mod revision among them (0 if none).
+ * The idle mode's name.  The probe itself is the agent's (hbm_etcd_probe()
+ * in daemon/etcd.c): its body and reply are etcd.c's hbm_etcd_body_probe()
+ * and hbm_etcd_reply_probe().
  */
-int mscale_body_probe(const char *prefix, char **body);
-int mscale_reply_probe(const char *reply, int64_t *count, int64_t *max_mod, char *err,
-		       size_t errlen);
 const char *mscale_idle_name(enum mscale_idle idle);
 
 int mscale_run(const struct mscale_opts *o, struct mscale_result *r);
