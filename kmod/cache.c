@@ -455,14 +455,31 @@ static struct page *__hbmpool_clock_advance(bool skip_dirty, bool *spared)
 	return page;
 }
 
-/*
- * Evicts @page of @r: writes it back if dirty (only if @may_writeback),
- * unmaps it from every process, drops it.  The caller holds references on
- * @r and @page.  0 if evicted.
- */
-static int hbmpool_evict_page(struct hbmpool_region *r, struct page *page,
-			      bool may_writeback)
+/* A page the CLOCK hand chose, with references on it and its region. */
+struct hbmpool_victim {
+	struct hbmpool_region *r;
+	struct page *page;
+};
+
+/* Pages evicted together: one unmap (and TLB flush) per run of indices. */
+#define HBMPOOL_EVICT_BATCH	32
+
+static void hbmpool_victim_put(struct hbmpool_victim *v)
 {
+	put_page(v->page);
+	hbmpool_region_put(v->r);
+}
+
+/*
+ * Readies @v's page for eviction: writes it back if dirty (only if
+ * @may_writeback), then locks it.  Return: 0 with the page locked, clean
+ * and up to date; 1 when it held no data (a failed fetch) and was taken
+ * out; -EBUSY to leave it; a write-back's error.
+ */
+static int hbmpool_evict_prepare(struct hbmpool_victim *v, bool may_writeback)
+{
+	struct hbmpool_region *r = v->r;
+	struct page *page = v->page;
 	int err;
 
 	/* ours and the cache's; a write-back of a held page gains nothing */
@@ -483,7 +500,7 @@ static int hbmpool_evict_page(struct hbmpool_region *r, struct page *page,
 	     test_bit(HBM_PG_STALE, &page->private))) {
 		/* a failed fetch holds no data: out, not counted as an eviction */
 		hbmpool_page_abandon(r, page);
-		return 0;
+		return 1;
 	}
 	if (page->mapping != hbmpool_mapping(r) ||
 	    !test_bit(HBM_PG_UPTODATE, &page->private) ||
@@ -493,12 +510,16 @@ static int hbmpool_evict_page(struct hbmpool_region *r, struct page *page,
 		unlock_page(page);
 		return -EBUSY;
 	}
-	/*
-	 * Clean under the page lock means no writable PTE: page_mkwrite
-	 * needs the lock to set DIRTY.  Unmap, then no PTE can come back
-	 * before the removal, since faults map under the page lock.
-	 */
-	unmap_mapping_pages(hbmpool_mapping(r), page->index, 1, false);
+	return 0;
+}
+
+/*
+ * Takes a locked, clean, up-to-date page out of the cache once it is
+ * unmapped, and unlocks it.  The caller holds references on its region and
+ * on it.  0 if evicted.
+ */
+static int hbmpool_evict_unmapped(struct hbmpool_region *r, struct page *page)
+{
 	/*
 	 * Only the cache's reference and ours may be left: a get_user_pages()
 	 * reference (O_DIRECT in 6.1 takes FOLL_GET, not a pin) means I/O may
@@ -509,8 +530,8 @@ static int hbmpool_evict_page(struct hbmpool_region *r, struct page *page,
 		return -EBUSY;
 	}
 	/*
-	 * A holder that let go since the check above may have marked it
-	 * dirty without the page lock on its way out: then it stays.
+	 * A holder that let go since the checks may have marked it dirty
+	 * without the page lock on its way out: then it stays.
 	 */
 	if (test_bit(HBM_PG_DIRTY, &page->private) || page_mapped(page) ||
 	    !hbmpool_remove_page(r, page)) {
@@ -530,58 +551,114 @@ static int hbmpool_evict_page(struct hbmpool_region *r, struct page *page,
 }
 
 /*
+ * Evicts the @n locked, clean pages of @v (from hbmpool_evict_prepare()):
+ * unmaps each run of consecutive indices of one region at once (one walk
+ * and one TLB flush per run), then takes them out, and drops the
+ * references.  Clean under the page lock means no writable PTE
+ * (page_mkwrite needs the lock to set DIRTY); once unmapped no PTE can come
+ * back before the removal, since faults map under the page lock.  Returns
+ * how many were evicted.
+ */
+static long hbmpool_evict_batch(struct hbmpool_victim *v, unsigned int n)
+{
+	unsigned int i, run;
+	long evicted = 0;
+
+	for (i = 0; i < n; i += run) {
+		for (run = 1; i + run < n; run++)
+			if (v[i + run].r != v[i].r ||
+			    v[i + run].page->index != v[i].page->index + run)
+				break;
+		unmap_mapping_pages(hbmpool_mapping(v[i].r), v[i].page->index,
+				    run, false);
+	}
+	for (i = 0; i < n; i++) {
+		if (!hbmpool_evict_unmapped(v[i].r, v[i].page))
+			evicted++;
+		hbmpool_victim_put(&v[i]);
+	}
+	return evicted;
+}
+
+/*
+ * Advances the CLOCK hand to the next page that may be evicted and takes
+ * references on it and its region.  false when the list is empty.  A page
+ * spared (see __hbmpool_clock_advance()) or going away leaves @v->page NULL.
+ */
+static bool hbmpool_clock_next(struct hbmpool_victim *v, bool may_writeback)
+{
+	struct page *page;
+	bool spared;
+
+	v->page = NULL;
+	spin_lock(&hbmpool_cache.lock);
+	page = __hbmpool_clock_advance(!may_writeback, &spared);
+	if (!page) {
+		spin_unlock(&hbmpool_cache.lock);
+		return false;
+	}
+	if (!spared) {
+		/* On the list, the page's region is not freed yet. */
+		v->r = hbmpool_page_region(page);
+		if (kref_get_unless_zero(&v->r->ref)) {
+			/* another evictor may hold it frozen at 0 */
+			if (get_page_unless_zero(page))
+				v->page = page;
+			else
+				hbmpool_region_put(v->r);
+		}
+	}
+	spin_unlock(&hbmpool_cache.lock);
+	return true;
+}
+
+/*
  * CLOCK: evicts up to @nr pages, looking at @max_scan at most (0: twice the
- * cache); returns how many.  Stops at the first failed write-back: the next
- * call (the worker backs off) tries again.
+ * cache); returns how many.  Clean pages are gathered and evicted in
+ * batches; a dirty one (only if @may_writeback) is written back first,
+ * with no page of the batch locked, as the write-back waits for the link.
+ * Stops at the first failed write-back: the next call (the worker backs
+ * off) tries again.
  */
 static long hbmpool_evict(long nr, bool may_writeback, long max_scan)
 {
+	struct hbmpool_victim batch[HBMPOOL_EVICT_BATCH];
 	long evicted = 0, scanned = 0;
-	int err;
+	unsigned int n = 0;
+	int err = 0;
 
 	if (!max_scan)
 		max_scan = 2 * atomic_long_read(&hbmpool_cache.nr_cached) + 16;
-	while (evicted < nr && scanned++ < max_scan) {
-		struct hbmpool_region *r;
-		struct page *page;
-		bool spared;
+	while (evicted + n < nr && scanned++ < max_scan) {
+		struct hbmpool_victim v;
 
 		if (!(scanned % 256))
 			cond_resched();
-		spin_lock(&hbmpool_cache.lock);
-		page = __hbmpool_clock_advance(!may_writeback, &spared);
-		if (!page) {
-			spin_unlock(&hbmpool_cache.lock);
+		if (!hbmpool_clock_next(&v, may_writeback))
 			break;
+		if (!v.page)
+			continue;
+		if (may_writeback && n && test_bit(HBM_PG_DIRTY, &v.page->private)) {
+			evicted += hbmpool_evict_batch(batch, n);
+			n = 0;
 		}
-		if (spared) {
-			spin_unlock(&hbmpool_cache.lock);
+		err = hbmpool_evict_prepare(&v, may_writeback);
+		if (err) {
+			if (err > 0)
+				evicted++;
+			hbmpool_victim_put(&v);
+			if (err < 0 && err != -EBUSY)
+				break;	/* a write-back failed: do not hammer the link */
 			continue;
 		}
-		/* On the list, the page's region is not freed yet. */
-		r = hbmpool_page_region(page);
-		if (!kref_get_unless_zero(&r->ref)) {
-			spin_unlock(&hbmpool_cache.lock);
-			continue;
+		batch[n++] = v;
+		if (n == ARRAY_SIZE(batch)) {
+			evicted += hbmpool_evict_batch(batch, n);
+			n = 0;
+			cond_resched();
 		}
-		/* another evictor may hold it frozen at 0 (hbmpool_evict_page()) */
-		if (!get_page_unless_zero(page)) {
-			spin_unlock(&hbmpool_cache.lock);
-			hbmpool_region_put(r);
-			continue;
-		}
-		spin_unlock(&hbmpool_cache.lock);
-
-		err = hbmpool_evict_page(r, page, may_writeback);
-		put_page(page);
-		hbmpool_region_put(r);
-		if (!err)
-			evicted++;
-		else if (err != -EBUSY)
-			break;	/* a write-back failed: do not hammer the link */
-		cond_resched();
 	}
-	return evicted;
+	return evicted + hbmpool_evict_batch(batch, n);
 }
 
 /* Called before a fetch, without mmap_lock unless !@may_writeback. */
@@ -596,14 +673,22 @@ void hbmpool_make_room(bool may_writeback)
 #define HBMPOOL_NOWAIT_SCAN	32
 
 /*
- * For the fault fast path, under mmap_lock: true if there is room, or a
- * clean page could be evicted to make it; nothing here writes back.
+ * For the fault fast path, under mmap_lock, before a run of up to @nr
+ * pages: true if there is room for the first, evicting clean pages to make
+ * room for the run if the cache is full (one batch, a short look: the slow
+ * path can do more); nothing here writes back.
  */
-bool hbmpool_make_room_nowait(void)
+bool hbmpool_make_room_nowait(unsigned int nr)
 {
-	/* a short look only: under mmap_lock, and the slow path can do more */
-	return atomic_long_read(&hbmpool_cache.nr_cached) < hbmpool_high_wm() ||
-	       hbmpool_evict(1, false, HBMPOOL_NOWAIT_SCAN);
+	long over = atomic_long_read(&hbmpool_cache.nr_cached) + nr -
+		    (long)hbmpool_high_wm();
+	long want;
+
+	if (over <= 0)
+		return true;
+	want = min_t(long, over, HBMPOOL_EVICT_BATCH);
+	return hbmpool_evict(want, false, HBMPOOL_NOWAIT_SCAN + want) ||
+	       atomic_long_read(&hbmpool_cache.nr_cached) < hbmpool_high_wm();
 }
 
 #define HBMPOOL_EVICT_BACKOFF_MIN	(HZ / 10)

@@ -144,6 +144,74 @@ static void hbmpool_fetch_end_io(struct hbmpool_req *req)
 		unlock_page(req->pages[i]);
 }
 
+/*
+ * The most pages a run from @index may hold: @max, cut at its chunk's end
+ * (one home, one run of the home's segment), the region's end and
+ * HBMPOOL_REQ_MAX_PAGES.
+ */
+static unsigned int hbmpool_run_max(struct hbmpool_region *r, pgoff_t index,
+				    unsigned int max)
+{
+	pgoff_t chunk_pages = r->chunk_size >> PAGE_SHIFT;
+
+	max = min_t(pgoff_t, max, r->nr_pages - index);
+	max = min_t(pgoff_t, max, chunk_pages - (index & (chunk_pages - 1)));
+	return min_t(unsigned int, max, HBMPOOL_REQ_MAX_PAGES);
+}
+
+/*
+ * Publishes a run of new, locked pages from @index into @pages, at most
+ * @max (from hbmpool_run_max()): it ends at the first page in the cache
+ * already and where a page would take the cache over its budget (the first
+ * page excepted: its caller made room).  Only the first page is
+ * @referenced.  Return: the number of pages, or -EEXIST (@index is cached
+ * or being fetched), -ENOMEM.
+ */
+static int hbmpool_run_new(struct hbmpool_region *r, pgoff_t index,
+			   unsigned int max, bool referenced,
+			   struct page **pages)
+{
+	unsigned int nr;
+
+	pages[0] = hbmpool_page_new(r, index, referenced);
+	if (IS_ERR(pages[0]))
+		return PTR_ERR(pages[0]);
+	for (nr = 1; nr < max; nr++) {
+		struct page *page;
+
+		if (!hbmpool_cache_below_budget() || xa_load(&r->pages, index + nr))
+			break;
+		page = hbmpool_page_new(r, index + nr, false);
+		if (IS_ERR(page))
+			break;
+		pages[nr] = page;
+	}
+	return nr;
+}
+
+/*
+ * An array for a run of up to *@max pages: @one if *@max is 1 or the
+ * allocation fails (then *@max becomes 1).  Free with hbmpool_run_free().
+ */
+static struct page **hbmpool_run_alloc(unsigned int *max, struct page **one)
+{
+	struct page **pages;
+
+	if (*max <= 1)
+		return one;
+	pages = kmalloc_array(*max, sizeof(*pages), GFP_KERNEL | __GFP_NOWARN);
+	if (pages)
+		return pages;
+	*max = 1;
+	return one;
+}
+
+static void hbmpool_run_free(struct page **pages, struct page **one)
+{
+	if (pages != one)
+		kfree(pages);
+}
+
 /**
  * hbmpool_fetch_start - publish a run of pages and start fetching it
  * @r: the region
@@ -165,39 +233,20 @@ int hbmpool_fetch_start(struct hbmpool_region *r, pgoff_t index,
 			unsigned int max, unsigned int mark,
 			unsigned long flags, struct hbmpool_req **reqp)
 {
-	pgoff_t chunk_pages = r->chunk_size >> PAGE_SHIFT;
-	struct page *one, **pages = &one;
+	struct page *one, **pages;
 	struct hbmpool_node *node;
 	struct hbmpool_req *req;
-	unsigned int nr, i;
+	unsigned int i;
 	u64 offset;
+	int nr, ret;
 	u32 gen;
-	int ret;
 
-	max = min_t(pgoff_t, max, r->nr_pages - index);
-	max = min_t(pgoff_t, max, chunk_pages - (index & (chunk_pages - 1)));
-	max = min_t(unsigned int, max, HBMPOOL_REQ_MAX_PAGES);
-	if (max > 1) {
-		pages = kmalloc_array(max, sizeof(*pages), GFP_KERNEL | __GFP_NOWARN);
-		if (!pages) {
-			pages = &one;
-			max = 1;
-		}
-	}
-	pages[0] = hbmpool_page_new(r, index, !(flags & HBMPOOL_FETCH_AHEAD));
-	if (IS_ERR(pages[0])) {
-		ret = PTR_ERR(pages[0]);
+	max = hbmpool_run_max(r, index, max);
+	pages = hbmpool_run_alloc(&max, &one);
+	nr = hbmpool_run_new(r, index, max, !(flags & HBMPOOL_FETCH_AHEAD), pages);
+	if (nr < 0) {
+		ret = nr;
 		goto out;
-	}
-	for (nr = 1; nr < max; nr++) {
-		struct page *page;
-
-		if (!hbmpool_cache_below_budget() || xa_load(&r->pages, index + nr))
-			break;
-		page = hbmpool_page_new(r, index + nr, false);
-		if (IS_ERR(page))
-			break;
-		pages[nr] = page;
 	}
 	if (mark < nr)
 		set_bit(HBM_PG_READAHEAD, &pages[mark]->private);
@@ -223,8 +272,7 @@ int hbmpool_fetch_start(struct hbmpool_region *r, pgoff_t index,
 		hbmpool_req_put(req);
 	ret = nr;
 out:
-	if (pages != &one)
-		kfree(pages);
+	hbmpool_run_free(pages, &one);
 	return ret;
 }
 
@@ -264,22 +312,27 @@ int hbmpool_fill(struct hbmpool_region *r, pgoff_t index, unsigned int max,
 }
 
 /*
- * The fast path, for a transport that can move a page with a CPU copy and
- * no wait (a load/store fabric; the sim with no added latency): fetches
- * under mmap_lock, as a fault on local memory copies under it, and returns
- * the new page locked with a reference for the PTE.  NULL: take the slow
- * path (the transport would wait, or failed, or the cache needs a
- * write-back to make room), which reports errors.  ERR_PTR(-EEXIST):
- * another task published the page first; look it up again.
+ * The fast path, for a transport that can move pages with a CPU copy and no
+ * wait (a load/store fabric; the sim with no added latency): fetches a run
+ * of up to @max pages from @index under mmap_lock, as a fault on local
+ * memory copies under it, maps the run's other pages where @vmf's vma
+ * covers them, and returns the page at @index locked with a reference for
+ * the PTE; *@nr is the run's length.  NULL: take the slow path (the
+ * transport would wait, or failed, or the cache needs a write-back to make
+ * room), which reports errors.  ERR_PTR(-EEXIST): another task published
+ * the page first; look it up again.
  */
-static struct page *hbmpool_fill_nowait(struct hbmpool_region *r,
-					pgoff_t index)
+static struct page *hbmpool_fill_nowait(struct vm_fault *vmf,
+					struct hbmpool_region *r,
+					pgoff_t index, unsigned int max,
+					unsigned int *nr)
 {
+	struct page *one, **pages;
 	struct hbmpool_node *node;
-	struct page *page;
 	u64 offset, start;
+	unsigned int i;
 	bool ok;
-	int err;
+	int n, err;
 
 	rcu_read_lock();
 	node = hbmpool_read_copy(r, index, NULL);
@@ -288,28 +341,39 @@ static struct page *hbmpool_fill_nowait(struct hbmpool_region *r,
 	     hbmpool_read_copy_gen(r, index) == hbmpool_node_data_gen(node) &&
 	     !READ_ONCE(node->fail_fetch) && !hbmpool_fail_request_armed();
 	rcu_read_unlock();
-	if (!ok || !hbmpool_make_room_nowait())
+	max = hbmpool_run_max(r, index, max);
+	if (!ok || !hbmpool_make_room_nowait(max))
 		return NULL;
-	page = hbmpool_page_new(r, index, true);
-	if (IS_ERR(page))
-		return PTR_ERR(page) == -EEXIST ? page : NULL;
+	pages = hbmpool_run_alloc(&max, &one);
+	n = hbmpool_run_new(r, index, max, true, pages);
+	if (n < 0) {
+		hbmpool_run_free(pages, &one);
+		return n == -EEXIST ? ERR_PTR(-EEXIST) : NULL;
+	}
 
 	/* ->copy_nowait() does not sleep: the copy's node is valid throughout */
 	rcu_read_lock();
 	node = hbmpool_read_copy(r, index, &offset);
 	start = ktime_get_ns();
-	err = node->transport->ops->copy_nowait(node, offset, &page, 1);
+	err = node->transport->ops->copy_nowait(node, offset, pages, n);
 	if (!err) {
-		set_bit(HBM_PG_UPTODATE, &page->private);
-		hbmpool_count_fetch(r, node, 1, ktime_get_ns() - start);
+		for (i = 0; i < n; i++)
+			set_bit(HBM_PG_UPTODATE, &pages[i]->private);
+		hbmpool_count_fetch(r, node, n, ktime_get_ns() - start);
 	}
 	rcu_read_unlock();
 	if (err) {
-		hbmpool_page_abandon(r, page);
+		for (i = 0; i < n; i++)
+			hbmpool_page_abandon(r, pages[i]);
+		hbmpool_run_free(pages, &one);
 		return NULL;
 	}
-	get_page(page);
-	return page;
+	hbmpool_map_run(vmf, pages + 1, n - 1);		/* and unlocks them */
+	one = pages[0];
+	hbmpool_run_free(pages, &one);
+	get_page(one);
+	*nr = n;
+	return one;
 }
 
 /* ---- vm operations ---- */
@@ -351,17 +415,20 @@ static vm_fault_t hbmpool_vm_fault(struct vm_fault *vmf)
 repeat:
 	page = hbmpool_lookup(r, index);
 	if (!page) {
-		page = hbmpool_fill_nowait(r, index);
+		window = hbmpool_ra_window(ra, vma->vm_flags, index, &mark);
+		page = hbmpool_fill_nowait(vmf, r, index, window, &nr);
 		if (IS_ERR(page))
 			goto repeat;
 		if (page) {
+			/* a copy needs no mark: the next miss fetches the next run */
+			if (nr > 1)
+				hbmpool_ra_record(ra, index, nr);
 			hbmpool_ra_access(ra, index);
 			vmf->page = page;	/* locked, referenced for the PTE */
 			return VM_FAULT_LOCKED;
 		}
 		if (vmf->flags & FAULT_FLAG_RETRY_NOWAIT)
 			return VM_FAULT_RETRY;
-		window = hbmpool_ra_window(ra, vma->vm_flags, index, &mark);
 		hbmpool_ra_access(ra, index);
 		nr = 0;
 		if (!can_retry) {
@@ -455,6 +522,7 @@ static vm_fault_t hbmpool_vm_page_mkwrite(struct vm_fault *vmf)
 
 const struct vm_operations_struct hbmpool_vm_ops = {
 	.fault = hbmpool_vm_fault,
+	.map_pages = hbmpool_vm_map_pages,
 	.page_mkwrite = hbmpool_vm_page_mkwrite,
 };
 

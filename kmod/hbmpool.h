@@ -534,6 +534,13 @@ int hbmpool_fill(struct hbmpool_region *r, pgoff_t index, unsigned int max,
 		 unsigned int mark, unsigned long flags, unsigned int *nr);
 struct page *hbmpool_lookup(struct hbmpool_region *r, pgoff_t index);
 
+/* ---- mapping several pages per fault (faultaround.c) ---- */
+
+void hbmpool_map_run(struct vm_fault *vmf, struct page **pages,
+		     unsigned int nr);
+vm_fault_t hbmpool_vm_map_pages(struct vm_fault *vmf, pgoff_t start,
+				pgoff_t end);
+
 /* ---- read-ahead (readahead.c) ---- */
 
 #define HBMPOOL_RA_NO_MARK	UINT_MAX
@@ -594,7 +601,7 @@ void hbmpool_page_abandon(struct hbmpool_region *r, struct page *page);
 struct page *hbmpool_page_new(struct hbmpool_region *r, pgoff_t index,
 			      bool referenced);
 void hbmpool_make_room(bool may_writeback);
-bool hbmpool_make_room_nowait(void);
+bool hbmpool_make_room_nowait(unsigned int nr);
 void hbmpool_cache_budget_changed(void);
 int hbmpool_writeback_page(struct hbmpool_region *r, struct page *page);
 bool hbmpool_remove_page(struct hbmpool_region *r, struct page *page);

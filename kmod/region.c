@@ -220,7 +220,8 @@ static int hbmpool_region_mmap(struct file *file, struct vm_area_struct *vma)
 		return -EINVAL;		/* a private copy of pooled memory makes no sense */
 	if (vma->vm_pgoff >= r->nr_pages || pages > r->nr_pages - vma->vm_pgoff)
 		return -EINVAL;
-	vma->vm_flags |= VM_DONTEXPAND | VM_DONTDUMP;
+	/* VM_MIXEDMAP: a fault may map several pages (faultaround.c) */
+	vma->vm_flags |= VM_DONTEXPAND | VM_DONTDUMP | VM_MIXEDMAP;
 	vma->vm_ops = &hbmpool_vm_ops;
 	return 0;
 }

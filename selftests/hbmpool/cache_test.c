@@ -179,11 +179,13 @@ TEST_F_TIMEOUT(cache, thrash_8x_budget, 120)
 	 * here).  Under this thrash the evictor may take pages read ahead
 	 * before their touch, which then fetches them again: windows are at
 	 * most 1/8 of the budget, and over the three passes such waste stays
-	 * well under half a pass (7% of the touches in the runs seen). */
+	 * well under half a pass (7% of the touches in the runs seen).  Faults
+	 * are fewer than touches: fault-around maps cached neighbours. */
 	EXPECT_LE(3 * NPAGES - 2 * BUDGET, st.fetches);
 	EXPECT_LE(NPAGES - BUDGET, st.writebacks);
 	EXPECT_LE(3 * NPAGES - 3 * BUDGET, st.evictions);
-	EXPECT_LE(st.fetches, st.faults + NPAGES / 2);
+	EXPECT_LE(st.fetches, 3 * NPAGES + NPAGES / 2);
+	EXPECT_LT(0, st.faults);
 	EXPECT_LE(st.fetches - st.evictions, BUDGET) TH_LOG("fetched - evicted = pages still cached");
 	EXPECT_EQ(st.fetches - st.evictions, ri.cached_pages);
 
@@ -294,7 +296,8 @@ TEST_F(cache_misc, prefetch)
 	}
 	ASSERT_EQ(0, hbm_region_stats(self->r.fd, &st));
 	EXPECT_EQ(n, st.fetches) TH_LOG("prefetched pages were fetched again");
-	EXPECT_LE(n, st.faults);
+	EXPECT_LT(0, st.faults);
+	EXPECT_GE(n, st.faults) TH_LOG("fault-around maps prefetched neighbours");
 	/* Already cached: nothing to do. */
 	ASSERT_EQ(0, hbm_region_prefetch(self->r.fd, 0, n * HBMT_PAGE, &rg));
 	EXPECT_EQ(0, rg.pages_done);

@@ -1,0 +1,199 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Mapping several pages per fault.
+ *
+ * A fault costs far more than the copy of the page it maps, so the fault
+ * path maps more than the page that faulted:
+ *
+ *  - hbmpool_map_run(): the pages a batched fetch of the fast path brought
+ *    in with the faulting one (a sequential window, fault.c) are mapped in
+ *    the same fault;
+ *  - ->map_pages (hbmpool_vm_map_pages()): the kernel's fault-around asks a
+ *    read fault to map the cached neighbours of the faulting address (the
+ *    pages a read-ahead window fetched, or pages cached by an earlier
+ *    mapping), as filemap_map_pages() does for files.
+ *
+ * Pages are inserted with vm_insert_pages() (the vma is VM_MIXEDMAP, so
+ * that it may be called from a fault) under their page lock: eviction
+ * unmaps under the page lock, so no PTE appears for a page it is taking
+ * out.  They are mapped read-only, as every fault maps a shared page first
+ * (the mapping wants write notification): the first write still goes
+ * through page_mkwrite, which marks the page dirty.
+ */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/mm.h>
+#include <linux/pagemap.h>
+
+#include "hbmpool.h"
+
+/* Pages inserted by one call of vm_insert_pages() in ->map_pages. */
+#define HBMPOOL_MAP_BATCH	16
+
+/*
+ * Inserts @nr pages of consecutive indices, starting at @addr, into @vma;
+ * a page whose PTE cannot be set (one exists already, no memory for a page
+ * table) is skipped.  Return: whether the page at position @want was
+ * mapped (false if @want >= @nr).
+ */
+static bool hbmpool_insert_run(struct vm_area_struct *vma, unsigned long addr,
+			       struct page **pages, unsigned int nr,
+			       unsigned int want)
+{
+	bool mapped = want < nr;
+	unsigned int pos = 0;
+
+	while (pos < nr) {
+		unsigned long left = nr - pos;
+		unsigned int failed;
+
+		if (!vm_insert_pages(vma, addr + ((unsigned long)pos << PAGE_SHIFT),
+				     pages + pos, &left))
+			break;
+		failed = nr - left;	/* the page vm_insert_pages() stopped at */
+		if (failed == want)
+			mapped = false;
+		pos = failed + 1;
+	}
+	return mapped;
+}
+
+/**
+ * hbmpool_map_run - map the rest of a batched fetch
+ * @vmf: the fault that fetched the run
+ * @pages: locked, up-to-date cache pages of consecutive indices, all after
+ *	the faulting page
+ * @nr: how many
+ *
+ * Maps those the faulting vma covers and unlocks every page.  Called under
+ * mmap_lock, from the fault.
+ */
+void hbmpool_map_run(struct vm_fault *vmf, struct page **pages,
+		     unsigned int nr)
+{
+	struct vm_area_struct *vma = vmf->vma;
+	unsigned long addr, fit;
+	unsigned int i;
+
+	if (!nr)
+		return;
+	addr = vma->vm_start + ((pages[0]->index - vma->vm_pgoff) << PAGE_SHIFT);
+	fit = addr < vma->vm_end ? (vma->vm_end - addr) >> PAGE_SHIFT : 0;
+	if (fit)
+		hbmpool_insert_run(vma, addr, pages, min_t(unsigned long, nr, fit),
+				   UINT_MAX);
+	for (i = 0; i < nr; i++)
+		unlock_page(pages[i]);
+}
+
+/*
+ * Maps the @nr pages gathered by hbmpool_vm_map_pages() (locked, with a
+ * reference each, of consecutive indices from @first), then lets them go.
+ * Return: whether the faulting page was one of them and was mapped.
+ */
+static bool hbmpool_map_batch(struct vm_fault *vmf, pgoff_t first,
+			      struct page **pages, unsigned int nr)
+{
+	struct vm_area_struct *vma = vmf->vma;
+	unsigned long addr = vma->vm_start + ((first - vma->vm_pgoff) << PAGE_SHIFT);
+	unsigned int want = vmf->pgoff >= first ? vmf->pgoff - first : UINT_MAX;
+	bool mapped;
+	unsigned int i;
+
+	if (!nr)
+		return false;
+	mapped = hbmpool_insert_run(vma, addr, pages, nr, want);
+	for (i = 0; i < nr; i++) {
+		unlock_page(pages[i]);
+		put_page(pages[i]);	/* the PTE has its own */
+	}
+	return mapped;
+}
+
+/*
+ * The next page fault-around may map, from *@from on up to @end: cached, up
+ * to date, not poisoned, and not a read-ahead mark (a fault on the mark
+ * starts the next window, so it is left to ->fault).  Returns it locked,
+ * with a reference, and moves *@from past it; NULL when there is none.
+ * Walks the cache's xarray under RCU, as filemap_map_pages() walks the page
+ * cache, from the top each time: its caller sleeps between two calls.
+ */
+static struct page *hbmpool_map_next(struct hbmpool_region *r,
+				     struct xa_state *xas, pgoff_t *from,
+				     pgoff_t end)
+{
+	struct page *page;
+
+	if (*from > end)
+		return NULL;
+	rcu_read_lock();
+	xas_set(xas, *from);
+	for (page = xas_find(xas, end); page; page = xas_next_entry(xas, end)) {
+		if (xas_retry(xas, page) || xa_is_value(page))
+			continue;
+		if (test_bit(HBM_PG_READAHEAD, &page->private) ||
+		    !test_bit(HBM_PG_UPTODATE, &page->private) ||
+		    PageLocked(page) || !get_page_unless_zero(page))
+			continue;
+		if (unlikely(page != xas_reload(xas)) || !trylock_page(page)) {
+			put_page(page);
+			continue;
+		}
+		if (page->mapping != hbmpool_mapping(r) ||
+		    !test_bit(HBM_PG_UPTODATE, &page->private) ||
+		    test_bit(HBM_PG_READAHEAD, &page->private) ||
+		    PageHWPoison(page)) {
+			unlock_page(page);
+			put_page(page);
+			continue;
+		}
+		rcu_read_unlock();
+		*from = page->index + 1;
+		return page;
+	}
+	rcu_read_unlock();
+	return NULL;
+}
+
+/*
+ * ->map_pages: a read fault maps the cached neighbours of the faulting
+ * page in [@start, @end] (the kernel's fault-around window, inside the vma
+ * and its page table).  Never fetches and never waits.  VM_FAULT_NOPAGE
+ * when the faulting page itself was mapped: then ->fault is not called.
+ */
+vm_fault_t hbmpool_vm_map_pages(struct vm_fault *vmf, pgoff_t start,
+				pgoff_t end)
+{
+	struct hbmpool_region *r = vmf->vma->vm_file->private_data;
+	struct page *batch[HBMPOOL_MAP_BATCH];
+	struct page *page;
+	unsigned int nr = 0;
+	bool mapped = false;
+	pgoff_t first = start, from = start;
+	XA_STATE(xas, &r->pages, start);
+
+	end = min_t(pgoff_t, end, r->nr_pages - 1);
+	while ((page = hbmpool_map_next(r, &xas, &from, end))) {
+		pgoff_t index = page->index;
+
+		if (index == vmf->pgoff)
+			set_bit(HBM_PG_REFERENCED, &page->private);
+		if (nr && first + nr == index && nr < ARRAY_SIZE(batch)) {
+			batch[nr++] = page;
+			continue;
+		}
+		mapped |= hbmpool_map_batch(vmf, first, batch, nr);
+		first = index;
+		batch[0] = page;
+		nr = 1;
+	}
+	mapped |= hbmpool_map_batch(vmf, first, batch, nr);
+	if (!mapped)
+		return 0;
+	hbmpool_ra_access(&vmf->vma->vm_file->f_ra, vmf->pgoff);
+	rcu_read_lock();
+	hbmpool_count3(&r->stats, hbmpool_read_copy(r, vmf->pgoff, NULL),
+		       HBMPOOL_STAT_FAULTS, 1);
+	rcu_read_unlock();
+	return VM_FAULT_NOPAGE;
+}
