@@ -21,7 +21,8 @@
 
 const char *const hbmb_phase_name[HBMB_NPHASE] = {
 	"seq_fault", "seq_fault_retry", "rand_fault", "seq_fault_evict", "pread_hbm",
-	"memcpy_warm", "anon_fault", "seq_fault_mt", "rand_fault_mt", "work_2x", "local_2x",
+	"memcpy_warm", "anon_fault", "seq_fault_mt", "rand_fault_mt", "anon_fault_mt", "work_2x",
+	"local_2x",
 };
 
 struct hbmb_result hbmb_res[HBMB_NPHASE];
@@ -394,10 +395,11 @@ static int one(struct hbmb_ctx *c, enum hbmb_phase ph, uint8_t *buf, struct hbmb
 	case MEMCPY_WARM:
 		return memcpy_pass(c, buf, m);
 	case ANON_FAULT:
+	case ANON_FAULT_MT:
 		a = anon_new(c->size);
 		if (!a)
 			return -1;
-		ret = touch_all(c, ph, a, 1, 1, 1, m);
+		ret = touch_all(c, ph, a, 1, 1, ph == ANON_FAULT ? 1 : c->threads, m);
 		munmap(a, c->size);
 		return ret;
 	case WORK_2X:
