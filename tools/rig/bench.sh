@@ -13,14 +13,14 @@
 # alternating the order of each phase and its baseline.
 #
 # Environment: HBMPOOL_PARAMS (insmod parameters), HBMBENCH_ARGS (arguments
-# of hbmbench, default "--size 16M --passes 4 --iterations 3 --evict
+# of hbmbench, default "--size 64M --passes 4 --iterations 2 --evict
 # --workload --threads 2").
 set -euo pipefail
 
 repo=${RIG_REPO:-$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)}
 cd "$repo"
 out=${RIG_OUT:-/tmp}
-default_args="--size 16M --passes 4 --iterations 3 --evict --workload --threads 2"
+default_args="--size 64M --passes 4 --iterations 2 --evict --workload --threads 2"
 
 for t in hbmbench hbmctl/hbmctl; do
 	if [ ! -x tools/$t ]; then
