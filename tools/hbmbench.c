@@ -56,8 +56,10 @@
  * Output: a table (phase, pages/s, MB/s, p50/p99/p99.9 ns, all passes),
  * the goal lines, then "key=value" lines: transport.nodeN, param.NAME,
  * mbps.PHASE, lat.PHASE.p50_ns|p99_ns|p999_ns, ratio.* (all passes), and per
- * pair goal.KEY.passN, goal.KEY.min, goal.KEY.median, goal.KEY.target,
- * goal.KEY.met (passes meeting the target / passes).
+ * pair goal.KEY.passN (the ratio), goal.KEY.passN.phase and .baseline (its
+ * terms: MB/s, ns for a percentile, ns for a time), goal.KEY.min,
+ * goal.KEY.median, goal.KEY.target, goal.KEY.met (passes meeting the
+ * target / passes).
  */
 #include <errno.h>
 #include <getopt.h>
@@ -216,7 +218,7 @@ static void print_goals(unsigned int passes, int kv)
 	for (unsigned int g = 0; g < NGOAL; g++) {
 		const struct goal *gl = &goals[g];
 		const struct pair *p = &pairs[gl->pair];
-		double r[MAX_PASSES], s[MAX_PASSES], med;
+		double r[MAX_PASSES], s[MAX_PASSES], va[MAX_PASSES], vb[MAX_PASSES], med;
 		unsigned int met = 0;
 
 		if (!meas[0][gl->pair][0].ran)
@@ -225,6 +227,8 @@ static void print_goals(unsigned int passes, int kv)
 			double a = metric(p->a, &meas[k][gl->pair][0], gl->metric);
 			double b = metric(p->b, &meas[k][gl->pair][1], gl->metric);
 
+			va[k] = a;
+			vb[k] = b;
 			r[k] = s[k] = b > 0 ? a / b : 0;
 			met += gl->at_most ? r[k] <= gl->target : r[k] >= gl->target;
 		}
@@ -232,7 +236,9 @@ static void print_goals(unsigned int passes, int kv)
 		med = passes % 2 ? s[passes / 2] : (s[passes / 2 - 1] + s[passes / 2]) / 2;
 		if (kv) {
 			for (unsigned int k = 0; k < passes; k++)
-				printf("goal.%s.pass%u=%.3f\n", gl->key, k + 1, r[k]);
+				printf("goal.%s.pass%u=%.3f\ngoal.%s.pass%u.phase=%.1f\n"
+				       "goal.%s.pass%u.baseline=%.1f\n", gl->key, k + 1, r[k],
+				       gl->key, k + 1, va[k], gl->key, k + 1, vb[k]);
 			printf("goal.%s.min=%.3f\ngoal.%s.median=%.3f\n", gl->key, s[0], gl->key, med);
 			if (gl->target > 0)
 				printf("goal.%s.target=%s%.2f\ngoal.%s.met=%u/%u\n", gl->key,
