@@ -1,300 +1,284 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * hbmbench: 4 KiB fault throughput and latency of hbmpool through the
- * simulated fabric (added latency 0, bandwidth unlimited) or through any
- * other transport (tcp: a region homed on another machine), next to two
- * baselines over the same bytes:
- *   pread   the node's debugfs "hbm" file (opened once) read 4 KiB at a
- *           time: a kernel copy out of the very HBM pages the faults fetch
- *           from;
- *   memcpy  a user-space memcpy of the warm (already cached and mapped)
- *           region, 4 KiB at a time.
- * Fault phases time each first touch (clock_gettime around a read of the
- * page's first byte) on a cold region; the cache budget is raised so that
- * nothing is evicted, except in the optional --evict phase (budget = 1/8 of
- * the region).  Knobs changed are restored at exit.  Numbers only: nothing
- * here asserts on timing.
+ * hbmbench: 4 KiB fault throughput and latency of hbmpool, each fault phase
+ * next to a baseline over the same bytes measured in the same run, as
+ * ratios.  Through the simulated fabric (added latency 0, bandwidth
+ * unlimited) or any other transport (--node N: a node whose sysfs
+ * nodes/nodeN/transport is "tcp", "shm", ...).
  *
- * Nodes that are not simulated (sysfs nodes/nodeN/transport other than
- * "sim", e.g. "tcp") have no debugfs "hbm" file and no latency, bandwidth
- * or nowait_copy knob: their knobs are left alone, and when any bench node
- * is not simulated the sim-only phases (pread_hbm, seq_fault_retry) are
- * skipped, with a "note:" line saying so.  The other phases run as usual;
- * an outside baseline of such a link (iperf3) is the caller's job
- * (tools/rig/bench-tcp.sh).
+ * Phases (tools/bench/hbmb_phase.c); "cold" is a new region, never touched:
+ *   seq_fault        first touch of every page of a cold region, in order,
+ *                    timed per page (clock_gettime around a one-byte read);
+ *                    the cache has room for all of it
+ *   rand_fault       the same in a random order of the pages
+ *   seq_fault_retry  seq_fault with the sim's nowait_copy knob at 0: every
+ *                    miss drops mmap_lock and retries (sim only)
+ *   seq_fault_evict  seq_fault with the cache budget at 1/4 of the region
+ *                    (a working set 4 times the cache; --evict)
+ *   seq_fault_mt, rand_fault_mt
+ *                    seq_fault and rand_fault by --threads N threads, each on
+ *                    a disjoint contiguous part of one cold region, pinned to
+ *                    CPU i mod the CPUs; time from the first start to the
+ *                    last end
+ *   anon_fault_mt    anon_fault the same way: what the machine itself gains
+ *                    from more threads when each fault allocates and zeroes
+ *                    a page (--threads)
+ *   work_2x          a workload on a cold region twice the cache budget:
+ *                    every cache line read and written, pages in order, then
+ *                    pages in a random order (--workload)
+ * Baselines:
+ *   memcpy_warm      memcpy of a region made warm (every page touched)
+ *                    before the clock starts, 4 KiB at a time, timed per page
+ *   anon_fault       first touch, by a one-byte write, of every page of a
+ *                    fresh private anonymous mapping (4 KiB pages,
+ *                    MADV_NOHUGEPAGE), random order: alloc + zero, the floor
+ *                    of any fault-driven pager
+ *   local_2x         work_2x on fresh anonymous memory, not pre-faulted:
+ *                    both sides start from memory the process never touched,
+ *                    as an application would, so local memory pays its
+ *                    alloc + zero faults as the region pays its fetches
+ *   pread_hbm        pread of the HBM bytes of a cold region from the node's
+ *                    debugfs "hbm" file, 4 KiB at a time (sim only)
+ *
+ * Each pair (phase, baseline) is measured in every pass; odd passes run the
+ * pairs in order, each phase before its baseline, even passes run the whole
+ * sequence reversed, so that a machine that drifts favours neither side.
+ * The summary gives each pair's ratio per pass, the min and the median, and
+ * the goal of issue 12 where there is one.  Numbers only: nothing here
+ * asserts on timing.  Knobs changed are restored at exit.
+ *
+ * Nodes that are not simulated have no debugfs knobs: theirs are left alone
+ * and the sim-only phases are skipped, with a "note:" line.
  *
  * --regions N measures something else instead: the kernel memory a region
- * costs (Slab + Percpu of /proc/meminfo, per region, N one-page regions
- * held open), against a one-page memfd as the baseline, in the same run.
+ * costs (tools/bench/hbmb_regions.c).
  *
- * usage: hbmbench [--size SIZE] [--node N | --nodes LIST] [--iterations N] [--evict]
- *        hbmbench --regions N [--node N | --nodes LIST]
- * Output: a table, then machine-readable "key=value" lines
- * (transport.nodeN=..., mbps.PHASE=..., lat.PHASE.p50_ns|p99_ns|p999_ns=...,
- * ratio.seq_fault_vs_memcpy=0.xx, ...); ratios are fault throughput over
- * baseline throughput.
+ * Output: a table (phase, pages/s, MB/s, p50/p99/p99.9 ns, all passes),
+ * the goal lines, then "key=value" lines: transport.nodeN, param.NAME,
+ * mbps.PHASE, lat.PHASE.p50_ns|p99_ns|p999_ns, ratio.* (all passes), and per
+ * pair goal.KEY.passN (the ratio), goal.KEY.passN.phase and .baseline (its
+ * terms: MB/s, ns for a percentile, ns for a time), goal.KEY.min,
+ * goal.KEY.median, goal.KEY.target, goal.KEY.met (passes meeting the
+ * target / passes).
  */
 #include <errno.h>
-#include <fcntl.h>
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
-#include <sys/resource.h>
 #include <unistd.h>
 
+#include "hbmb.h"
 #include "hbmcli.h"
 #include "hbmlib.h"
-#include "hbmsys.h"
 
-#define PAGE 4096ULL
+/*
+ * The parameter that bounds the fetch window (--window), set through the
+ * netlink family's params-set and read from /sys/kernel/hbmpool/.
+ */
+#define WINDOW_PARAM	"readahead_max_pages"
 
-enum phase {
-	SEQ_FAULT, SEQ_FAULT_RETRY, RAND_FAULT, EVICT_FAULT, PREAD_HBM, MEMCPY_WARM, NPHASE
+#define MAX_PASSES	20
+#define MAX_THREADS	64
+
+enum need { ALWAYS, SIM, EVICT, THREADS, WORKLOAD };
+enum metric { MBPS, P50, P99, TIME };
+
+static const struct pair {
+	enum hbmb_phase a, b;	/* phase, its baseline */
+	enum need need;
+} pairs[] = {
+	{ SEQ_FAULT, MEMCPY_WARM, ALWAYS },
+	{ RAND_FAULT, ANON_FAULT, ALWAYS },
+	{ EVICT_FAULT, SEQ_FAULT, EVICT },
+	{ WORK_2X, LOCAL_2X, WORKLOAD },
+	{ SEQ_FAULT_MT, SEQ_FAULT, THREADS },
+	{ RAND_FAULT_MT, RAND_FAULT, THREADS },
+	{ ANON_FAULT_MT, ANON_FAULT, THREADS },
+	{ SEQ_FAULT, SEQ_FAULT_RETRY, SIM },
+	{ SEQ_FAULT, PREAD_HBM, SIM },
 };
+#define NPAIR (sizeof(pairs) / sizeof(pairs[0]))
 
-static const char *const phase_name[NPHASE] = {
-	"seq_fault", "seq_fault_retry", "rand_fault", "seq_fault_evict", "pread_hbm",
-	"memcpy_warm",
+/* A ratio of a pair; target 0: no goal, shown for information. */
+static struct goal {
+	const char *key;
+	unsigned int pair;
+	enum metric metric;
+	int at_most;		/* the goal is ratio <= target, else >= */
+	double target;		/* per thread if per_thread (x --threads) */
+	int per_thread;
+} goals[] = {
+	{ "seq_fault_vs_memcpy_warm", 0, MBPS, 0, 0.6, 0 },
+	{ "rand_fault_vs_anon_fault_p50", 1, P50, 1, 1.25, 0 },
+	{ "rand_fault_vs_anon_fault_p99", 1, P99, 1, 1.2, 0 },
+	{ "seq_fault_evict_vs_seq_fault", 2, MBPS, 0, 0.6, 0 },
+	{ "work_2x_vs_local_2x_time", 3, TIME, 1, 2.0, 0 },
+	{ "seq_fault_mt_vs_seq_fault", 4, MBPS, 0, 0.9, 1 },
+	{ "rand_fault_mt_vs_rand_fault", 5, MBPS, 0, 0.9, 1 },
+	{ "anon_fault_mt_vs_anon_fault", 6, MBPS, 0, 0, 0 },
+	{ "seq_fault_vs_seq_fault_retry", 7, MBPS, 0, 0, 0 },
+	{ "seq_fault_vs_pread_hbm", 8, MBPS, 0, 0, 0 },
 };
+#define NGOAL (sizeof(goals) / sizeof(goals[0]))
 
-struct result {
-	uint64_t *lat;		/* per-page ns, all iterations */
-	uint64_t n;
-	uint64_t total_ns;	/* sum of the timed loops */
-	uint64_t bytes;
-	uint64_t p50, p99, p999;	/* ns, set by print_row() */
-	int ran;
-};
+static const char *const metric_name[] = { "MB/s", "p50", "p99", "time" };
 
-static struct result res[NPHASE];
-static uint64_t old_budget;
-static int budget_saved;
-static struct hbm_nodeset nodes_used;	/* the bench nodes */
+static struct hbmb_ctx ctx;
+static struct hbmb_meas meas[MAX_PASSES][NPAIR][2];
+static uint64_t old_budget, old_window;
+static int budget_saved, window_saved;
 static uint64_t old_latency[HBMPOOL_MAX_NODES], old_bw[HBMPOOL_MAX_NODES];
 static uint64_t old_nowait[HBMPOOL_MAX_NODES];
-static struct hbm_nodeset knobs_saved;	/* nodes whose debugfs knobs we changed */
 
 static void restore(void)
 {
 	if (budget_saved)
 		hbm_set_global_u64("cache_budget_pages", old_budget);
-	for (int i = hbm_nodeset_first(&knobs_saved); i >= 0;
-	     i = hbm_nodeset_next(&knobs_saved, i)) {
+	if (window_saved)
+		hbm_set_global_u64(WINDOW_PARAM, old_window);
+	for (int i = hbm_nodeset_first(&ctx.knobs); i >= 0; i = hbm_nodeset_next(&ctx.knobs, i)) {
 		hbm_node_knob((unsigned int)i, "latency_us", old_latency[i]);
 		hbm_node_knob((unsigned int)i, "bandwidth_mbps", old_bw[i]);
 		hbm_node_knob((unsigned int)i, "nowait_copy", old_nowait[i]);
 	}
 }
 
-/* The fault fast path (a CPU copy under mmap_lock) on or off on every bench node. */
-static int set_nowait(int on)
+/* Zero added latency and no bandwidth cap on every simulated bench node. */
+static void sim_knobs(const char transport[][16])
 {
-	for (int i = hbm_nodeset_first(&knobs_saved); i >= 0;
-	     i = hbm_nodeset_next(&knobs_saved, i))
-		if (hbm_node_knob((unsigned int)i, "nowait_copy", (uint64_t)on))
-			return -1;
-	return 0;
-}
-
-/* debugfs nodeN/hbm, opened once so the baseline times only the copy. */
-static int hbm_fd[HBMPOOL_MAX_NODES];
-
-static ssize_t hbm_read_page(unsigned int node, void *buf, uint64_t off)
-{
-	if (node >= HBMPOOL_MAX_NODES)
-		return -EINVAL;
-	if (!hbm_fd[node]) {
-		char path[128];
-
-		snprintf(path, sizeof(path), HBM_DEBUGFS "/node%u/hbm", node);
-		hbm_fd[node] = open(path, O_RDONLY | O_CLOEXEC);
-		if (hbm_fd[node] < 0)
-			return -errno;
+	if (access(HBM_DEBUGFS, F_OK))
+		return;
+	for (int i = hbm_nodeset_first(&ctx.nodes); i >= 0; i = hbm_nodeset_next(&ctx.nodes, i)) {
+		if (strcmp(transport[i], "sim") ||
+		    hbm_readf_u64(&old_latency[i], HBM_DEBUGFS "/node%d/latency_us", i))
+			continue;
+		hbm_readf_u64(&old_bw[i], HBM_DEBUGFS "/node%d/bandwidth_mbps", i);
+		if (hbm_readf_u64(&old_nowait[i], HBM_DEBUGFS "/node%d/nowait_copy", i))
+			old_nowait[i] = 1;
+		hbm_nodeset_set(&ctx.knobs, (unsigned int)i);
+		hbm_node_knob((unsigned int)i, "latency_us", 0);
+		hbm_node_knob((unsigned int)i, "bandwidth_mbps", 0);
 	}
-	return pread(hbm_fd[node], buf, PAGE, (off_t)off);
 }
 
-static void record(enum phase ph, uint64_t ns)
+static double mbps_of(uint64_t bytes, uint64_t ns)
 {
-	res[ph].lat[res[ph].n++] = ns;
+	return ns ? (double)bytes / ((double)ns / 1e9) / 1e6 : 0;
 }
 
-static int region_new(int dev, uint64_t size, struct hbmpool_region_create *rc, uint8_t **m)
+static double mbps(enum hbmb_phase ph)
 {
-	int fd;
+	return mbps_of(hbmb_res[ph].bytes, hbmb_res[ph].total_ns);
+}
 
-	hbm_create_init(rc, size, 0, HBMPOOL_POLICY_INTERLEAVE, &nodes_used, 0, "hbmbench");
-	/* 2 MiB chunks unless the region is small: spread over every node. */
-	rc->chunk_size = 2ULL << 20;
-	while (rc->chunk_size > PAGE && size / rc->chunk_size < 4 * (uint64_t)hbm_nodeset_count(&nodes_used))
-		rc->chunk_size /= 2;
-	fd = hbm_region_create(dev, rc);
-	if (fd >= 0) {
-		*m = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-		if (*m == MAP_FAILED) {
-			int e = -errno;
-
-			close(fd);
-			fd = e;
-		}
+static double metric(enum hbmb_phase ph, const struct hbmb_meas *m, enum metric k)
+{
+	switch (k) {
+	case MBPS:
+		return mbps_of(m->bytes, m->total_ns);
+	case P50:
+		return (double)hbmb_percentile(ph, m->lat_from, m->lat_to, 50);
+	case P99:
+		return (double)hbmb_percentile(ph, m->lat_from, m->lat_to, 99);
+	default:
+		return (double)m->total_ns;
 	}
-	if (fd < 0)
-		fprintf(stderr, "hbmbench: create and map %llu bytes: %s\n",
-			(unsigned long long)size, strerror(-fd));
-	return fd;
 }
 
-static void fault_pass(enum phase ph, uint8_t *m, uint64_t npages, const uint32_t *order)
+static int cmp_double(const void *a, const void *b)
 {
-	uint64_t start = hbm_now_ns();
+	double x = *(const double *)a, y = *(const double *)b;
 
-	for (uint64_t i = 0; i < npages; i++) {
-		uint64_t p = order ? order[i] : i;
-		uint64_t t0 = hbm_now_ns();
-
-		(void)*(volatile uint8_t *)(m + p * PAGE);
-		record(ph, hbm_now_ns() - t0);
-	}
-	res[ph].total_ns += hbm_now_ns() - start;
-	res[ph].bytes += npages * PAGE;
-	res[ph].ran = 1;
+	return (x > y) - (x < y);
 }
 
-/* One fault pass over a new cold region, which is then unmapped and closed. */
-static int cold_pass(int dev, uint64_t size, struct hbmpool_region_create *rc,
-		     enum phase ph, const uint32_t *order)
+static void print_row(enum hbmb_phase ph)
 {
-	uint8_t *m;
-	int fd = region_new(dev, size, rc, &m);
-
-	if (fd < 0)
-		return fd;
-	fault_pass(ph, m, size / PAGE, order);
-	munmap(m, size);
-	close(fd);
-	return 0;
-}
-
-static void print_row(enum phase ph)
-{
-	struct result *r = &res[ph];
+	struct hbmb_result *r = &hbmb_res[ph];
 	double secs = (double)r->total_ns / 1e9;
 
-	if (!r->ran || !r->n)
+	if (!r->ran || !r->total_ns)
 		return;
-	hbm_sort_u64(r->lat, r->n);
-	r->p50 = hbm_percentile_sorted(r->lat, r->n, 50);
-	r->p99 = hbm_percentile_sorted(r->lat, r->n, 99);
-	r->p999 = hbm_percentile_sorted(r->lat, r->n, 99.9);
-	printf("%-16s %10.0f %10.1f %10llu %10llu %10llu\n", phase_name[ph],
+	if (!r->n) {
+		printf("%-16s %10s %10.1f %10s %10s %10s\n", hbmb_phase_name[ph], "-",
+		       (double)r->bytes / secs / 1e6, "-", "-", "-");
+		return;
+	}
+	printf("%-16s %10.0f %10.1f %10llu %10llu %10llu\n", hbmb_phase_name[ph],
 	       (double)r->n / secs, (double)r->bytes / secs / 1e6,
-	       (unsigned long long)r->p50, (unsigned long long)r->p99,
-	       (unsigned long long)r->p999);
+	       (unsigned long long)hbmb_percentile(ph, 0, r->n, 50),
+	       (unsigned long long)hbmb_percentile(ph, 0, r->n, 99),
+	       (unsigned long long)hbmb_percentile(ph, 0, r->n, 99.9));
 }
 
-static double mbps(enum phase ph)
+/* Every goal of a pair that ran: a human line, then its key=value lines. */
+static void print_goals(unsigned int passes, int kv)
 {
-	return res[ph].total_ns ? (double)res[ph].bytes / ((double)res[ph].total_ns / 1e9) / 1e6 : 0;
-}
+	for (unsigned int g = 0; g < NGOAL; g++) {
+		const struct goal *gl = &goals[g];
+		const struct pair *p = &pairs[gl->pair];
+		double r[MAX_PASSES], s[MAX_PASSES], va[MAX_PASSES], vb[MAX_PASSES], med;
+		unsigned int met = 0;
 
-/* A /proc/meminfo field in bytes, or -1. */
-static long long meminfo_bytes(const char *field)
-{
-	size_t flen = strlen(field);
-	long long kb = -1;
-	char line[256];
-	FILE *f = fopen("/proc/meminfo", "re");
+		if (!meas[0][gl->pair][0].ran)
+			continue;
+		for (unsigned int k = 0; k < passes; k++) {
+			double a = metric(p->a, &meas[k][gl->pair][0], gl->metric);
+			double b = metric(p->b, &meas[k][gl->pair][1], gl->metric);
 
-	if (!f)
-		return -1;
-	while (fgets(line, sizeof(line), f))
-		if (!strncmp(line, field, flen) && line[flen] == ':') {
-			kb = atoll(line + flen + 1);
-			break;
+			va[k] = a;
+			vb[k] = b;
+			r[k] = s[k] = b > 0 ? a / b : 0;
+			met += gl->at_most ? r[k] <= gl->target : r[k] >= gl->target;
 		}
-	fclose(f);
-	return kb < 0 ? -1 : kb * 1024;
-}
-
-/* Kernel memory that objects of this program hold: slab and per-CPU. */
-static void kmem(long long *slab, long long *percpu)
-{
-	/* let deferred frees (RCU, per-CPU slab caches) settle */
-	usleep(200 * 1000);
-	*slab = meminfo_bytes("Slab");
-	*percpu = meminfo_bytes("Percpu");
-}
-
-/*
- * --regions N: N one-page regions held open, then N one-page memfds, each
- * measured as kernel memory per object.
- */
-static int bench_regions(int dev, uint64_t n)
-{
-	struct rlimit rl = { .rlim_cur = n + 64, .rlim_max = n + 64 };
-	long long slab0, pcpu0, slab1, pcpu1, slab2, pcpu2;
-	struct hbmpool_region_create rc;
-	int *fds = calloc(n, sizeof(*fds));
-	double reg_slab, reg_pcpu, mfd_slab, mfd_pcpu;
-	uint64_t i;
-
-	if (!fds || setrlimit(RLIMIT_NOFILE, &rl)) {
-		fprintf(stderr, "hbmbench: cannot hold %llu descriptors\n", (unsigned long long)n);
-		return 1;
-	}
-	kmem(&slab0, &pcpu0);
-	for (i = 0; i < n; i++) {
-		hbm_create_init(&rc, PAGE, PAGE, HBMPOOL_POLICY_INTERLEAVE, &nodes_used, 0, "");
-		fds[i] = hbm_region_create(dev, &rc);
-		if (fds[i] < 0) {
-			fprintf(stderr, "hbmbench: region %llu: %s\n", (unsigned long long)i,
-				strerror(-fds[i]));
-			return 1;
+		qsort(s, passes, sizeof(s[0]), cmp_double);
+		med = passes % 2 ? s[passes / 2] : (s[passes / 2 - 1] + s[passes / 2]) / 2;
+		if (kv) {
+			for (unsigned int k = 0; k < passes; k++)
+				printf("goal.%s.pass%u=%.3f\ngoal.%s.pass%u.phase=%.1f\n"
+				       "goal.%s.pass%u.baseline=%.1f\n", gl->key, k + 1, r[k],
+				       gl->key, k + 1, va[k], gl->key, k + 1, vb[k]);
+			printf("goal.%s.min=%.3f\ngoal.%s.median=%.3f\n", gl->key, s[0], gl->key, med);
+			if (gl->target > 0)
+				printf("goal.%s.target=%s%.2f\ngoal.%s.met=%u/%u\n", gl->key,
+				       gl->at_most ? "<=" : ">=", gl->target, gl->key, met, passes);
+			continue;
 		}
+		if (gl->target > 0)
+			printf("goal %s/%s %s %s %.2f:", hbmb_phase_name[p->a], hbmb_phase_name[p->b],
+			       metric_name[gl->metric], gl->at_most ? "<=" : ">=", gl->target);
+		else
+			printf("ratio %s/%s %s:", hbmb_phase_name[p->a], hbmb_phase_name[p->b],
+			       metric_name[gl->metric]);
+		for (unsigned int k = 0; k < passes; k++)
+			printf(" pass%u %.2f", k + 1, r[k]);
+		printf("; min %.2f median %.2f", s[0], med);
+		if (gl->target > 0)
+			printf("; met in %u/%u", met, passes);
+		printf("\n");
 	}
-	kmem(&slab1, &pcpu1);
-	for (i = 0; i < n; i++)
-		close(fds[i]);
-	kmem(&slab0, &pcpu0);	/* the baseline starts from the same point */
-	for (i = 0; i < n; i++) {
-		fds[i] = memfd_create("hbmbench", MFD_CLOEXEC);
-		if (fds[i] < 0 || ftruncate(fds[i], PAGE)) {
-			perror("hbmbench: memfd");
-			return 1;
-		}
-	}
-	kmem(&slab2, &pcpu2);
-	for (i = 0; i < n; i++)
-		close(fds[i]);
-	free(fds);
-	reg_slab = (double)(slab1 - slab0) / n;
-	reg_pcpu = (double)(pcpu1 - pcpu0) / n;
-	mfd_slab = (double)(slab2 - slab0) / n;
-	mfd_pcpu = (double)(pcpu2 - pcpu0) / n;
-	printf("%-24s %14s %14s\n", "object (one page)", "slab B/obj", "percpu B/obj");
-	printf("%-24s %14.0f %14.0f\n", "hbmpool region", reg_slab, reg_pcpu);
-	printf("%-24s %14.0f %14.0f\n", "memfd (baseline)", mfd_slab, mfd_pcpu);
-	printf("regions.n=%llu\n", (unsigned long long)n);
-	printf("regions.slab_bytes_per_region=%.0f\n", reg_slab);
-	printf("regions.percpu_bytes_per_region=%.0f\n", reg_pcpu);
-	printf("regions.slab_bytes_per_memfd=%.0f\n", mfd_slab);
-	printf("ratio.region_vs_memfd_kmem=%.2f\n",
-	       (reg_slab + reg_pcpu) / (mfd_slab + mfd_pcpu));
-	return 0;
 }
 
 static void usage(FILE *f, const char *argv0)
 {
-	fprintf(f, "usage: %s [--size SIZE] [--node N | --nodes LIST] [--iterations N] [--evict]\n"
+	fprintf(f, "usage: %s [--size SIZE] [--node N | --nodes LIST] [--passes N] [--iterations N]\n"
+		"          [--evict] [--workload] [--threads N] [--window PAGES]\n"
+		"       %s --regions N [--node N | --nodes LIST]\n"
 		"  --size SIZE       bytes per region (default 8M; k/M/G suffixes)\n"
-		"  --node N          use remote node N (0..1023, not this node's id)\n"
+		"  --node N          use remote node N (0..1023, not this node's id; any transport)\n"
 		"  --nodes LIST      use nodes, e.g. 1,3-5,700 (default: every remote node up)\n"
-		"  --iterations N    repeat each phase N times (default 3)\n"
-		"  --evict           add a sequential fault phase with budget = size/8\n"
+		"  --passes N        passes over every pair, the odd ones phase first, the even\n"
+		"                    ones baseline first (1..%d, default 2)\n"
+		"  --iterations N    runs of each phase per pass (1..1000, default 3)\n"
+		"  --evict           add seq_fault_evict: the cache budget at 1/4 of the region\n"
+		"  --workload        add work_2x against local_2x: the cache budget at 1/2\n"
+		"  --threads N       add seq_fault_mt, rand_fault_mt and anon_fault_mt with N\n"
+		"                    threads (2..%d)\n"
+		"  --window PAGES    set " WINDOW_PARAM " (the fetch window bound) for the\n"
+		"                    run, restored at exit\n"
 		"  --regions N       instead: kernel memory per region, N one-page regions,\n"
-		"                    against a one-page memfd\n", argv0);
+		"                    against a one-page memfd\n", argv0, argv0, MAX_PASSES, MAX_THREADS);
 }
 
 int main(int argc, char **argv)
@@ -303,43 +287,65 @@ int main(int argc, char **argv)
 		{ "size", required_argument, NULL, 's' },
 		{ "node", required_argument, NULL, 'n' },
 		{ "nodes", required_argument, NULL, 'N' },
+		{ "passes", required_argument, NULL, 'p' },
 		{ "iterations", required_argument, NULL, 'i' },
 		{ "evict", no_argument, NULL, 'e' },
+		{ "workload", no_argument, NULL, 'w' },
+		{ "threads", required_argument, NULL, 't' },
+		{ "window", required_argument, NULL, 'W' },
 		{ "regions", required_argument, NULL, 'r' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	uint64_t size = 8ULL << 20, iters = 3, npages, v, nregions = 0;
+	uint64_t v, nregions = 0, passes = 2, window = 0;
 	struct hbm_node nodes[HBMPOOL_MAX_NODES];
-	struct hbmpool_region_create rc;
-	int c, n, dev, self, evict = 0, have_debugfs, all_sim = 1;
+	int c, n, self, all_sim = 1, want[WORKLOAD + 1] = { 1, 1, 0, 0, 0 };
 	char transport[HBMPOOL_MAX_NODES][16];
 	char list[256];
-	uint32_t *perm;
-	uint8_t *buf;
 
-	while ((c = getopt_long(argc, argv, "s:n:N:i:er:h", opts, NULL)) != -1) {
+	ctx.size = 8ULL << 20;
+	ctx.iters = 3;
+	ctx.threads = 1;
+	while ((c = getopt_long(argc, argv, "s:n:N:p:i:ewt:W:r:h", opts, NULL)) != -1) {
 		switch (c) {
 		case 's':
-			if (hbm_parse_size(optarg, &size) || !size || size % PAGE)
+			if (hbm_parse_size(optarg, &ctx.size) || !ctx.size || ctx.size % HBMB_PAGE ||
+			    ctx.size / HBMB_PAGE > UINT32_MAX)
 				return hbm_cli_bad("size", optarg, "(a non-zero multiple of 4 KiB)");
 			break;
 		case 'n':
 			if (hbm_parse_u64(optarg, &v) || v >= HBMPOOL_MAX_NODES)
 				return hbm_cli_bad("node", optarg, "(0..1023)");
-			hbm_nodeset_zero(&nodes_used);
-			hbm_nodeset_set(&nodes_used, (unsigned int)v);
+			hbm_nodeset_zero(&ctx.nodes);
+			hbm_nodeset_set(&ctx.nodes, (unsigned int)v);
 			break;
 		case 'N':
-			if (hbm_parse_nodelist(optarg, 0, HBMPOOL_MAX_NODES - 1, &nodes_used))
+			if (hbm_parse_nodelist(optarg, 0, HBMPOOL_MAX_NODES - 1, &ctx.nodes))
 				return hbm_cli_bad("nodes", optarg, "(ids 0..1023, e.g. 1,3-5)");
 			break;
+		case 'p':
+			if (hbm_parse_u64(optarg, &passes) || !passes || passes > MAX_PASSES)
+				return hbm_cli_bad("passes", optarg, "(1..20)");
+			break;
 		case 'i':
-			if (hbm_parse_u64(optarg, &iters) || !iters || iters > 1000)
+			if (hbm_parse_u64(optarg, &ctx.iters) || !ctx.iters || ctx.iters > 1000)
 				return hbm_cli_bad("iterations", optarg, "(1..1000)");
 			break;
 		case 'e':
-			evict = 1;
+			want[EVICT] = 1;
+			break;
+		case 'w':
+			want[WORKLOAD] = 1;
+			break;
+		case 't':
+			if (hbm_parse_u64(optarg, &v) || v < 2 || v > MAX_THREADS)
+				return hbm_cli_bad("threads", optarg, "(2..64)");
+			ctx.threads = (unsigned int)v;
+			want[THREADS] = 1;
+			break;
+		case 'W':
+			if (hbm_parse_u64(optarg, &window) || !window || window > UINT32_MAX)
+				return hbm_cli_bad("window", optarg, "(pages, 1 or more)");
 			break;
 		case 'r':
 			if (hbm_parse_u64(optarg, &nregions) || !nregions || nregions > 1000000)
@@ -349,38 +355,50 @@ int main(int argc, char **argv)
 			return hbm_cli_usage(usage, argv[0], c == 'h');
 		}
 	}
-	npages = size / PAGE;
+	if (optind < argc) {
+		fprintf(stderr, "hbmbench: unexpected argument '%s'\n", argv[optind]);
+		return 2;
+	}
+	ctx.npages = ctx.size / HBMB_PAGE;
+	if (want[THREADS] && ctx.npages < ctx.threads) {
+		fprintf(stderr, "hbmbench: --threads %u needs a region of at least as many pages\n",
+			ctx.threads);
+		return 2;
+	}
+	for (unsigned int g = 0; g < NGOAL; g++)
+		if (goals[g].per_thread)
+			goals[g].target *= ctx.threads;
 
 	n = hbm_list_nodes(nodes, HBMPOOL_MAX_NODES);
 	if (n < 0) {
 		fprintf(stderr, "hbmbench: %s/nodes: %s (is hbmpool.ko loaded?)\n", HBM_SYSFS, strerror(-n));
 		return 1;
 	}
-	dev = hbm_dev_open();
-	if (dev < 0) {
-		fprintf(stderr, "hbmbench: open %s: %s\n", HBM_DEV, strerror(-dev));
+	ctx.dev = hbm_dev_open();
+	if (ctx.dev < 0) {
+		fprintf(stderr, "hbmbench: open %s: %s\n", HBM_DEV, strerror(-ctx.dev));
 		return 1;
 	}
-	self = hbm_self_node(dev);
+	self = hbm_self_node(ctx.dev);
 	if (self < 0) {
 		fprintf(stderr, "hbmbench: GET_FEATURES: %s\n", strerror(-self));
 		return 1;
 	}
-	if (hbm_nodeset_test(&nodes_used, (unsigned int)self)) {
+	if (hbm_nodeset_test(&ctx.nodes, (unsigned int)self)) {
 		fprintf(stderr, "hbmbench: node %d is this node, not a remote one\n", self);
 		return 2;
 	}
-	if (hbm_nodeset_empty(&nodes_used)) {
+	if (hbm_nodeset_empty(&ctx.nodes)) {
 		for (int i = 0; i < n; i++)
 			if (nodes[i].id != (uint32_t)self && !strcmp(nodes[i].state, "up"))
-				hbm_nodeset_set(&nodes_used, nodes[i].id);
-		if (hbm_nodeset_empty(&nodes_used)) {
+				hbm_nodeset_set(&ctx.nodes, nodes[i].id);
+		if (hbm_nodeset_empty(&ctx.nodes)) {
 			fprintf(stderr, "hbmbench: no remote node is up (hbmctl node add 1 capacity 64M distance 20)\n");
 			return 1;
 		}
 	}
 	if (nregions)
-		return bench_regions(dev, nregions);
+		return hbmb_regions(ctx.dev, &ctx.nodes, nregions);
 
 	/* The transport of each bench node: sim-only phases need every one to be "sim". */
 	memset(transport, 0, sizeof(transport));
@@ -388,7 +406,7 @@ int main(int argc, char **argv)
 		if (nodes[i].id < HBMPOOL_MAX_NODES)
 			snprintf(transport[nodes[i].id], sizeof(transport[0]), "%s",
 				 nodes[i].transport[0] ? nodes[i].transport : "unknown");
-	for (int i = hbm_nodeset_first(&nodes_used); i >= 0; i = hbm_nodeset_next(&nodes_used, i)) {
+	for (int i = hbm_nodeset_first(&ctx.nodes); i >= 0; i = hbm_nodeset_next(&ctx.nodes, i)) {
 		if (!transport[i][0]) {
 			fprintf(stderr, "hbmbench: node %d does not exist\n", i);
 			return 1;
@@ -399,152 +417,92 @@ int main(int argc, char **argv)
 			all_sim = 0;
 		}
 	}
-	if (!all_sim)
-		printf("note: not every bench node is simulated: the sim-only phases pread_hbm "
-		       "(debugfs nodeN/hbm) and seq_fault_retry (nowait_copy 0) are skipped\n");
-	for (int ph = 0; ph < NPHASE; ph++) {
-		res[ph].lat = calloc(npages * iters, sizeof(uint64_t));
-		if (!res[ph].lat)
-			return 1;
-	}
-	perm = calloc(npages, sizeof(*perm));
-	buf = aligned_alloc(PAGE, PAGE);
-	if (!perm || !buf)
-		return 1;
 
-	/* Zero added latency, no bandwidth cap; a budget with room for everything. */
 	atexit(restore);
-	have_debugfs = !access(HBM_DEBUGFS, F_OK);
-	for (int i = hbm_nodeset_first(&nodes_used); i >= 0 && have_debugfs;
-	     i = hbm_nodeset_next(&nodes_used, i)) {
-		char path[128];
-
-		if (strcmp(transport[i], "sim"))
-			continue;
-
-		snprintf(path, sizeof(path), HBM_DEBUGFS "/node%d/latency_us", i);
-		if (hbm_read_u64(path, &old_latency[i]))
-			continue;
-		snprintf(path, sizeof(path), HBM_DEBUGFS "/node%d/bandwidth_mbps", i);
-		hbm_read_u64(path, &old_bw[i]);
-		snprintf(path, sizeof(path), HBM_DEBUGFS "/node%d/nowait_copy", i);
-		if (hbm_read_u64(path, &old_nowait[i]))
-			old_nowait[i] = 1;
-		hbm_nodeset_set(&knobs_saved, (unsigned int)i);
-		hbm_node_knob((unsigned int)i, "latency_us", 0);
-		hbm_node_knob((unsigned int)i, "bandwidth_mbps", 0);
-	}
+	sim_knobs((const char (*)[16])transport);
+	want[SIM] = all_sim && hbm_nodeset_equal(&ctx.knobs, &ctx.nodes);
+	if (!want[SIM])
+		printf("note: not every bench node is simulated with debugfs knobs: the sim-only "
+		       "phases pread_hbm (debugfs nodeN/hbm) and seq_fault_retry (nowait_copy 0) "
+		       "are skipped\n");
 	if (hbm_global_u64("cache_budget_pages", &old_budget) == 0)
 		budget_saved = 1;
-	if (hbm_set_global_u64("cache_budget_pages", 2 * npages + 64)) {
+	ctx.budget = 2 * ctx.npages + 64;
+	if (hbm_set_global_u64("cache_budget_pages", ctx.budget)) {
 		fprintf(stderr, "hbmbench: cannot raise cache_budget_pages to %llu\n",
-			(unsigned long long)(2 * npages + 64));
+			(unsigned long long)ctx.budget);
 		return 1;
 	}
+	if (window) {
+		int e;
 
-	for (uint64_t it = 0; it < iters; it++) {
-		struct hbmpool_chunk_info *ch;
-		struct hbmpool_region_info ri;
-		uint8_t *m;
-		int fd;
-		uint64_t start;
-
-		/* Sequential cold faults; the region stays for the baselines. */
-		fd = region_new(dev, size, &rc, &m);
-		if (fd < 0)
+		if (hbm_global_u64(WINDOW_PARAM, &old_window)) {
+			fprintf(stderr, "hbmbench: --window: no %s/%s\n", HBM_SYSFS, WINDOW_PARAM);
 			return 1;
-		fault_pass(SEQ_FAULT, m, npages, NULL);
+		}
+		e = hbm_set_global_u64(WINDOW_PARAM, window);
+		if (e) {
+			fprintf(stderr, "hbmbench: bad --window '%llu': the kernel refused %s: %s\n",
+				(unsigned long long)window, WINDOW_PARAM, strerror(-e));
+			return 2;
+		}
+		window_saved = 1;
+	}
 
-		/* The same with the fast path off: every miss drops mmap_lock and retries. */
-		if (have_debugfs && all_sim && !set_nowait(0)) {
-			if (cold_pass(dev, size, &rc, SEQ_FAULT_RETRY, NULL))
+	/* Odd passes: every pair in order, phase first; even passes: all reversed. */
+	for (unsigned int k = 0; k < passes; k++) {
+		for (unsigned int s = 0; s < 2 * NPAIR; s++) {
+			unsigned int step = k % 2 ? 2 * NPAIR - 1 - s : s;
+			unsigned int pr = step / 2, side = step % 2;
+
+			if (!want[pairs[pr].need])
+				continue;
+			if (hbmb_run(&ctx, side ? pairs[pr].b : pairs[pr].a, &meas[k][pr][side]))
 				return 1;
-			set_nowait(1);
-		}
-
-		/* Random cold faults on a second region. */
-		hbm_permutation(perm, npages, it + 1);
-		if (cold_pass(dev, size, &rc, RAND_FAULT, perm))
-			return 1;
-
-		/* Baseline a: pread of the same HBM bytes, 4 KiB at a time. */
-		ch = calloc(size / rc.chunk_size + 1, sizeof(*ch));
-		if (have_debugfs && all_sim && ch && !hbm_region_info(fd, &ri, ch, (uint32_t)(size / rc.chunk_size + 1), NULL)) {
-			start = hbm_now_ns();
-			for (uint64_t p = 0; p < npages; p++) {
-				uint64_t off = p * PAGE, k = off / ri.chunk_size;
-				uint64_t t0 = hbm_now_ns();
-
-				if (hbm_read_page(ch[k].node, buf,
-						  ch[k].node_offset + off % ri.chunk_size) != (ssize_t)PAGE) {
-					fprintf(stderr, "hbmbench: pread of node%u/hbm failed\n", ch[k].node);
-					return 1;
-				}
-				record(PREAD_HBM, hbm_now_ns() - t0);
-			}
-			res[PREAD_HBM].total_ns += hbm_now_ns() - start;
-			res[PREAD_HBM].bytes += size;
-			res[PREAD_HBM].ran = 1;
-		}
-		free(ch);
-
-		/* Baseline b: memcpy of the warm mapped region. */
-		start = hbm_now_ns();
-		for (uint64_t p = 0; p < npages; p++) {
-			uint64_t t0 = hbm_now_ns();
-
-			memcpy(buf, m + p * PAGE, PAGE);
-			__asm__ volatile("" : : "r"(buf) : "memory");
-			record(MEMCPY_WARM, hbm_now_ns() - t0);
-		}
-		res[MEMCPY_WARM].total_ns += hbm_now_ns() - start;
-		res[MEMCPY_WARM].bytes += size;
-		res[MEMCPY_WARM].ran = 1;
-		munmap(m, size);
-		close(fd);
-
-		/* Optional: sequential faults with eviction (budget = size/8). */
-		if (evict) {
-			uint64_t b = npages / 8 < 16 ? 16 : npages / 8;
-
-			hbm_set_global_u64("cache_budget_pages", b);
-			if (cold_pass(dev, size, &rc, EVICT_FAULT, NULL))
-				return 1;
-			hbm_set_global_u64("cache_budget_pages", 2 * npages + 64);
 		}
 	}
 
-	printf("hbmbench: %llu x %llu KiB region(s), nodes %s, %llu iteration(s), 4 KiB pages\n",
-	       (unsigned long long)(2 + !!evict + res[SEQ_FAULT_RETRY].ran), (unsigned long long)(size >> 10),
-	       hbm_nodeset_format(&nodes_used, list, sizeof(list)), (unsigned long long)iters);
+	printf("hbmbench: %llu KiB regions, nodes %s, %llu pass(es) x %llu iteration(s), "
+	       "4 KiB pages, threads %u, %s %llu\n", (unsigned long long)(ctx.size >> 10),
+	       hbm_nodeset_format(&ctx.nodes, list, sizeof(list)), (unsigned long long)passes,
+	       (unsigned long long)ctx.iters, ctx.threads, WINDOW_PARAM,
+	       (unsigned long long)(hbm_global_u64(WINDOW_PARAM, &v) ? 0 : v));
 	printf("%-16s %10s %10s %10s %10s %10s\n", "phase", "pages/s", "MB/s", "p50_ns", "p99_ns", "p99.9_ns");
-	for (int ph = 0; ph < NPHASE; ph++)
-		print_row((enum phase)ph);
+	for (int ph = 0; ph < HBMB_NPHASE; ph++)
+		print_row((enum hbmb_phase)ph);
 	printf("\n");
-	for (int i = hbm_nodeset_first(&nodes_used); i >= 0; i = hbm_nodeset_next(&nodes_used, i))
+	print_goals((unsigned int)passes, 0);
+	printf("\n");
+	for (int i = hbm_nodeset_first(&ctx.nodes); i >= 0; i = hbm_nodeset_next(&ctx.nodes, i))
 		printf("transport.node%d=%s\n", i, transport[i]);
-	for (int ph = 0; ph < NPHASE; ph++) {
-		if (res[ph].ran)
-			printf("mbps.%s=%.1f\n", phase_name[ph], mbps((enum phase)ph));
-	}
-	for (int ph = 0; ph < NPHASE; ph++) {
-		if (res[ph].ran && res[ph].n)
+	if (!hbm_global_u64(WINDOW_PARAM, &v))
+		printf("param.%s=%llu\n", WINDOW_PARAM, (unsigned long long)v);
+	printf("passes=%llu\niterations=%llu\nthreads=%u\n", (unsigned long long)passes,
+	       (unsigned long long)ctx.iters, ctx.threads);
+	for (int ph = 0; ph < HBMB_NPHASE; ph++)
+		if (hbmb_res[ph].ran)
+			printf("mbps.%s=%.1f\n", hbmb_phase_name[ph], mbps((enum hbmb_phase)ph));
+	for (int ph = 0; ph < HBMB_NPHASE; ph++) {
+		uint64_t nn = hbmb_res[ph].n;
+
+		if (hbmb_res[ph].ran && nn)
 			printf("lat.%s.p50_ns=%llu\nlat.%s.p99_ns=%llu\nlat.%s.p999_ns=%llu\n",
-			       phase_name[ph], (unsigned long long)res[ph].p50,
-			       phase_name[ph], (unsigned long long)res[ph].p99,
-			       phase_name[ph], (unsigned long long)res[ph].p999);
+			       hbmb_phase_name[ph], (unsigned long long)hbmb_percentile(ph, 0, nn, 50),
+			       hbmb_phase_name[ph], (unsigned long long)hbmb_percentile(ph, 0, nn, 99),
+			       hbmb_phase_name[ph], (unsigned long long)hbmb_percentile(ph, 0, nn, 99.9));
 	}
-	if (res[PREAD_HBM].ran) {
+	if (hbmb_res[PREAD_HBM].ran) {
 		printf("ratio.seq_fault_vs_pread=%.3f\n", mbps(SEQ_FAULT) / mbps(PREAD_HBM));
 		printf("ratio.rand_fault_vs_pread=%.3f\n", mbps(RAND_FAULT) / mbps(PREAD_HBM));
 	}
 	printf("ratio.seq_fault_vs_memcpy=%.3f\n", mbps(SEQ_FAULT) / mbps(MEMCPY_WARM));
 	printf("ratio.rand_fault_vs_memcpy=%.3f\n", mbps(RAND_FAULT) / mbps(MEMCPY_WARM));
-	if (res[SEQ_FAULT_RETRY].ran)
+	if (hbmb_res[SEQ_FAULT_RETRY].ran)
 		printf("ratio.seq_fault_vs_seq_fault_retry=%.3f\n",
 		       mbps(SEQ_FAULT) / mbps(SEQ_FAULT_RETRY));
-	if (res[EVICT_FAULT].ran)
+	if (hbmb_res[EVICT_FAULT].ran)
 		printf("ratio.evict_fault_vs_seq_fault=%.3f\n", mbps(EVICT_FAULT) / mbps(SEQ_FAULT));
-	close(dev);
+	print_goals((unsigned int)passes, 1);
+	close(ctx.dev);
 	return 0;
 }

@@ -5,7 +5,8 @@
 # The user-facing programs work end to end on the simulated fabric:
 # tools/hbmdemo fills a region four times the cache budget interleaved over
 # every node, verifies every byte and syncs (exit 0 only if all verified),
-# and tools/hbmbench runs every phase and prints its ratio lines.  No
+# and tools/hbmbench runs every phase (two threads, the 2x workload, a
+# --window that it restores at exit) and prints its ratio and goal lines.  No
 # figure is judged: timing belongs to 'make bench', not to tests.
 # TAP output; exit 0 pass, 1 fail, 4 skip.
 set -u
@@ -35,7 +36,7 @@ for t in hbmdemo hbmbench hbmctl/hbmctl; do
 done
 log=$(mktemp)
 trap cleanup EXIT
-echo "1..4"
+echo "1..5"
 
 budget0=$(cat $sys/cache_budget_pages)
 "$hbmctl" params set cache-budget-pages "256"
@@ -57,18 +58,28 @@ else
 	sed 's/^/# /' "$log"
 fi
 
-if "$tools/hbmbench" --nodes 57 --size 1M --iterations 1 --evict >"$log" 2>&1; then
+window0=$(cat $sys/readahead_max_pages)
+if "$tools/hbmbench" --nodes 57 --size 1M --passes 2 --iterations 1 --evict --workload \
+	--threads 2 --window 3 >"$log" 2>&1; then
 	ok "hbmbench ran every phase"
 else
 	nok "hbmbench failed"
 	sed 's/^/# /' "$log"
 fi
 if grep -q '^ratio\.seq_fault_vs_memcpy=' "$log" &&
-   grep -q '^ratio\.rand_fault_vs_memcpy=' "$log"; then
-	ok "hbmbench printed its ratio lines"
+   grep -q '^ratio\.rand_fault_vs_memcpy=' "$log" &&
+   grep -q '^goal\.work_2x_vs_local_2x_time\.pass2=' "$log" &&
+   grep -q '^goal\.rand_fault_mt_vs_rand_fault\.met=' "$log" &&
+   grep -q '^param\.readahead_max_pages=3$' "$log"; then
+	ok "hbmbench printed its ratio and goal lines"
 else
-	nok "hbmbench printed no ratio lines"
+	nok "hbmbench printed no ratio lines, or not every goal line"
 	sed 's/^/# /' "$log"
+fi
+if [ "$(cat $sys/readahead_max_pages)" = "$window0" ]; then
+	ok "hbmbench restored readahead_max_pages ($window0) after --window 3"
+else
+	nok "readahead_max_pages is $(cat $sys/readahead_max_pages) after hbmbench, was $window0"
 fi
 
 [ "$fails" -eq 0 ]

@@ -6,15 +6,21 @@
 #
 # One simulated node with zero added latency and no bandwidth cap, a cache
 # budget large enough that the fault phases do not evict, then hbmbench,
-# whose output (table and ratio.* lines) is also saved to $RIG_OUT/bench.txt.
+# whose output (table, goal lines, key=value lines) is also saved to
+# $RIG_OUT/bench.txt.  The default arguments cover every goal of issue 12
+# that a simulated node can measure: eviction, the 2x-cache workload, two
+# threads (the VM has 2 vCPUs unless RIG_SMP says otherwise), four passes
+# alternating the order of each phase and its baseline.
 #
 # Environment: HBMPOOL_PARAMS (insmod parameters), HBMBENCH_ARGS (arguments
-# of hbmbench, default "--size 16M --iterations 3 --evict").
+# of hbmbench, default "--size 64M --passes 4 --iterations 2 --evict
+# --workload --threads 2").
 set -euo pipefail
 
 repo=${RIG_REPO:-$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)}
 cd "$repo"
 out=${RIG_OUT:-/tmp}
+default_args="--size 64M --passes 4 --iterations 2 --evict --workload --threads 2"
 
 for t in hbmbench hbmctl/hbmctl; do
 	if [ ! -x tools/$t ]; then
@@ -26,8 +32,12 @@ done
 insmod kmod/hbmpool.ko ${HBMPOOL_PARAMS:-}
 tools/hbmctl/hbmctl node add 1 capacity 256M distance 12 link scaleup
 tools/hbmctl/hbmctl params set cache-budget-pages 16384
-echo "== kernel $(uname -r), $(nproc) CPUs, TCG; node 1: sim, latency 0, no bandwidth cap"
+args=${HBMBENCH_ARGS:-$default_args}
+echo "== $(date -u +%Y-%m-%dT%H:%MZ), kernel $(uname -r), $(nproc) CPUs, TCG;" \
+	"commit $(git -C "$repo" describe --always --dirty 2>/dev/null || echo unknown);" \
+	"node 1: sim, latency 0, no bandwidth cap" | tee "$out/bench.txt"
+echo "== tools/hbmbench $args" | tee -a "$out/bench.txt"
 # shellcheck disable=SC2086 # a list of words
-tools/hbmbench ${HBMBENCH_ARGS:---size 16M --iterations 3 --evict} | tee "$out/bench.txt"
+tools/hbmbench $args | tee -a "$out/bench.txt"
 tools/hbmctl/hbmctl node del 1
 rmmod hbmpool

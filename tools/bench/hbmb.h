@@ -1,0 +1,66 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * hbmb: the measurements of tools/hbmbench (hbmb_phase.c) and its --regions
+ * mode (hbmb_regions.c).  hbmbench.c parses the options, sets the knobs,
+ * runs the phases in pairs over alternating passes and prints the summary.
+ */
+#ifndef HBMB_H
+#define HBMB_H
+
+#include <stdint.h>
+
+#include "hbmsys.h"
+
+#define HBMB_PAGE	4096ULL
+#define HBMB_LINE	64ULL
+
+enum hbmb_phase {
+	SEQ_FAULT, SEQ_FAULT_RETRY, RAND_FAULT, EVICT_FAULT, PREAD_HBM, MEMCPY_WARM,
+	ANON_FAULT, SEQ_FAULT_MT, RAND_FAULT_MT, ANON_FAULT_MT, WORK_2X, LOCAL_2X,
+	HBMB_NPHASE
+};
+
+extern const char *const hbmb_phase_name[HBMB_NPHASE];
+
+/* Every run of a phase in this process (all passes): the table. */
+struct hbmb_result {
+	uint64_t *lat;		/* per-page ns; phases without them have n == 0 */
+	uint64_t n, cap;
+	uint64_t total_ns;	/* sum of the timed loops */
+	uint64_t bytes;
+	int ran;
+};
+
+extern struct hbmb_result hbmb_res[HBMB_NPHASE];
+
+/* One step: the iterations of one phase in one pass. */
+struct hbmb_meas {
+	uint64_t total_ns, bytes;
+	uint64_t lat_from, lat_to;	/* its samples: hbmb_res[phase].lat[from..to) */
+	int ran;
+};
+
+struct hbmb_ctx {
+	int dev;
+	uint64_t size, npages, iters;
+	unsigned int threads;		/* of the _mt phases */
+	struct hbm_nodeset nodes;	/* the bench nodes */
+	struct hbm_nodeset knobs;	/* simulated bench nodes with debugfs knobs */
+	uint64_t budget;		/* cache budget of the phases that do not evict */
+	uint64_t seed;			/* of the random orders, advanced per use */
+};
+
+/*
+ * Runs ph ctx->iters times (a fresh region or mapping each time), appends
+ * its samples to hbmb_res[ph] and sums the step into *m.  0, or -1 after a
+ * message on stderr.
+ */
+int hbmb_run(struct hbmb_ctx *c, enum hbmb_phase ph, struct hbmb_meas *m);
+
+/* A percentile of samples [from, to) of phase ph (sorts a copy); 0 if none. */
+uint64_t hbmb_percentile(enum hbmb_phase ph, uint64_t from, uint64_t to, double p);
+
+/* --regions N: kernel memory per region against a memfd; exit status. */
+int hbmb_regions(int dev, const struct hbm_nodeset *nodes, uint64_t n);
+
+#endif /* HBMB_H */

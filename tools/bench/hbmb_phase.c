@@ -1,0 +1,450 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * hbmb_phase: one phase of hbmbench, measured.  Fault phases time each first
+ * touch of a page (clock_gettime around a one-byte read) on a cold region;
+ * the baselines do the same amount of work without hbmpool, or without a
+ * fault.  See the comment at the top of tools/hbmbench.c for what each
+ * phase is.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "hbmb.h"
+#include "hbmlib.h"
+
+const char *const hbmb_phase_name[HBMB_NPHASE] = {
+	"seq_fault", "seq_fault_retry", "rand_fault", "seq_fault_evict", "pread_hbm",
+	"memcpy_warm", "anon_fault", "seq_fault_mt", "rand_fault_mt", "anon_fault_mt", "work_2x",
+	"local_2x",
+};
+
+struct hbmb_result hbmb_res[HBMB_NPHASE];
+
+/* Room for n more samples of ph; the pointer to the first. */
+static uint64_t *lat_reserve(enum hbmb_phase ph, uint64_t n)
+{
+	struct hbmb_result *r = &hbmb_res[ph];
+
+	if (r->n + n > r->cap) {
+		uint64_t cap = r->cap ? r->cap : 4096;
+		uint64_t *lat;
+
+		while (cap < r->n + n)
+			cap *= 2;
+		lat = realloc(r->lat, cap * sizeof(*lat));
+		if (!lat)
+			return NULL;
+		r->lat = lat;
+		r->cap = cap;
+	}
+	return r->lat + r->n;
+}
+
+uint64_t hbmb_percentile(enum hbmb_phase ph, uint64_t from, uint64_t to, double p)
+{
+	uint64_t n = to - from, v, *c;
+
+	if (!n || !hbmb_res[ph].lat)
+		return 0;
+	c = malloc(n * sizeof(*c));
+	if (!c)
+		return 0;
+	memcpy(c, hbmb_res[ph].lat + from, n * sizeof(*c));
+	hbm_sort_u64(c, n);
+	v = hbm_percentile_sorted(c, n, p);
+	free(c);
+	return v;
+}
+
+static int region_new(struct hbmb_ctx *c, uint8_t **m, struct hbmpool_region_create *rc)
+{
+	int fd;
+
+	hbm_create_init(rc, c->size, 0, HBMPOOL_POLICY_INTERLEAVE, &c->nodes, 0, "hbmbench");
+	/* 2 MiB chunks unless the region is small: spread over every node. */
+	rc->chunk_size = 2ULL << 20;
+	while (rc->chunk_size > HBMB_PAGE &&
+	       c->size / rc->chunk_size < 4 * (uint64_t)hbm_nodeset_count(&c->nodes))
+		rc->chunk_size /= 2;
+	fd = hbm_region_create(c->dev, rc);
+	if (fd >= 0) {
+		*m = mmap(NULL, c->size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+		if (*m == MAP_FAILED) {
+			int e = -errno;
+
+			close(fd);
+			fd = e;
+		}
+	}
+	if (fd < 0)
+		fprintf(stderr, "hbmbench: create and map %llu bytes: %s\n",
+			(unsigned long long)c->size, strerror(-fd));
+	return fd;
+}
+
+/*
+ * Private anonymous memory in 4 KiB pages (no transparent huge page: one
+ * fault per page, like the region), or NULL after a message.
+ */
+static uint8_t *anon_new(uint64_t size)
+{
+	void *m = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+	if (m == MAP_FAILED) {
+		perror("hbmbench: mmap anonymous");
+		return NULL;
+	}
+	madvise(m, size, MADV_NOHUGEPAGE);
+	return m;
+}
+
+/* Pages [lo, hi) of m touched by one thread, in order or in order[0..hi-lo). */
+struct toucher {
+	uint8_t *m;
+	uint64_t lo, hi;
+	const uint32_t *order;
+	uint64_t *lat;		/* hi - lo samples */
+	int write;		/* write a byte (anonymous: alloc + zero) instead of reading one */
+	int cpu;		/* pin to it, or -1 */
+	pthread_barrier_t *start;
+	uint64_t t0, t1;
+};
+
+static void *touch(void *arg)
+{
+	struct toucher *t = arg;
+
+	if (t->cpu >= 0) {
+		cpu_set_t set;
+
+		CPU_ZERO(&set);
+		CPU_SET(t->cpu, &set);
+		pthread_setaffinity_np(pthread_self(), sizeof(set), &set);
+	}
+	if (t->start)
+		pthread_barrier_wait(t->start);
+	t->t0 = hbm_now_ns();
+	for (uint64_t i = 0; i < t->hi - t->lo; i++) {
+		uint8_t *p = t->m + (t->lo + (t->order ? t->order[i] : i)) * HBMB_PAGE;
+		uint64_t s = hbm_now_ns();
+
+		if (t->write)
+			*(volatile uint8_t *)p = 1;
+		else
+			(void)*(volatile uint8_t *)p;
+		t->lat[i] = hbm_now_ns() - s;
+	}
+	t->t1 = hbm_now_ns();
+	return NULL;
+}
+
+/*
+ * First touch of every page of m by nthreads threads on disjoint contiguous
+ * parts, each in order or in a random order of its part.  One thread: the
+ * caller's, unpinned; more: thread i pinned to CPU i (mod the CPUs), started
+ * together; the time is from the first start to the last end.
+ */
+static int touch_all(struct hbmb_ctx *c, enum hbmb_phase ph, uint8_t *m, int rand,
+		     int write, unsigned int nthreads, struct hbmb_meas *meas)
+{
+	uint64_t *lat = lat_reserve(ph, c->npages);
+	struct toucher t[64];
+	pthread_barrier_t start;
+	uint32_t *order = NULL;
+	long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+	uint64_t t0 = UINT64_MAX, t1 = 0;
+	unsigned int i;
+
+	if (nthreads > 64 || !lat)
+		return -1;
+	if (rand) {
+		order = malloc(c->npages * sizeof(*order));
+		if (!order)
+			return -1;
+	}
+	if (nthreads > 1)
+		pthread_barrier_init(&start, NULL, nthreads);
+	for (i = 0; i < nthreads; i++) {
+		t[i] = (struct toucher){
+			.m = m, .lo = c->npages * i / nthreads, .hi = c->npages * (i + 1) / nthreads,
+			.write = write, .cpu = nthreads > 1 && ncpu > 1 ? (int)(i % ncpu) : -1,
+			.start = nthreads > 1 ? &start : NULL,
+		};
+		t[i].lat = lat + t[i].lo;
+		if (order) {
+			hbm_permutation(order + t[i].lo, t[i].hi - t[i].lo, ++c->seed);
+			t[i].order = order + t[i].lo;
+		}
+	}
+	if (nthreads == 1) {
+		touch(&t[0]);
+	} else {
+		pthread_t tid[64];
+
+		for (i = 0; i < nthreads; i++)
+			if (pthread_create(&tid[i], NULL, touch, &t[i])) {
+				fprintf(stderr, "hbmbench: cannot start thread %u\n", i);
+				exit(1);	/* the others wait on the barrier */
+			}
+		for (i = 0; i < nthreads; i++)
+			pthread_join(tid[i], NULL);
+		pthread_barrier_destroy(&start);
+	}
+	for (i = 0; i < nthreads; i++) {
+		t0 = t[i].t0 < t0 ? t[i].t0 : t0;
+		t1 = t[i].t1 > t1 ? t[i].t1 : t1;
+	}
+	free(order);
+	hbmb_res[ph].n += c->npages;
+	meas->total_ns += t1 - t0;
+	meas->bytes += c->size;
+	return 0;
+}
+
+/* One fault pass of a new cold region, which is then unmapped and closed. */
+static int cold_pass(struct hbmb_ctx *c, enum hbmb_phase ph, int rand, unsigned int nthreads,
+		     struct hbmb_meas *meas)
+{
+	struct hbmpool_region_create rc;
+	uint8_t *m;
+	int fd = region_new(c, &m, &rc), ret;
+
+	if (fd < 0)
+		return -1;
+	ret = touch_all(c, ph, m, rand, 0, nthreads, meas);
+	munmap(m, c->size);
+	close(fd);
+	return ret;
+}
+
+/* The fault fast path (a CPU copy under mmap_lock) on or off on every simulated node. */
+static int set_nowait(struct hbmb_ctx *c, int on)
+{
+	for (int i = hbm_nodeset_first(&c->knobs); i >= 0; i = hbm_nodeset_next(&c->knobs, i))
+		if (hbm_node_knob((unsigned int)i, "nowait_copy", (uint64_t)on))
+			return -1;
+	return 0;
+}
+
+static int set_budget(uint64_t pages)
+{
+	if (pages < 16)
+		pages = 16;
+	if (hbm_set_global_u64("cache_budget_pages", pages)) {
+		fprintf(stderr, "hbmbench: cannot set cache_budget_pages to %llu\n",
+			(unsigned long long)pages);
+		return -1;
+	}
+	return 0;
+}
+
+/* debugfs nodeN/hbm, opened once so that the baseline times only the copy. */
+static int hbm_fd[HBMPOOL_MAX_NODES];
+
+static ssize_t hbm_read_page(unsigned int node, void *buf, uint64_t off)
+{
+	if (node >= HBMPOOL_MAX_NODES)
+		return -EINVAL;
+	if (!hbm_fd[node]) {
+		char path[128];
+
+		snprintf(path, sizeof(path), HBM_DEBUGFS "/node%u/hbm", node);
+		hbm_fd[node] = open(path, O_RDONLY | O_CLOEXEC);
+		if (hbm_fd[node] < 0)
+			return -errno;
+	}
+	return pread(hbm_fd[node], buf, HBMB_PAGE, (off_t)off);
+}
+
+/* pread of the HBM bytes of a new region, 4 KiB at a time. */
+static int pread_pass(struct hbmb_ctx *c, uint8_t *buf, struct hbmb_meas *meas)
+{
+	uint64_t *lat = lat_reserve(PREAD_HBM, c->npages), start;
+	struct hbmpool_region_create rc;
+	struct hbmpool_region_info ri;
+	struct hbmpool_chunk_info *ch;
+	uint8_t *m;
+	int fd = region_new(c, &m, &rc), ret = -1;
+	uint32_t nch;
+
+	if (fd < 0)
+		return -1;
+	nch = (uint32_t)(c->size / rc.chunk_size + 1);
+	ch = calloc(nch, sizeof(*ch));
+	if (!lat || !ch || hbm_region_info(fd, &ri, ch, nch, NULL)) {
+		fprintf(stderr, "hbmbench: REGION_INFO failed\n");
+		goto out;
+	}
+	start = hbm_now_ns();
+	for (uint64_t p = 0; p < c->npages; p++) {
+		uint64_t off = p * HBMB_PAGE, k = off / ri.chunk_size, t0 = hbm_now_ns();
+
+		if (hbm_read_page(ch[k].node, buf, ch[k].node_offset + off % ri.chunk_size) !=
+		    (ssize_t)HBMB_PAGE) {
+			fprintf(stderr, "hbmbench: pread of node%u/hbm failed\n", ch[k].node);
+			goto out;
+		}
+		lat[p] = hbm_now_ns() - t0;
+	}
+	meas->total_ns += hbm_now_ns() - start;
+	meas->bytes += c->size;
+	hbmb_res[PREAD_HBM].n += c->npages;
+	ret = 0;
+out:
+	free(ch);
+	munmap(m, c->size);
+	close(fd);
+	return ret;
+}
+
+/* memcpy out of a region made warm (every page touched) before the clock starts. */
+static int memcpy_pass(struct hbmb_ctx *c, uint8_t *buf, struct hbmb_meas *meas)
+{
+	uint64_t *lat = lat_reserve(MEMCPY_WARM, c->npages), start;
+	struct hbmpool_region_create rc;
+	uint8_t *m;
+	int fd = region_new(c, &m, &rc);
+
+	if (fd < 0 || !lat)
+		return -1;
+	for (uint64_t p = 0; p < c->npages; p++)
+		(void)*(volatile uint8_t *)(m + p * HBMB_PAGE);
+	start = hbm_now_ns();
+	for (uint64_t p = 0; p < c->npages; p++) {
+		uint64_t t0 = hbm_now_ns();
+
+		memcpy(buf, m + p * HBMB_PAGE, HBMB_PAGE);
+		__asm__ volatile("" : : "r"(buf) : "memory");
+		lat[p] = hbm_now_ns() - t0;
+	}
+	meas->total_ns += hbm_now_ns() - start;
+	meas->bytes += c->size;
+	hbmb_res[MEMCPY_WARM].n += c->npages;
+	munmap(m, c->size);
+	close(fd);
+	return 0;
+}
+
+/* Read and write one word of every cache line of a page. */
+static inline void rmw_page(uint8_t *p)
+{
+	for (uint64_t l = 0; l < HBMB_PAGE; l += HBMB_LINE)
+		(*(volatile uint64_t *)(p + l))++;
+}
+
+/*
+ * The 2x-cache workload on m (cold, c->size bytes): every cache line read
+ * and written, pages in order, then again with the pages in a random order
+ * (lines in order within a page).  Only the loops are timed.
+ */
+static int workload(struct hbmb_ctx *c, uint8_t *m, struct hbmb_meas *meas)
+{
+	uint32_t *order = malloc(c->npages * sizeof(*order));
+	uint64_t start;
+
+	if (!order)
+		return -1;
+	hbm_permutation(order, c->npages, ++c->seed);
+	start = hbm_now_ns();
+	for (uint64_t p = 0; p < c->npages; p++)
+		rmw_page(m + p * HBMB_PAGE);
+	for (uint64_t p = 0; p < c->npages; p++)
+		rmw_page(m + order[p] * HBMB_PAGE);
+	meas->total_ns += hbm_now_ns() - start;
+	meas->bytes += 2 * c->size;
+	free(order);
+	return 0;
+}
+
+static int one(struct hbmb_ctx *c, enum hbmb_phase ph, uint8_t *buf, struct hbmb_meas *m)
+{
+	struct hbmpool_region_create rc;
+	uint8_t *a;
+	int fd, ret;
+
+	switch (ph) {
+	case SEQ_FAULT:
+		return cold_pass(c, ph, 0, 1, m);
+	case RAND_FAULT:
+		return cold_pass(c, ph, 1, 1, m);
+	case SEQ_FAULT_MT:
+		return cold_pass(c, ph, 0, c->threads, m);
+	case RAND_FAULT_MT:
+		return cold_pass(c, ph, 1, c->threads, m);
+	case SEQ_FAULT_RETRY:
+		/* The fast path off: every miss drops mmap_lock and retries. */
+		if (set_nowait(c, 0))
+			return -1;
+		ret = cold_pass(c, ph, 0, 1, m);
+		return set_nowait(c, 1) ? -1 : ret;
+	case EVICT_FAULT:
+		/* A working set 4 times the cache. */
+		if (set_budget(c->npages / 4))
+			return -1;
+		ret = cold_pass(c, ph, 0, 1, m);
+		return set_budget(c->budget) ? -1 : ret;
+	case PREAD_HBM:
+		return pread_pass(c, buf, m);
+	case MEMCPY_WARM:
+		return memcpy_pass(c, buf, m);
+	case ANON_FAULT:
+	case ANON_FAULT_MT:
+		a = anon_new(c->size);
+		if (!a)
+			return -1;
+		ret = touch_all(c, ph, a, 1, 1, ph == ANON_FAULT ? 1 : c->threads, m);
+		munmap(a, c->size);
+		return ret;
+	case WORK_2X:
+		/* A working set twice the cache. */
+		if (set_budget(c->npages / 2))
+			return -1;
+		fd = region_new(c, &a, &rc);
+		ret = fd < 0 ? -1 : workload(c, a, m);
+		if (fd >= 0) {
+			munmap(a, c->size);
+			close(fd);
+		}
+		return set_budget(c->budget) ? -1 : ret;
+	case LOCAL_2X:
+		/* Not pre-faulted: both sides start from fresh memory. */
+		a = anon_new(c->size);
+		if (!a)
+			return -1;
+		ret = workload(c, a, m);
+		munmap(a, c->size);
+		return ret;
+	default:
+		return -1;
+	}
+}
+
+int hbmb_run(struct hbmb_ctx *c, enum hbmb_phase ph, struct hbmb_meas *m)
+{
+	static uint8_t *buf;
+	struct hbmb_meas step = { .lat_from = hbmb_res[ph].n };
+
+	if (!buf)
+		buf = aligned_alloc(HBMB_PAGE, HBMB_PAGE);
+	if (!buf)
+		return -1;
+	for (uint64_t it = 0; it < c->iters; it++)
+		if (one(c, ph, buf, &step)) {
+			fprintf(stderr, "hbmbench: phase %s failed\n", hbmb_phase_name[ph]);
+			return -1;
+		}
+	step.lat_to = hbmb_res[ph].n;
+	step.ran = 1;
+	hbmb_res[ph].total_ns += step.total_ns;
+	hbmb_res[ph].bytes += step.bytes;
+	hbmb_res[ph].ran = 1;
+	*m = step;
+	return 0;
+}
