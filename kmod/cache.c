@@ -75,6 +75,12 @@ bool hbmpool_cache_below_budget(void)
 	return atomic_long_read(&hbmpool_cache.nr_cached) < hbmpool_high_wm();
 }
 
+/* Pages that may be added before the budget; <= 0: none. */
+long hbmpool_cache_budget_room(void)
+{
+	return (long)hbmpool_high_wm() - atomic_long_read(&hbmpool_cache.nr_cached);
+}
+
 long hbmpool_cache_nr_cached(void)
 {
 	return atomic_long_read(&hbmpool_cache.nr_cached);
@@ -113,6 +119,19 @@ void hbmpool_lru_add(struct page *page)
 	spin_lock(&hbmpool_cache.lock);
 	list_add_tail(&page->lru, &hbmpool_cache.lru);
 	set_bit(HBM_PG_LRU, &page->private);
+	spin_unlock(&hbmpool_cache.lock);
+}
+
+/* Puts a run of new pages on the CLOCK list, under one lock. */
+void hbmpool_lru_add_run(struct page **pages, unsigned int nr)
+{
+	unsigned int i;
+
+	spin_lock(&hbmpool_cache.lock);
+	for (i = 0; i < nr; i++) {
+		list_add_tail(&pages[i]->lru, &hbmpool_cache.lru);
+		set_bit(HBM_PG_LRU, &pages[i]->private);
+	}
 	spin_unlock(&hbmpool_cache.lock);
 }
 
@@ -193,62 +212,71 @@ static bool hbmpool_page_held(struct page *page, int extra)
 #define HBMPOOL_WB_SYNCING	BIT(1)	/* req->flags: to a move's target */
 
 /*
- * One write-back of a page: a request per copy of its write set, all
- * carrying the one snapshot.  The page's HBM_PG_WRITEBACK bit is held by
- * the group, released when the last request is done with the snapshot (at
- * its end_io, or at its release after a timeout).
+ * One write-back of a run of pages (consecutive indices of one chunk): a
+ * request per copy of its write set, all carrying the one snapshot of the
+ * run.  The pages' HBM_PG_WRITEBACK bits are held by the group, released
+ * when the last request is done with the snapshot (at its end_io, or at its
+ * release after a timeout).
  */
 struct hbmpool_wb_group {
 	refcount_t ref;			/* one per request */
 	atomic_t snap_users;		/* requests that may still read the snapshot */
 	struct hbmpool_region *r;	/* referenced */
-	struct page *page;		/* referenced */
 	struct hbmpool_resync *job;	/* the move of a SYNCING copy written, referenced */
+	unsigned int nr;
+	struct page *pages[];		/* nr, referenced */
 };
 
 static void hbmpool_wb_snap_done(struct hbmpool_req *req)
 {
 	struct hbmpool_wb_group *g = req->private;
+	unsigned int i;
 
 	req->flags |= HBMPOOL_WB_UNLOCKED;
 	/* the transports are done with the snapshot: the next write-back may go */
 	if (atomic_dec_and_test(&g->snap_users))
-		clear_and_wake_up_bit(HBM_PG_WRITEBACK, &g->page->private);
+		for (i = 0; i < g->nr; i++)
+			clear_and_wake_up_bit(HBM_PG_WRITEBACK, &g->pages[i]->private);
 }
 
 /*
- * A write-back request is done.  Any context.  A failed one makes the page
- * dirty again, before its HBM_PG_WRITEBACK bit is released (with the
- * group), so that nothing sees it clean and drops it; one to a move's
- * target fails the move.  The group holds the region and the page.
+ * A write-back request is done.  Any context.  A failed one makes its
+ * pages dirty again, before their HBM_PG_WRITEBACK bits are released (with
+ * the group), so that nothing sees them clean and drops them; one to a
+ * move's target fails the move.  The group holds the region and the pages.
  */
 static void hbmpool_wb_end_io(struct hbmpool_req *req)
 {
 	struct hbmpool_wb_group *g = req->private;
 	struct hbmpool_region *r = g->r;
 	struct hbmpool_node *node = req->node;
-	struct page *page = g->page;
+	unsigned int i;
 
 	if (!req->status) {
-		hbmpool_count3(&r->stats, node, HBMPOOL_STAT_WRITEBACKS, 1);
+		hbmpool_count3(&r->stats, node, HBMPOOL_STAT_WRITEBACKS, g->nr);
 		hbmpool_count3(&r->stats, node, HBMPOOL_STAT_BYTES_WRITTEN_BACK,
-			       PAGE_SIZE);
+			       (u64)g->nr << PAGE_SHIFT);
 		goto out;
 	}
 	if (req->flags & HBMPOOL_WB_SYNCING)
 		hbmpool_resync_fail(g->job, req->status);
-	/*
-	 * Only a poisoned page leaves the cache while it is under write-back
-	 * (hbmpool_drop_poisoned()); any other is still in its region.
-	 */
-	if (!PageHWPoison(page) && READ_ONCE(page->mapping) == hbmpool_mapping(r) &&
-	    !test_and_set_bit(HBM_PG_DIRTY, &page->private))
-		hbmpool_cache_dirty(r, 1);
+	for (i = 0; i < g->nr; i++) {
+		struct page *page = g->pages[i];
+
+		/*
+		 * Only a poisoned page leaves the cache while it is under
+		 * write-back (hbmpool_drop_poisoned()); any other is still in
+		 * its region.
+		 */
+		if (!PageHWPoison(page) && READ_ONCE(page->mapping) == hbmpool_mapping(r) &&
+		    !test_and_set_bit(HBM_PG_DIRTY, &page->private))
+			hbmpool_cache_dirty(r, 1);
+	}
 	hbmpool_count3(&r->stats, node, HBMPOOL_STAT_ERRORS, 1);
 	if (req->status == -ETIMEDOUT)
 		hbmpool_count3(&r->stats, node, HBMPOOL_STAT_TIMEOUTS, 1);
-	pr_warn_ratelimited("region %u page %lu: write-back to node %u failed: %d; the page stays dirty in the cache\n",
-			    r->id, page->index, node->id, req->status);
+	pr_warn_ratelimited("region %u pages %lu+%u: write-back to node %u failed: %d; the pages stay dirty in the cache\n",
+			    r->id, g->pages[0]->index, g->nr, node->id, req->status);
 out:
 	if (!req->timed_out)
 		hbmpool_wb_snap_done(req);
@@ -256,17 +284,19 @@ out:
 
 /*
  * The transport is done with the request, late after a timeout: the next
- * write-back of the page may go, and the chunk it wrote to may be reused.
+ * write-back of the pages may go, and the chunk it wrote to may be reused.
  */
 static void hbmpool_wb_destructor(struct hbmpool_req *req)
 {
 	struct hbmpool_wb_group *g = req->private;
+	unsigned int i;
 
 	if (!(req->flags & HBMPOOL_WB_UNLOCKED))
 		hbmpool_wb_snap_done(req);
 	if (!refcount_dec_and_test(&g->ref))
 		return;
-	put_page(g->page);
+	for (i = 0; i < g->nr; i++)
+		put_page(g->pages[i]);
 	hbmpool_region_put(g->r);
 	if (g->job)
 		hbmpool_resync_put(g->job);
@@ -322,54 +352,17 @@ static unsigned int hbmpool_wb_sample(struct hbmpool_region *r,
 }
 
 /*
- * Writes @page back to every copy of its chunk if it is dirty and waits;
- * it is clean only if every copy took it.  On failure the page stays
- * dirty and cached: nothing is dropped.  Never called with mmap_lock held.
+ * Under @page's lock, holding its write-back bit, when it is dirty: takes
+ * its snapshot into @bounce and makes it clean.  Every mapping is
+ * write-protected: the next write through a PTE goes through page_mkwrite,
+ * which needs the page lock; a kernel writer that holds a reference marks
+ * the page dirty again when done (hbmpool_dirty_folio()).  A pinned page
+ * may be written by DMA that tells nobody (an io_uring or RDMA buffer): it
+ * stays dirty until unpinned, and every write-back copies it again.
  */
-int hbmpool_writeback_page(struct hbmpool_region *r, struct page *page)
+static void hbmpool_wb_snapshot(struct hbmpool_region *r, struct page *page,
+				struct page *bounce)
 {
-	struct hbmpool_req *reqs[HBMPOOL_MAX_COPIES] = {};
-	struct hbmpool_wb_copy set[HBMPOOL_MAX_COPIES];
-	struct hbmpool_resync *job = NULL;
-	struct hbmpool_wb_group *g;
-	unsigned int n, i;
-	struct page *bounce;
-	int err = 0;
-
-	bounce = alloc_page(GFP_KERNEL | __GFP_NOWARN);
-	g = kzalloc(sizeof(*g), GFP_KERNEL);
-	if (!bounce || !g) {
-		kfree(g);
-		if (bounce)
-			put_page(bounce);
-		return -ENOMEM;
-	}
-	/* A write-back of this page in flight must land first. */
-	if (wait_on_bit_lock(&page->private, HBM_PG_WRITEBACK, TASK_KILLABLE)) {
-		kfree(g);
-		put_page(bounce);
-		return -EINTR;
-	}
-
-	lock_page(page);
-	if (page->mapping != hbmpool_mapping(r) ||
-	    !test_bit(HBM_PG_DIRTY, &page->private)) {
-		unlock_page(page);
-		hbmpool_wb_unlock(page);
-		kfree(g);
-		put_page(bounce);
-		return 0;
-	}
-	/* with the snapshot: a move that starts later sees this write-back's bit */
-	n = hbmpool_wb_sample(r, page, set, &job);
-	/*
-	 * Write-protect every mapping: the next write through a PTE goes
-	 * through page_mkwrite, which needs the page lock; a kernel writer
-	 * that holds a reference marks the page dirty again when done
-	 * (hbmpool_dirty_folio()).  A pinned page may be written by DMA that
-	 * tells nobody (an io_uring or RDMA buffer): it stays dirty until
-	 * unpinned, and every write-back copies it again.
-	 */
 	folio_mkclean(page_folio(page));
 	if (!page_maybe_dma_pinned(page)) {
 		ClearPageDirty(page);
@@ -377,59 +370,191 @@ int hbmpool_writeback_page(struct hbmpool_region *r, struct page *page)
 			hbmpool_cache_dirty(r, -1);
 	}
 	copy_highpage(bounce, page);
-	unlock_page(page);
+}
 
-	for (i = 0; i < n; i++) {
+/* The requests of one write-back: a group per contiguous part of the run. */
+struct hbmpool_wb_reqs {
+	unsigned int nr;
+	struct hbmpool_req *reqs[HBMPOOL_WB_BATCH * HBMPOOL_MAX_COPIES];
+};
+
+/*
+ * Makes a group of @run[0..@nr) (snapshots in @bounce, write-back bits
+ * held, consecutive indices) and its requests, one per copy of @set (whose
+ * offsets are those of @first's page), and adds them to @w.  On failure
+ * nothing is added and the pages are dirty again.
+ */
+static int hbmpool_wb_group_add(struct hbmpool_region *r, struct page *first,
+				struct page **run, struct page **bounce,
+				unsigned int nr, const struct hbmpool_wb_copy *set,
+				unsigned int ncopies, struct hbmpool_resync *job,
+				struct hbmpool_wb_reqs *w)
+{
+	u64 delta = (u64)(run[0]->index - first->index) << PAGE_SHIFT;
+	struct hbmpool_req *reqs[HBMPOOL_MAX_COPIES] = {};
+	struct hbmpool_wb_group *g;
+	unsigned int i;
+	int err = 0;
+
+	g = kzalloc(struct_size(g, pages, nr), GFP_KERNEL);
+	if (!g)
+		err = -ENOMEM;
+	for (i = 0; i < ncopies && !err; i++) {
 		reqs[i] = hbmpool_req_alloc(set[i].node, HBMPOOL_REQ_WRITE,
-					    set[i].offset, &bounce, 1, GFP_KERNEL);
-		hbmpool_node_put(set[i].node);	/* the request has its own */
+					    set[i].offset + delta, bounce, nr,
+					    GFP_KERNEL);
 		if (!reqs[i])
 			err = -ENOMEM;
 	}
-	put_page(bounce);	/* the requests have it */
-	if (WARN_ON_ONCE(!n))
+	if (WARN_ON_ONCE(!ncopies))
 		err = -EIO;
 	if (err) {
 		/* nothing went: dirty again, as after a failed write-back */
-		for (i = 0; i < n; i++)
+		for (i = 0; i < ncopies; i++)
 			if (reqs[i])
 				hbmpool_req_put(reqs[i]);
-		if (READ_ONCE(page->mapping) == hbmpool_mapping(r) &&
-		    !test_and_set_bit(HBM_PG_DIRTY, &page->private))
-			hbmpool_cache_dirty(r, 1);
-		hbmpool_wb_unlock(page);
-		if (job)
-			hbmpool_resync_put(job);
+		for (i = 0; i < nr; i++) {
+			if (READ_ONCE(run[i]->mapping) == hbmpool_mapping(r) &&
+			    !test_and_set_bit(HBM_PG_DIRTY, &run[i]->private))
+				hbmpool_cache_dirty(r, 1);
+			hbmpool_wb_unlock(run[i]);
+		}
 		kfree(g);
 		return err;
 	}
 
-	/* The group holds the bit lock, the page and the region until its requests are released. */
-	refcount_set(&g->ref, n);
-	atomic_set(&g->snap_users, n);
-	get_page(page);
+	/* The group holds the bit locks, pages and region until its requests go. */
+	refcount_set(&g->ref, ncopies);
+	atomic_set(&g->snap_users, ncopies);
 	kref_get(&r->ref);
 	g->r = r;
-	g->page = page;
-	g->job = job;
-	for (i = 0; i < n; i++) {
+	g->nr = nr;
+	for (i = 0; i < nr; i++) {
+		get_page(run[i]);
+		g->pages[i] = run[i];
+	}
+	if (job) {
+		hbmpool_resync_get_ref(job);
+		g->job = job;
+	}
+	for (i = 0; i < ncopies; i++) {
 		reqs[i]->data_gen = set[i].gen;
-		reqs[i]->owner = page;
+		reqs[i]->owner = run[0];
 		reqs[i]->private = g;
 		reqs[i]->flags = set[i].syncing ? HBMPOOL_WB_SYNCING : 0;
 		reqs[i]->end_io = hbmpool_wb_end_io;
 		reqs[i]->destructor = hbmpool_wb_destructor;
+		w->reqs[w->nr++] = reqs[i];
 	}
-	for (i = 0; i < n; i++)
-		hbmpool_req_submit(reqs[i], READ_ONCE(hbmpool_fetch_timeout_ms));
-	for (i = 0; i < n; i++) {
-		if (!err && wait_for_completion_killable(&reqs[i]->done))
+	return 0;
+}
+
+/**
+ * hbmpool_writeback_run - write back the dirty pages of a run and wait
+ * @r: the region
+ * @pages: cache pages of @r the caller holds references on, of consecutive
+ *	indices in one chunk
+ * @nr: how many, 1..HBMPOOL_WB_BATCH
+ * @written: set to the number of pages written back, if not NULL
+ *
+ * Each contiguous part of the run that is dirty goes to every copy of its
+ * chunk in one request per copy; a page is clean only if every copy took
+ * it.  On failure the pages stay dirty and cached: nothing is dropped.
+ * Never called with mmap_lock held.  Return: 0, or the first error.
+ */
+int hbmpool_writeback_run(struct hbmpool_region *r, struct page **pages,
+			  unsigned int nr, unsigned int *written)
+{
+	struct hbmpool_wb_copy set[HBMPOOL_MAX_COPIES];
+	struct page *bounce[HBMPOOL_WB_BATCH] = {};
+	struct page *run[HBMPOOL_WB_BATCH];
+	struct hbmpool_resync *job = NULL;
+	unsigned int ncopies = 0, i, j, n = 0, got;
+	struct hbmpool_wb_reqs *w;
+	int err = 0, e;
+
+	if (written)
+		*written = 0;
+	if (WARN_ON_ONCE(!nr || nr > HBMPOOL_WB_BATCH))
+		return -EINVAL;
+	w = kmalloc(sizeof(*w), GFP_KERNEL);
+	got = alloc_pages_bulk_array(GFP_KERNEL | __GFP_NOWARN, nr, bounce);
+	if (!w || got < nr) {
+		kfree(w);
+		for (i = 0; i < got; i++)
+			put_page(bounce[i]);
+		return -ENOMEM;
+	}
+	w->nr = 0;
+	/* A write-back of these pages in flight must land first; in index order. */
+	for (i = 0; i < nr; i++) {
+		if (wait_on_bit_lock(&pages[i]->private, HBM_PG_WRITEBACK, TASK_KILLABLE)) {
+			while (i--)
+				hbmpool_wb_unlock(pages[i]);
+			err = -EINTR;
+			goto out;
+		}
+	}
+	/*
+	 * The snapshots, each under its page lock.  The write set is sampled
+	 * once, with every bit of the run held: a move that starts later sees
+	 * this write-back's bits, and the run is in one chunk.
+	 */
+	for (i = 0; i < nr; i++) {
+		struct page *page = pages[i];
+
+		lock_page(page);
+		if (page->mapping != hbmpool_mapping(r) ||
+		    !test_bit(HBM_PG_DIRTY, &page->private)) {
+			unlock_page(page);
+			hbmpool_wb_unlock(page);
+			continue;
+		}
+		if (!n)
+			ncopies = hbmpool_wb_sample(r, page, set, &job);
+		hbmpool_wb_snapshot(r, page, bounce[n]);
+		unlock_page(page);
+		run[n++] = page;
+	}
+	/* a group per contiguous part */
+	for (i = 0; i < n; i = j) {
+		for (j = i + 1; j < n; j++)
+			if (run[j]->index != run[j - 1]->index + 1)
+				break;
+		e = hbmpool_wb_group_add(r, run[0], run + i, bounce + i, j - i,
+					 set, ncopies, job, w);
+		if (e && !err)
+			err = e;
+	}
+	for (i = 0; i < ncopies; i++)
+		hbmpool_node_put(set[i].node);	/* the requests have their own */
+	if (job)
+		hbmpool_resync_put(job);	/* the groups have their own */
+
+	for (i = 0; i < w->nr; i++)
+		hbmpool_req_submit(w->reqs[i], READ_ONCE(hbmpool_fetch_timeout_ms));
+	for (i = 0; i < w->nr; i++) {
+		struct hbmpool_req *req = w->reqs[i];
+
+		if (!err && wait_for_completion_killable(&req->done))
 			err = -EINTR;	/* the requests go on; end_io decides */
 		else if (!err)
-			err = reqs[i]->status;
-		hbmpool_req_put(reqs[i]);
+			err = req->status;
+		hbmpool_req_put(req);
 	}
+	if (!err && written)
+		*written = n;
+out:
+	for (i = 0; i < nr; i++)
+		put_page(bounce[i]);	/* the requests have theirs */
+	kfree(w);
 	return err;
+}
+
+/* Writes @page back to every copy of its chunk if it is dirty and waits. */
+int hbmpool_writeback_page(struct hbmpool_region *r, struct page *page)
+{
+	return hbmpool_writeback_run(r, &page, 1, NULL);
 }
 
 /* ---- eviction ---- */
@@ -612,24 +737,101 @@ static bool hbmpool_clock_next(struct hbmpool_victim *v, bool may_writeback)
 	return true;
 }
 
+/* @v's page continues the run of dirty pages that ends with @last's. */
+static bool hbmpool_victim_follows(const struct hbmpool_victim *last,
+				   const struct hbmpool_victim *v)
+{
+	unsigned int shift = v->r->chunk_shift - PAGE_SHIFT;
+
+	return v->r == last->r && v->page->index == last->page->index + 1 &&
+	       v->page->index >> shift == last->page->index >> shift;
+}
+
+/*
+ * CLOCK state of one hbmpool_evict() call: clean pages locked for a batch,
+ * and a run of dirty ones to write back in one go before they are evicted.
+ */
+struct hbmpool_evict_state {
+	struct hbmpool_victim clean[HBMPOOL_EVICT_BATCH];
+	unsigned int nr_clean;
+	struct hbmpool_victim *dirty;	/* HBMPOOL_WB_BATCH, if it may write back */
+	unsigned int nr_dirty;
+	long evicted;
+};
+
+static void hbmpool_evict_flush_clean(struct hbmpool_evict_state *st)
+{
+	st->evicted += hbmpool_evict_batch(st->clean, st->nr_clean);
+	st->nr_clean = 0;
+}
+
+/* Adds @v (referenced) to the clean batch if it may be evicted now. */
+static int hbmpool_evict_add(struct hbmpool_evict_state *st,
+			     struct hbmpool_victim *v, bool may_writeback)
+{
+	int err = hbmpool_evict_prepare(v, may_writeback);
+
+	if (err) {
+		if (err > 0)
+			st->evicted++;
+		hbmpool_victim_put(v);
+		return err < 0 && err != -EBUSY ? err : 0;
+	}
+	st->clean[st->nr_clean++] = *v;
+	if (st->nr_clean == ARRAY_SIZE(st->clean))
+		hbmpool_evict_flush_clean(st);
+	return 0;
+}
+
+/*
+ * Writes the run of dirty pages back in one request per copy, with no page
+ * of the clean batch locked (the write-back waits for the link), then
+ * evicts them.  A write-back's error is returned.
+ */
+static int hbmpool_evict_flush_dirty(struct hbmpool_evict_state *st)
+{
+	struct page *pages[HBMPOOL_WB_BATCH];
+	unsigned int i, n = st->nr_dirty;
+	int err;
+
+	if (!n)
+		return 0;
+	st->nr_dirty = 0;
+	hbmpool_evict_flush_clean(st);
+	for (i = 0; i < n; i++)
+		pages[i] = st->dirty[i].page;
+	err = hbmpool_writeback_run(st->dirty[0].r, pages, n, NULL);
+	for (i = 0; i < n; i++) {
+		if (err)
+			hbmpool_victim_put(&st->dirty[i]);
+		else
+			hbmpool_evict_add(st, &st->dirty[i], false);
+	}
+	return err;
+}
+
 /*
  * CLOCK: evicts up to @nr pages, looking at @max_scan at most (0: twice the
  * cache); returns how many.  Clean pages are gathered and evicted in
- * batches; a dirty one (only if @may_writeback) is written back first,
- * with no page of the batch locked, as the write-back waits for the link.
- * Stops at the first failed write-back: the next call (the worker backs
- * off) tries again.
+ * batches; dirty ones (only if @may_writeback) in runs of consecutive
+ * pages, written back together first.  Stops at the first failed
+ * write-back: the next call (the worker backs off) tries again.
  */
 static long hbmpool_evict(long nr, bool may_writeback, long max_scan)
 {
-	struct hbmpool_victim batch[HBMPOOL_EVICT_BATCH];
-	long evicted = 0, scanned = 0;
-	unsigned int n = 0;
+	struct hbmpool_evict_state state = {}, *st = &state;
+	long scanned = 0;
 	int err = 0;
 
+	if (may_writeback) {
+		st->dirty = kmalloc_array(HBMPOOL_WB_BATCH, sizeof(*st->dirty),
+					  GFP_KERNEL);
+		may_writeback = st->dirty;
+	}
 	if (!max_scan)
 		max_scan = 2 * atomic_long_read(&hbmpool_cache.nr_cached) + 16;
-	while (evicted + n < nr && scanned++ < max_scan) {
+	while (st->evicted + st->nr_clean + st->nr_dirty < nr &&
+	       scanned++ < max_scan) {
 		struct hbmpool_victim v;
 
 		if (!(scanned % 256))
@@ -638,27 +840,32 @@ static long hbmpool_evict(long nr, bool may_writeback, long max_scan)
 			break;
 		if (!v.page)
 			continue;
-		if (may_writeback && n && test_bit(HBM_PG_DIRTY, &v.page->private)) {
-			evicted += hbmpool_evict_batch(batch, n);
-			n = 0;
-		}
-		err = hbmpool_evict_prepare(&v, may_writeback);
-		if (err) {
-			if (err > 0)
-				evicted++;
-			hbmpool_victim_put(&v);
-			if (err < 0 && err != -EBUSY)
-				break;	/* a write-back failed: do not hammer the link */
+		if (may_writeback && test_bit(HBM_PG_DIRTY, &v.page->private) &&
+		    !hbmpool_page_held(v.page, 1)) {
+			if (st->nr_dirty &&
+			    (st->nr_dirty == HBMPOOL_WB_BATCH ||
+			     !hbmpool_victim_follows(&st->dirty[st->nr_dirty - 1], &v))) {
+				err = hbmpool_evict_flush_dirty(st);
+				if (err) {
+					hbmpool_victim_put(&v);
+					break;	/* a write-back failed: do not hammer the link */
+				}
+			}
+			st->dirty[st->nr_dirty++] = v;
 			continue;
 		}
-		batch[n++] = v;
-		if (n == ARRAY_SIZE(batch)) {
-			evicted += hbmpool_evict_batch(batch, n);
-			n = 0;
-			cond_resched();
-		}
+		err = hbmpool_evict_add(st, &v, false);
+		if (err)
+			break;
 	}
-	return evicted + hbmpool_evict_batch(batch, n);
+	if (!err)
+		hbmpool_evict_flush_dirty(st);
+	else
+		while (st->nr_dirty)
+			hbmpool_victim_put(&st->dirty[--st->nr_dirty]);
+	hbmpool_evict_flush_clean(st);
+	kfree(st->dirty);
+	return st->evicted;
 }
 
 /* Called before a fetch, without mmap_lock unless !@may_writeback. */

@@ -159,33 +159,93 @@ static unsigned int hbmpool_run_max(struct hbmpool_region *r, pgoff_t index,
 	return min_t(unsigned int, max, HBMPOOL_REQ_MAX_PAGES);
 }
 
+/* Readies a new page for @index of @r: locked, not yet published. */
+static void hbmpool_page_init(struct hbmpool_region *r, struct page *page,
+			      pgoff_t index, bool referenced)
+{
+	__folio_set_locked(page_folio(page));	/* nobody sees it yet */
+	page->index = index;
+	page->mapping = hbmpool_mapping(r);
+	set_page_private(page, referenced ? BIT(HBM_PG_REFERENCED) : 0);
+}
+
+static void hbmpool_page_uninit(struct page *page)
+{
+	page->mapping = NULL;
+	set_page_private(page, 0);
+	__folio_clear_locked(page_folio(page));
+	put_page(page);
+}
+
+/*
+ * Inserts @pages[@from..@nr) at consecutive indices from @index + @from
+ * into @r's cache index, under one xa_lock, stopping at the first index
+ * taken.  Return: how many of @pages are in (@from and before included), or
+ * a negative errno when the first, @pages[0], could not go in.
+ */
+static int hbmpool_run_insert(struct hbmpool_region *r, pgoff_t index,
+			      struct page **pages, unsigned int nr)
+{
+	XA_STATE(xas, &r->pages, index);
+	unsigned int i = 0;
+	bool taken = false;
+
+	do {
+		xas_lock(&xas);
+		xas_set(&xas, index + i);
+		for (; i < nr; i++) {
+			if (xas_load(&xas)) {
+				taken = true;
+				break;
+			}
+			xas_store(&xas, pages[i]);
+			if (xas_error(&xas))
+				break;
+			xas_next(&xas);
+		}
+		xas_unlock(&xas);
+	} while (!taken && i < nr && xas_nomem(&xas, GFP_KERNEL));
+	if (i)
+		return i;
+	return taken ? -EEXIST : xas_error(&xas);
+}
+
 /*
  * Publishes a run of new, locked pages from @index into @pages, at most
  * @max (from hbmpool_run_max()): it ends at the first page in the cache
  * already and where a page would take the cache over its budget (the first
  * page excepted: its caller made room).  Only the first page is
- * @referenced.  Return: the number of pages, or -EEXIST (@index is cached
- * or being fetched), -ENOMEM.
+ * @referenced.  The pages are allocated, indexed and put on the CLOCK list
+ * in one go each.  Return: the number of pages, or -EEXIST (@index is
+ * cached or being fetched), -ENOMEM.
  */
 static int hbmpool_run_new(struct hbmpool_region *r, pgoff_t index,
 			   unsigned int max, bool referenced,
 			   struct page **pages)
 {
-	unsigned int nr;
+	unsigned int got, i;
+	long room;
+	int nr;
 
-	pages[0] = hbmpool_page_new(r, index, referenced);
-	if (IS_ERR(pages[0]))
-		return PTR_ERR(pages[0]);
-	for (nr = 1; nr < max; nr++) {
-		struct page *page;
-
-		if (!hbmpool_cache_below_budget() || xa_load(&r->pages, index + nr))
-			break;
-		page = hbmpool_page_new(r, index + nr, false);
-		if (IS_ERR(page))
-			break;
-		pages[nr] = page;
+	room = hbmpool_cache_budget_room();
+	max = clamp_t(long, room, 1, max);
+	if (max == 1) {
+		pages[0] = hbmpool_page_new(r, index, referenced);
+		return IS_ERR(pages[0]) ? PTR_ERR(pages[0]) : 1;
 	}
+	memset(pages, 0, max * sizeof(*pages));
+	got = alloc_pages_bulk_array(GFP_HIGHUSER | __GFP_NOWARN, max, pages);
+	if (!got)
+		return -ENOMEM;
+	for (i = 0; i < got; i++)
+		hbmpool_page_init(r, pages[i], index + i, referenced && !i);
+	nr = hbmpool_run_insert(r, index, pages, got);
+	for (i = nr > 0 ? nr : 0; i < got; i++)
+		hbmpool_page_uninit(pages[i]);
+	if (nr <= 0)
+		return nr;
+	hbmpool_cache_charge(r, nr);
+	hbmpool_lru_add_run(pages, nr);
 	return nr;
 }
 

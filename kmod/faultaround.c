@@ -112,8 +112,8 @@ static bool hbmpool_map_batch(struct vm_fault *vmf, pgoff_t first,
 
 /*
  * The next page fault-around may map, from *@from on up to @end: cached, up
- * to date, not poisoned, and not a read-ahead mark (a fault on the mark
- * starts the next window, so it is left to ->fault).  Returns it locked,
+ * to date, not poisoned, not mapped, and not a read-ahead mark (a fault on
+ * the mark starts the next window, so it is left to ->fault).  Returns it locked,
  * with a reference, and moves *@from past it; NULL when there is none.
  * Walks the cache's xarray under RCU, as filemap_map_pages() walks the page
  * cache, from the top each time: its caller sleeps between two calls.
@@ -131,9 +131,15 @@ static struct page *hbmpool_map_next(struct hbmpool_region *r,
 	for (page = xas_find(xas, end); page; page = xas_next_entry(xas, end)) {
 		if (xas_retry(xas, page) || xa_is_value(page))
 			continue;
+		/*
+		 * A mapped page is most likely mapped here already (a region
+		 * is seldom mapped twice): inserting it would only find its
+		 * PTE taken, at the cost of a page-table walk and its lock.
+		 */
 		if (test_bit(HBM_PG_READAHEAD, &page->private) ||
 		    !test_bit(HBM_PG_UPTODATE, &page->private) ||
-		    PageLocked(page) || !get_page_unless_zero(page))
+		    PageLocked(page) || page_mapped(page) ||
+		    !get_page_unless_zero(page))
 			continue;
 		if (unlikely(page != xas_reload(xas)) || !trylock_page(page)) {
 			put_page(page);

@@ -593,17 +593,23 @@ long hbmpool_cache_nr_cached(void);
 bool hbmpool_cache_has_room(void);
 bool hbmpool_cache_below_budget(void);
 long hbmpool_cache_room(void);
+long hbmpool_cache_budget_room(void);
 long hbmpool_cache_nr_dirty(void);
 void hbmpool_cache_charge(struct hbmpool_region *r, long nr);
 void hbmpool_cache_dirty(struct hbmpool_region *r, long nr);
 void hbmpool_lru_add(struct page *page);
+void hbmpool_lru_add_run(struct page **pages, unsigned int nr);
 void hbmpool_page_abandon(struct hbmpool_region *r, struct page *page);
 struct page *hbmpool_page_new(struct hbmpool_region *r, pgoff_t index,
 			      bool referenced);
 void hbmpool_make_room(bool may_writeback);
 bool hbmpool_make_room_nowait(unsigned int nr);
 void hbmpool_cache_budget_changed(void);
+/* The most pages one write-back request carries. */
+#define HBMPOOL_WB_BATCH	32
 int hbmpool_writeback_page(struct hbmpool_region *r, struct page *page);
+int hbmpool_writeback_run(struct hbmpool_region *r, struct page **pages,
+			  unsigned int nr, unsigned int *written);
 bool hbmpool_remove_page(struct hbmpool_region *r, struct page *page);
 void hbmpool_drop_page(struct hbmpool_region *r, struct page *page);
 void hbmpool_drop_poisoned(struct hbmpool_region *r, struct page *page);

@@ -240,11 +240,38 @@ static int hbmpool_check_range(struct hbmpool_region *r, struct hbmpool_range *r
 	return 0;
 }
 
-/* Writes back the dirty pages of [first, end); -EIO if any failed. */
+/*
+ * Writes back a run of dirty pages (referenced, consecutive, one chunk) and
+ * lets go of them; counts the pages written or failed.
+ */
+static void hbmpool_region_sync_run(struct hbmpool_region *r,
+				    struct page **run, unsigned int nr,
+				    u64 *done, u64 *failed)
+{
+	unsigned int i;
+
+	if (!nr)
+		return;
+	/* each was dirty when found: done once clean, by us or by another */
+	if (hbmpool_writeback_run(r, run, nr, NULL))
+		*failed += nr;
+	else
+		*done += nr;
+	for (i = 0; i < nr; i++)
+		put_page(run[i]);
+}
+
+/*
+ * Writes back the dirty pages of [first, end), runs of consecutive pages of
+ * a chunk in one request per copy; -EIO if any failed.
+ */
 static int hbmpool_region_sync(struct hbmpool_region *r, pgoff_t first,
 			       pgoff_t end, u64 *done, u64 *failed)
 {
+	unsigned int shift = r->chunk_shift - PAGE_SHIFT;
+	struct page *run[HBMPOOL_WB_BATCH];
 	unsigned long index;
+	unsigned int nr = 0;
 	void *entry;
 
 	*done = 0;
@@ -255,17 +282,24 @@ static int hbmpool_region_sync(struct hbmpool_region *r, pgoff_t first,
 		page = hbmpool_lookup(r, index);
 		if (!page)
 			continue;
-		if (test_bit(HBM_PG_DIRTY, &page->private)) {
-			if (hbmpool_writeback_page(r, page))
-				(*failed)++;
-			else
-				(*done)++;
+		if (!test_bit(HBM_PG_DIRTY, &page->private)) {
+			put_page(page);
+			continue;
 		}
-		put_page(page);
+		if (nr && (nr == HBMPOOL_WB_BATCH ||
+			   index != run[nr - 1]->index + 1 ||
+			   index >> shift != run[0]->index >> shift)) {
+			hbmpool_region_sync_run(r, run, nr, done, failed);
+			nr = 0;
+		}
+		run[nr++] = page;
 		if (fatal_signal_pending(current))
-			return -EINTR;
+			break;
 		cond_resched();
 	}
+	hbmpool_region_sync_run(r, run, nr, done, failed);
+	if (fatal_signal_pending(current))
+		return -EINTR;
 	return *failed ? -EIO : 0;
 }
 
