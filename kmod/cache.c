@@ -784,6 +784,35 @@ static int hbmpool_evict_add(struct hbmpool_evict_state *st,
 }
 
 /*
+ * Write-back clustering: the dirty pages that follow the run @pages[0..@n)
+ * in its chunk, up to HBMPOOL_WB_BATCH in all, go with it (referenced,
+ * added to @pages), so that the eviction of one dirty page writes its
+ * neighbours back in the same request.  They stay cached, clean: a later
+ * eviction drops them without a write-back.  Returns how many were added.
+ */
+static unsigned int hbmpool_wb_cluster(struct hbmpool_region *r,
+				       struct page **pages, unsigned int n)
+{
+	unsigned int shift = r->chunk_shift - PAGE_SHIFT, more = 0;
+	pgoff_t index = pages[n - 1]->index + 1;
+
+	for (; n + more < HBMPOOL_WB_BATCH && index < r->nr_pages &&
+	       index >> shift == pages[0]->index >> shift; index++) {
+		struct page *page = hbmpool_lookup(r, index);
+
+		if (!page)
+			break;
+		if (!test_bit(HBM_PG_DIRTY, &page->private) ||
+		    hbmpool_page_held(page, 1)) {
+			put_page(page);
+			break;
+		}
+		pages[n + more++] = page;
+	}
+	return more;
+}
+
+/*
  * Writes the run of dirty pages back in one request per copy, with no page
  * of the clean batch locked (the write-back waits for the link), then
  * evicts them.  A write-back's error is returned.
@@ -791,7 +820,7 @@ static int hbmpool_evict_add(struct hbmpool_evict_state *st,
 static int hbmpool_evict_flush_dirty(struct hbmpool_evict_state *st)
 {
 	struct page *pages[HBMPOOL_WB_BATCH];
-	unsigned int i, n = st->nr_dirty;
+	unsigned int i, n = st->nr_dirty, more;
 	int err;
 
 	if (!n)
@@ -800,7 +829,10 @@ static int hbmpool_evict_flush_dirty(struct hbmpool_evict_state *st)
 	hbmpool_evict_flush_clean(st);
 	for (i = 0; i < n; i++)
 		pages[i] = st->dirty[i].page;
-	err = hbmpool_writeback_run(st->dirty[0].r, pages, n, NULL);
+	more = hbmpool_wb_cluster(st->dirty[0].r, pages, n);
+	err = hbmpool_writeback_run(st->dirty[0].r, pages, n + more, NULL);
+	for (i = n; i < n + more; i++)
+		put_page(pages[i]);
 	for (i = 0; i < n; i++) {
 		if (err)
 			hbmpool_victim_put(&st->dirty[i]);

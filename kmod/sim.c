@@ -67,6 +67,9 @@ struct hbmpool_sim {
 	u32 hang_fetch;
 	u32 link_down;
 	u32 nowait_copy;		/* offer the fault fast path (default 1) */
+	/* requests submitted, for tests of batching (debugfs, read-only) */
+	atomic_t read_requests;
+	atomic_t write_requests;
 };
 
 static struct hbmpool_sim *to_sim(struct hbmpool_node *node)
@@ -193,6 +196,8 @@ static void sim_submit(struct hbmpool_node *node, struct hbmpool_req *req)
 	struct sim_pdu *pdu = req->pdu;
 
 	pdu->req = req;
+	atomic_inc(req->op == HBMPOOL_REQ_READ ? &sim->read_requests :
+		   &sim->write_requests);
 	spin_lock(&sim->lock);
 	/* fenced: checked under the lock that sim_fence() takes after it */
 	if (sim->shut || READ_ONCE(node->state) == HBMPOOL_NODE_FENCED) {
@@ -530,6 +535,10 @@ static int sim_attach(struct hbmpool_node *node, const void *params)
 	debugfs_create_file_unsafe("link_down", 0644, node->debugfs, sim,
 				   &sim_link_down_fops);
 	debugfs_create_file("hbm", 0444, node->debugfs, sim, &sim_hbm_fops);
+	debugfs_create_atomic_t("read_requests", 0444, node->debugfs,
+				&sim->read_requests);
+	debugfs_create_atomic_t("write_requests", 0444, node->debugfs,
+				&sim->write_requests);
 	return 0;
 }
 

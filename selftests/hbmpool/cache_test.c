@@ -3,7 +3,8 @@
  * hbmpool cache: a region 8x the cache budget is written and read in several
  * orders with exact data, the budget holds, and the counters are consistent
  * with each other, with sysfs (region and per-node) and with what the test
- * did.  Also budget shrinking and PREFETCH.
+ * did.  Also budget shrinking, PREFETCH, and write-back in runs (one request
+ * per run of consecutive dirty pages, counted by the sim's debugfs).
  *
  * Nodes 31..32 belong to this binary.
  */
@@ -338,6 +339,84 @@ TEST_F(cache_misc, shrinker)
 	EXPECT_LT(after, before);
 	EXPECT_LE(before - after, n) TH_LOG("the shrinker took a mapped or dirty page");
 	EXPECT_EQ(0, hbm_pattern_check(self->r.map, 8 * HBMT_PAGE, 0, seed, NULL));
+}
+
+static uint64_t write_requests(unsigned int node)
+{
+	char path[128];
+	uint64_t v = 0;
+
+	snprintf(path, sizeof(path), HBM_DEBUGFS "/node%u/write_requests", node);
+	hbm_read_u64(path, &v);
+	return v;
+}
+
+/*
+ * SYNC of 64 consecutive dirty pages of one chunk: two requests of 32 pages
+ * (HBMPOOL_WB_BATCH), 64 pages written back, exact at the home.  A hole
+ * splits a run: pages 0..9 and 11..20 dirty are two requests.  Under
+ * eviction, a dirty page goes with the dirty pages after it.
+ */
+TEST_F_TIMEOUT(cache_misc, writeback_runs, 60)
+{
+	struct hbmpool_stats st0, st;
+	struct hbmpool_range rg;
+	uint64_t w0, v;
+
+	if (hbmt_debugfs_missing())
+		SKIP(return, "%s", hbmt_debugfs_missing());
+	/* room for the whole region: no eviction writes any of it back first */
+	ASSERT_EQ(0, hbm_set_global_u64("cache_budget_pages", 4 * BUDGET));
+	ASSERT_EQ(0, hbmt_region_open(&self->r, self->env.devfd, 64 * HBMT_PAGE, 64 * HBMT_PAGE,
+				      HBMPOOL_POLICY_BIND, HBM_NODES(N_A), 0, "wbruns"));
+	hbm_pattern_fill(self->r.map, 64 * HBMT_PAGE, 0, 91);
+	ASSERT_EQ(0, hbmt_stats_settled(self->r.fd, &st0));
+	w0 = write_requests(N_A);
+	ASSERT_EQ(0, hbm_region_sync(self->r.fd, 0, 0, &rg));
+	EXPECT_EQ(64, rg.pages_done);
+	ASSERT_EQ(0, hbmt_stats_settled(self->r.fd, &st));
+	EXPECT_EQ(64, st.writebacks - st0.writebacks);
+	EXPECT_EQ(2, write_requests(N_A) - w0) TH_LOG("64 pages in runs of 32");
+	{
+		struct hbmpool_chunk_info ch[1];
+		struct hbmpool_region_info ri;
+		static uint8_t buf[64 * HBMT_PAGE];
+
+		ASSERT_EQ(0, hbm_region_info(self->r.fd, &ri, ch, 1, NULL));
+		ASSERT_EQ((ssize_t)sizeof(buf), hbm_hbm_pread(ch[0].node, buf, sizeof(buf),
+							      ch[0].node_offset));
+		EXPECT_EQ(0, hbm_pattern_check(buf, sizeof(buf), 0, 91, NULL)) TH_LOG("at the home");
+	}
+
+	for (uint64_t p = 0; p < 21; p++)
+		if (p != 10)
+			self->r.map[p * HBMT_PAGE] ^= 1;
+	w0 = write_requests(N_A);
+	ASSERT_EQ(0, hbm_region_sync(self->r.fd, 0, 0, &rg));
+	EXPECT_EQ(20, rg.pages_done);
+	EXPECT_EQ(2, write_requests(N_A) - w0) TH_LOG("0..9 and 11..20");
+
+	/*
+	 * Eviction: 4x the budget written in order, then settled under it.
+	 * The eviction of a dirty page writes back the dirty pages after it
+	 * in the same request (clustering).
+	 */
+	hbmt_region_close(&self->r);
+	ASSERT_EQ(0, hbm_set_global_u64("cache_budget_pages", BUDGET));
+	ASSERT_EQ(0, hbmt_region_open(&self->r, self->env.devfd, 4 * BUDGET * HBMT_PAGE,
+				      4 * BUDGET * HBMT_PAGE, HBMPOOL_POLICY_BIND, HBM_NODES(N_A),
+				      0, "wbevict"));
+	ASSERT_EQ(0, hbmt_stats_settled(self->r.fd, &st0));
+	w0 = write_requests(N_A);
+	hbm_pattern_fill(self->r.map, 4 * BUDGET * HBMT_PAGE, 0, 92);
+	ASSERT_EQ(0, hbmt_wait_global("cached_pages", HBMT_LE, BUDGET, 5000, &v));
+	ASSERT_EQ(0, hbmt_stats_settled(self->r.fd, &st));
+	EXPECT_LE(2 * BUDGET, st.writebacks - st0.writebacks);
+	EXPECT_GE((st.writebacks - st0.writebacks) / 2, write_requests(N_A) - w0)
+		TH_LOG("%llu pages written back in %llu requests",
+		       (unsigned long long)(st.writebacks - st0.writebacks),
+		       (unsigned long long)(write_requests(N_A) - w0));
+	EXPECT_EQ(0, hbm_pattern_check(self->r.map, 4 * BUDGET * HBMT_PAGE, 0, 92, NULL));
 }
 
 TEST_HARNESS_MAIN
