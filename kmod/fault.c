@@ -21,6 +21,7 @@
 #include <linux/mm.h>
 #include <linux/pagemap.h>
 #include <linux/slab.h>
+#include <linux/sched/clock.h>
 #include <linux/sched/signal.h>
 
 #include "hbmpool.h"
@@ -414,12 +415,19 @@ static struct page *hbmpool_fill_nowait(struct vm_fault *vmf,
 	/* ->copy_nowait() does not sleep: the copy's node is valid throughout */
 	rcu_read_lock();
 	node = hbmpool_read_copy(r, index, &offset);
-	start = ktime_get_ns();
+	/*
+	 * local_clock(), not ktime_get_ns(): a CPU copy is timed on this CPU,
+	 * and the clocksource may cost more than the copy (an emulated HPET
+	 * read in a VM whose TSCs are not trusted).
+	 */
+	start = local_clock();
 	err = node->transport->ops->copy_nowait(node, offset, pages, n);
 	if (!err) {
+		u64 end = local_clock();
+
 		for (i = 0; i < n; i++)
 			set_bit(HBM_PG_UPTODATE, &pages[i]->private);
-		hbmpool_count_fetch(r, node, n, ktime_get_ns() - start);
+		hbmpool_count_fetch(r, node, n, end > start ? end - start : 0);
 	}
 	rcu_read_unlock();
 	if (err) {
