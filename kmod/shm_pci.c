@@ -24,6 +24,7 @@
 #include <linux/mutex.h>
 #include <linux/pci.h>
 #include <linux/slab.h>
+#include <linux/uaccess.h>
 
 #include "hbmpool.h"
 #include "shm.h"
@@ -172,10 +173,12 @@ int hbmpool_shm_verify(struct hbmpool_shm_dev *dev, u32 node_id,
  * @pages: @nr pages
  * @nr: how many
  *
- * Never sleeps.  Return: 0; -ERANGE (out of the segment: nothing copied);
- * -ESTALE (the home's incarnation is no longer @incarnation, before or
- * after the copy: what a read copied must not be used, what a write
- * copied went to memory the home no longer holds for us).
+ * Reads use a machine-check-safe copy: poisoned memory fails the copy
+ * (-EIO) instead of the kernel.  Never sleeps.  Return: 0; -ERANGE (out of
+ * the segment: nothing copied); -EIO (poisoned memory); -ESTALE (the
+ * home's incarnation is no longer @incarnation, before or after the copy:
+ * what a read copied must not be used, what a write copied went to memory
+ * the home no longer holds for us).
  */
 int hbmpool_shm_copy(struct hbmpool_shm_dev *dev, u64 incarnation, u64 size,
 		     bool write, u64 offset, struct page **pages,
@@ -184,6 +187,7 @@ int hbmpool_shm_copy(struct hbmpool_shm_dev *dev, u64 incarnation, u64 size,
 	struct hbmpool_shm_hdr *h = hbmpool_shm_hdr(dev);
 	u64 len = (u64)nr << PAGE_SHIFT;
 	unsigned int i;
+	int err = 0;
 	void *va;
 
 	if (hbmw_range_check(offset, len, size) != HBMW_OK ||
@@ -192,18 +196,18 @@ int hbmpool_shm_copy(struct hbmpool_shm_dev *dev, u64 incarnation, u64 size,
 	if (le64_to_cpu(READ_ONCE(h->incarnation)) != incarnation)
 		return -ESTALE;
 	virt_mb();	/* the incarnation checked before the data is touched */
-	for (i = 0; i < nr; i++, offset += PAGE_SIZE) {
+	for (i = 0; i < nr && !err; i++, offset += PAGE_SIZE) {
 		va = kmap_local_page(pages[i]);
 		if (write)
 			memcpy(hbmpool_shm_data(dev, offset), va, PAGE_SIZE);
-		else
-			memcpy(va, hbmpool_shm_data(dev, offset), PAGE_SIZE);
+		else if (copy_mc_to_kernel(va, hbmpool_shm_data(dev, offset), PAGE_SIZE))
+			err = -EIO;
 		kunmap_local(va);
 	}
 	virt_mb();	/* the data touched before the incarnation is checked again */
 	if (le64_to_cpu(READ_ONCE(h->incarnation)) != incarnation)
 		return -ESTALE;
-	return 0;
+	return err;
 }
 
 /* The home's own accesses (segment_shm.c), within its segment. */
