@@ -416,6 +416,7 @@ static void hbmpool_tcp_tx_work(struct work_struct *work)
 			spin_unlock(&conn->lock);
 			if (hbmpool_tcp_shm_xfer(conn, cmd))
 				return;
+			cond_resched();		/* copies, one after the other */
 			continue;
 		}
 		cmd->tag = tag;
