@@ -82,6 +82,10 @@ int hbmpool_export_new(u64 size, const char *provider, const char *device,
 		NL_SET_ERR_MSG(extack, "device: only the shm provider takes a device");
 		return -EINVAL;
 	}
+	if (shm && !device[0]) {
+		NL_SET_ERR_MSG(extack, "device: required by the shm provider");
+		return -EINVAL;
+	}
 	err = hbmpool_ctl_begin();
 	if (err)
 		return err;

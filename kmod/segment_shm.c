@@ -79,10 +79,6 @@ int hbmpool_shm_segment_init(struct hbmpool_segment *seg, u64 size,
 	struct hbmpool_shm_dev *dev;
 	int err;
 
-	if (!device[0]) {
-		NL_SET_ERR_MSG(extack, "device: required by the shm provider");
-		return -EINVAL;
-	}
 	dev = hbmpool_shm_dev_get(device);
 	if (!dev) {
 		NL_SET_ERR_MSG(extack, "device: no such ivshmem device bound to hbmpool");
