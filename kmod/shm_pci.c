@@ -113,8 +113,7 @@ void hbmpool_shm_publish(struct hbmpool_shm_dev *dev, u32 node_id,
 	h->version = cpu_to_le32(HBMPOOL_SHM_VERSION);
 	h->node_id = cpu_to_le32(node_id);
 	h->size = cpu_to_le64(size);
-	memset(h->domain, 0, sizeof(h->domain));
-	hbmpool_domain_name(h->domain);
+	hbmpool_domain_name(h->domain);		/* NUL-padded, HBMPOOL_NAME_LEN */
 	virt_wmb();	/* the rest of the header before its incarnation */
 	WRITE_ONCE(h->incarnation, cpu_to_le64(incarnation));
 }
@@ -307,6 +306,10 @@ static struct pci_driver hbmpool_shm_driver = {
 
 int hbmpool_shm_pci_init(void)
 {
+	/* the header's layout is the wire's (wire-protocol.rst) */
+	BUILD_BUG_ON(sizeof(struct hbmpool_shm_hdr) != 64);
+	BUILD_BUG_ON(sizeof_field(struct hbmpool_shm_hdr, domain) != HBMW_NAME_LEN);
+	BUILD_BUG_ON(HBMW_NAME_LEN != HBMPOOL_NAME_LEN);	/* hbmpool_domain_name() */
 	return pci_register_driver(&hbmpool_shm_driver);
 }
 

@@ -109,7 +109,7 @@ struct hbmpool_tcp_node {
 	u64 incarnation;		/* the home's, 0 before the first handshake */
 	u64 seg_size;			/* the home's segment, as the handshake said */
 	bool shut;
-	struct hbmpool_shm_dev *shm;	/* "shm": the home's device, held; else NULL */
+	struct hbmpool_shm_dev *shm;	/* "shm": the home's device, held; set by attach */
 	atomic64_t shm_copies;		/* "shm": copies made */
 	atomic64_t shm_refused;		/* "shm": copies refused (bounds, incarnation) */
 	u64 free_bytes;			/* READ_ONCE: the home's, as last heard */
@@ -372,12 +372,15 @@ static bool hbmpool_tcp_shm_xfer(struct hbmpool_tcp_conn *conn,
 		hbmpool_tcp_conn_fail(conn, err);
 		return true;
 	}
-	if (err) {
+	if (err == -ERANGE) {
 		atomic64_inc(&tn->shm_refused);
 		pr_warn_ratelimited("node %u: shm %s of [%llu, +%u) refused: out of the segment (%llu bytes)\n",
 				    tn->node->id, cmd->op == HBMW_OP_WRITE ? "write" : "read",
 				    cmd->offset, cmd->length, size);
 		err = -EIO;
+	} else if (err) {
+		pr_warn_ratelimited("node %u: shm read of [%llu, +%u) failed: poisoned memory\n",
+				    tn->node->id, cmd->offset, cmd->length);
 	} else {
 		atomic64_inc(&tn->shm_copies);
 	}
