@@ -8,6 +8,7 @@
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
 #include "netlink.h"
+#include "shm.h"
 
 /* ---- nodes ---- */
 
@@ -241,6 +242,22 @@ int hbmpool_nl_node_new(struct sk_buff *skb, struct genl_info *info)
 			return -EINVAL;
 		}
 		nla_strscpy(conf.device, tb[HBMPOOL_A_NODE_DEVICE], sizeof(conf.device));
+	}
+	if (!strcmp(transport, "shm")) {
+		/* the transport's attach checks it again: this is for the message */
+		struct hbmpool_shm_dev *dev;
+
+		if (!conf.device[0]) {
+			NL_SET_ERR_MSG(info->extack, "device: required by the shm transport");
+			return -EINVAL;
+		}
+		dev = hbmpool_shm_dev_get(conf.device);
+		if (!dev) {
+			NL_SET_ERR_MSG_ATTR(info->extack, tb[HBMPOOL_A_NODE_DEVICE],
+					    "device: no such ivshmem device bound to hbmpool");
+			return -ENODEV;
+		}
+		hbmpool_shm_dev_put(dev);
 	}
 	return hbmpool_node_create(nla_get_u32(tb[HBMPOOL_A_NODE_ID]), transport,
 				   nla_get_u64(tb[HBMPOOL_A_NODE_CAPACITY]),

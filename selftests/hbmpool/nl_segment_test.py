@@ -13,7 +13,8 @@ nothing; deleting without a segment is ENOENT; every new segment has a new
 incarnation.  The shm provider and transport refuse what they cannot use
 (this VM has no ivshmem device): provider shm without a device (EINVAL), on
 an unknown device (ENODEV), a device with the ram provider (EINVAL); a shm
-node on an unknown device (ENODEV), a device for a tcp node (EINVAL); the
+node on an unknown device (ENODEV) or without one (EINVAL), a device for a
+tcp node (EINVAL), each with a message; the
 multi-VM shm_test.sh tests them with devices.  This node's id moves (domain-set self-id) only while it is
 alone, and its entry moves with it.  A domain key is set (domain-set key, hbmctl domain set
 key-file) and reported only as set: its bytes are in no reply and no event.
@@ -110,8 +111,10 @@ def main():
         refused(g, errno.EINVAL, "a device with the ram provider: EINVAL with a message",
                 size=MIB, provider="ram", device="0000:00:11.0")
         for name, want, kw in (
-                ("a shm node on an unknown device: ENODEV", errno.ENODEV,
+                ("a shm node on an unknown device: ENODEV with a message", errno.ENODEV,
                  {"transport": "shm", "device": "0000:00:1f.7"}),
+                ("a shm node without a device: EINVAL with a message", errno.EINVAL,
+                 {"transport": "shm"}),
                 ("a device for a tcp node: EINVAL with a message", errno.EINVAL,
                  {"transport": "tcp", "device": "0000:00:11.0"})):
             try:
@@ -119,7 +122,7 @@ def main():
                 g.do("node-del", id=1000)
                 result(False, name, "accepted")
             except nlraw.NlError as e:
-                result(e.errno == want, name, f"{e}")
+                result(e.errno == want and bool(e.msg), name, f"{e}")
         result(g.do("segment-get")["size"] == 0, "...and nothing is left reserved")
         incs = []
         for _ in range(2):
