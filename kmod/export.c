@@ -2,8 +2,8 @@
 /*
  * The segment this node exports to the domain: created and deleted by the
  * operator (netlink segment-new and segment-del), one per node.  Its
- * memory comes from a provider (segment_ram.c); the transports that serve
- * other nodes from it (to come) allocate its chunks to them.
+ * memory comes from a provider (segment_ram.c, segment_shm.c); the
+ * transports that serve other nodes from it allocate its chunks to them.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -15,6 +15,7 @@
 
 #include "hbmpool.h"
 #include "segment.h"
+#include "shm.h"
 
 /*
  * hbmpool_export_lock serialises creation and deletion of the segment;
@@ -32,6 +33,7 @@ static DECLARE_RWSEM(hbmpool_export_serve);
 static DEFINE_SPINLOCK(hbmpool_export_ptr_lock);
 static struct hbmpool_segment *hbmpool_export;
 static u64 hbmpool_export_incarnation;	/* written before the pointer is published */
+static char hbmpool_export_device[HBMPOOL_NL_DEVICE_MAX + 1];	/* likewise */
 /*
  * This node fenced itself (its lease on its membership ended): its segment
  * serves nothing until a new one (a new incarnation) replaces it.  Written
@@ -51,26 +53,38 @@ static void hbmpool_export_set(struct hbmpool_segment *seg)
 /**
  * hbmpool_export_new - export a segment
  * @size: bytes, page aligned, 1..1 TiB
- * @provider: "ram"
+ * @provider: "ram" or "shm"
+ * @device: "shm": the PCI name of this node's ivshmem device; "" otherwise
  * @extack: the refusal's reason
  *
  * Return: 0, -EINVAL, -ENOENT (no such provider), -EEXIST (this node
  * exports a segment), -ENOMEM (the memory cannot be had), -EINTR, -ENODEV
- * (the module is going).
+ * (the module is going; "shm": no such device), -ENOSPC ("shm": the
+ * device is too small).
  */
-int hbmpool_export_new(u64 size, const char *provider,
+int hbmpool_export_new(u64 size, const char *provider, const char *device,
 		       struct netlink_ext_ack *extack)
 {
 	struct hbmpool_segment *seg;
+	bool shm = !strcmp(provider, "shm");
+	u64 incarnation;
 	int err;
 
 	if (!size || !PAGE_ALIGNED(size) || size > HBMPOOL_EXPORT_MAX) {
 		NL_SET_ERR_MSG(extack, "size: page aligned, at most 1 TiB");
 		return -EINVAL;
 	}
-	if (strcmp(provider, "ram")) {
-		NL_SET_ERR_MSG(extack, "provider: no such provider (this version has \"ram\")");
+	if (strcmp(provider, "ram") && !shm) {
+		NL_SET_ERR_MSG(extack, "provider: no such provider (\"ram\", \"shm\")");
 		return -ENOENT;
+	}
+	if (!shm && device[0]) {
+		NL_SET_ERR_MSG(extack, "device: only the shm provider takes a device");
+		return -EINVAL;
+	}
+	if (shm && !device[0]) {
+		NL_SET_ERR_MSG(extack, "device: required by the shm provider");
+		return -EINVAL;
 	}
 	err = hbmpool_ctl_begin();
 	if (err)
@@ -85,13 +99,20 @@ int hbmpool_export_new(u64 size, const char *provider,
 	err = -ENOMEM;
 	if (!seg)
 		goto out_unlock;
-	err = hbmpool_ram_segment_init(seg, size, extack);
+	incarnation = get_random_u64() ?: 1;	/* 0: none */
+	if (shm)
+		err = hbmpool_shm_segment_init(seg, size, device,
+					       READ_ONCE(hbmpool_self_id),
+					       incarnation, extack);
+	else
+		err = hbmpool_ram_segment_init(seg, size, extack);
 	if (err) {
 		kfree(seg);
 		goto out_unlock;
 	}
 	down_write(&hbmpool_export_serve);
-	hbmpool_export_incarnation = get_random_u64() ?: 1;	/* 0: none */
+	hbmpool_export_incarnation = incarnation;
+	strscpy(hbmpool_export_device, device, sizeof(hbmpool_export_device));
 	hbmpool_export_set(seg);
 	WRITE_ONCE(hbmpool_export_fenced, false);	/* new memory, new incarnation */
 	up_write(&hbmpool_export_serve);
@@ -157,12 +178,15 @@ int hbmpool_export_del(struct netlink_ext_ack *extack)
 
 /*
  * The segment's state for a reply or an event: @provider is "none" and the
- * sizes 0 without a segment.  Does not sleep.
+ * sizes 0 without a segment; @device (HBMPOOL_NL_DEVICE_MAX + 1 bytes) its
+ * device, "" if none.  Does not sleep.
  */
 void hbmpool_export_info(u64 *size, const char **provider, u64 *used,
-			 u64 *incarnation)
+			 u64 *incarnation, char *device)
 {
 	spin_lock(&hbmpool_export_ptr_lock);
+	strscpy(device, hbmpool_export ? hbmpool_export_device : "",
+		HBMPOOL_NL_DEVICE_MAX + 1);
 	*incarnation = hbmpool_export ? hbmpool_export_incarnation : 0;
 	if (hbmpool_export) {
 		*size = hbmpool_export->size;
@@ -215,6 +239,9 @@ int hbmpool_export_fence(void)
 	down_write(&hbmpool_export_serve);	/* waits for requests being served */
 	was = hbmpool_export_fenced;
 	WRITE_ONCE(hbmpool_export_fenced, true);
+	/* clients of a provider they reach directly stop too */
+	if (hbmpool_export && hbmpool_export->provider->revoke)
+		hbmpool_export->provider->revoke(hbmpool_export);
 	up_write(&hbmpool_export_serve);
 	mutex_unlock(&hbmpool_export_lock);
 	if (!was) {

@@ -142,16 +142,16 @@ int hbmpool_netlink_init(void);
 void hbmpool_netlink_exit(void);
 void hbmpool_nl_notify(enum hbmpool_event ev, void *obj, u64 seq);
 
-/* ---- the segment this node exports (export.c, segment_ram.c) ---- */
+/* ---- the segment this node exports (export.c, segment_ram.c, segment_shm.c) ---- */
 
 #define HBMPOOL_EXPORT_MAX	BIT_ULL(40)	/* bytes */
 
 struct hbmpool_segment;
-int hbmpool_export_new(u64 size, const char *provider,
+int hbmpool_export_new(u64 size, const char *provider, const char *device,
 		       struct netlink_ext_ack *extack);
 int hbmpool_export_del(struct netlink_ext_ack *extack);
 void hbmpool_export_info(u64 *size, const char **provider, u64 *used,
-			 u64 *incarnation);
+			 u64 *incarnation, char *device);
 void hbmpool_export_exit(void);
 struct hbmpool_segment *hbmpool_export_serve_begin(u64 *incarnation);
 void hbmpool_export_serve_end(void);
@@ -217,6 +217,8 @@ enum hbmpool_node_state {
 };
 
 /* An operator's settings of a node (node-new, node-set). */
+#define HBMPOOL_NL_DEVICE_MAX	31	/* a PCI device name, "0000:00:11.0" */
+
 struct hbmpool_node_conf {
 	char name[HBMPOOL_NAME_LEN];
 	u8 addr[16];			/* network byte order */
@@ -226,6 +228,7 @@ struct hbmpool_node_conf {
 	enum hbmpool_link link;
 	u32 weight;			/* 0: automatic, see hbmpool_node_weight() */
 	bool draining;			/* no new chunks go to the node */
+	char device[HBMPOOL_NL_DEVICE_MAX + 1];	/* shm: the home's PCI device; node-new only */
 };
 
 struct hbmpool_node {

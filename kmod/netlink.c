@@ -109,7 +109,7 @@ static const struct nla_policy hbmpool_node_id_policy[HBMPOOL_A_NODE_ID + 1] = {
 };
 
 /* Attributes not listed (state, free, ...) are refused by strict validation. */
-static const struct nla_policy hbmpool_node_new_policy[HBMPOOL_A_NODE_DRAINING + 1] = {
+static const struct nla_policy hbmpool_node_new_policy[HBMPOOL_A_NODE_DEVICE + 1] = {
 	[HBMPOOL_A_NODE_ID] = HBMPOOL_NL_ID,
 	[HBMPOOL_A_NODE_TRANSPORT] = { .type = NLA_NUL_STRING, .len = 15 },
 	[HBMPOOL_A_NODE_DISTANCE] = NLA_POLICY_RANGE(NLA_U32, HBMPOOL_DISTANCE_LOCAL + 1,
@@ -122,6 +122,7 @@ static const struct nla_policy hbmpool_node_new_policy[HBMPOOL_A_NODE_DRAINING +
 	[HBMPOOL_A_NODE_PORT] = NLA_POLICY_FULL_RANGE(NLA_U16, &hbmpool_port_range),
 	[HBMPOOL_A_NODE_WEIGHT] = NLA_POLICY_FULL_RANGE(NLA_U32, &hbmpool_weight_range),
 	[HBMPOOL_A_NODE_DRAINING] = NLA_POLICY_MAX(NLA_U8, 1),
+	[HBMPOOL_A_NODE_DEVICE] = { .type = NLA_NUL_STRING, .len = HBMPOOL_NL_DEVICE_MAX },
 };
 
 static const struct nla_policy hbmpool_node_set_policy[HBMPOOL_A_NODE_DRAINING + 1] = {
@@ -161,9 +162,10 @@ static struct netlink_range_validation hbmpool_segment_size_range = {
 	.max = HBMPOOL_EXPORT_MAX,
 };
 
-static const struct nla_policy hbmpool_segment_new_policy[HBMPOOL_A_SEGMENT_PROVIDER + 1] = {
+static const struct nla_policy hbmpool_segment_new_policy[HBMPOOL_A_SEGMENT_DEVICE + 1] = {
 	[HBMPOOL_A_SEGMENT_SIZE] = NLA_POLICY_FULL_RANGE(NLA_U64, &hbmpool_segment_size_range),
 	[HBMPOOL_A_SEGMENT_PROVIDER] = { .type = NLA_NUL_STRING, .len = 15 },
+	[HBMPOOL_A_SEGMENT_DEVICE] = { .type = NLA_NUL_STRING, .len = HBMPOOL_NL_DEVICE_MAX },
 };
 
 static const struct nla_policy hbmpool_region_get_policy[HBMPOOL_A_REGION_CHUNKS + 1] = {
@@ -436,12 +438,13 @@ static int hbmpool_nl_segment_fill(struct sk_buff *msg, void *unused,
 {
 	void *hdr = hbmpool_nl_put_hdr(msg, m);
 	struct hbmpool_tcp_home_stats st;
+	char device[HBMPOOL_NL_DEVICE_MAX + 1];
 	u64 size, used, incarnation;
 	const char *provider;
 
 	if (!hdr)
 		return -EMSGSIZE;
-	hbmpool_export_info(&size, &provider, &used, &incarnation);
+	hbmpool_export_info(&size, &provider, &used, &incarnation, device);
 	hbmpool_tcp_home_stats(&st);
 	if (nla_put_u64_64bit(msg, HBMPOOL_A_SEGMENT_SIZE, size, HBMPOOL_A_SEGMENT_PAD) ||
 	    nla_put_string(msg, HBMPOOL_A_SEGMENT_PROVIDER, provider) ||
@@ -456,7 +459,8 @@ static int hbmpool_nl_segment_fill(struct sk_buff *msg, void *unused,
 	    nla_put_u64_64bit(msg, HBMPOOL_A_SEGMENT_AUTH_FAILURES, st.auth_failures,
 			      HBMPOOL_A_SEGMENT_PAD) ||
 	    nla_put_u64_64bit(msg, HBMPOOL_A_SEGMENT_REJECTED, st.rejected,
-			      HBMPOOL_A_SEGMENT_PAD)) {
+			      HBMPOOL_A_SEGMENT_PAD) ||
+	    (device[0] && nla_put_string(msg, HBMPOOL_A_SEGMENT_DEVICE, device))) {
 		genlmsg_cancel(msg, hdr);
 		return -EMSGSIZE;
 	}
@@ -478,6 +482,8 @@ static int hbmpool_nl_segment_new(struct sk_buff *skb, struct genl_info *info)
 	return hbmpool_export_new(nla_get_u64(tb[HBMPOOL_A_SEGMENT_SIZE]),
 				  tb[HBMPOOL_A_SEGMENT_PROVIDER] ?
 				  nla_data(tb[HBMPOOL_A_SEGMENT_PROVIDER]) : "ram",
+				  tb[HBMPOOL_A_SEGMENT_DEVICE] ?
+				  nla_data(tb[HBMPOOL_A_SEGMENT_DEVICE]) : "",
 				  info->extack);
 }
 

@@ -8,6 +8,7 @@
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
 #include "netlink.h"
+#include "shm.h"
 
 /* ---- nodes ---- */
 
@@ -49,7 +50,8 @@ int hbmpool_nl_node_fill(struct sk_buff *msg, struct hbmpool_node *node,
 	    nla_put_u8(msg, HBMPOOL_A_NODE_DRAINING, conf.draining) ||
 	    nla_put_u32(msg, HBMPOOL_A_NODE_EFFECTIVE_WEIGHT,
 			hbmpool_node_weight(node, &conf)) ||
-	    (m->has_chunks && nla_put_u32(msg, HBMPOOL_A_NODE_CHUNKS, m->chunks)))
+	    (m->has_chunks && nla_put_u32(msg, HBMPOOL_A_NODE_CHUNKS, m->chunks)) ||
+	    (conf.device[0] && nla_put_string(msg, HBMPOOL_A_NODE_DEVICE, conf.device)))
 		goto err_cancel;
 	nest = nla_nest_start(msg, HBMPOOL_A_NODE_STATS);
 	if (!nest || hbmpool_nl_put_stats(msg, v, false))
@@ -232,6 +234,31 @@ int hbmpool_nl_node_new(struct sk_buff *skb, struct genl_info *info)
 	}
 	if (tb[HBMPOOL_A_NODE_TRANSPORT])
 		transport = nla_data(tb[HBMPOOL_A_NODE_TRANSPORT]);
+	/* node-new only: node-set's attrs[] does not reach it */
+	if (tb[HBMPOOL_A_NODE_DEVICE]) {
+		if (strcmp(transport, "shm")) {
+			NL_SET_ERR_MSG_ATTR(info->extack, tb[HBMPOOL_A_NODE_DEVICE],
+					    "device: only the shm transport takes a device");
+			return -EINVAL;
+		}
+		nla_strscpy(conf.device, tb[HBMPOOL_A_NODE_DEVICE], sizeof(conf.device));
+	}
+	if (!strcmp(transport, "shm")) {
+		/* the transport's attach checks it again: this is for the message */
+		struct hbmpool_shm_dev *dev;
+
+		if (!conf.device[0]) {
+			NL_SET_ERR_MSG(info->extack, "device: required by the shm transport");
+			return -EINVAL;
+		}
+		dev = hbmpool_shm_dev_get(conf.device);
+		if (!dev) {
+			NL_SET_ERR_MSG_ATTR(info->extack, tb[HBMPOOL_A_NODE_DEVICE],
+					    "device: no such ivshmem device bound to hbmpool");
+			return -ENODEV;
+		}
+		hbmpool_shm_dev_put(dev);
+	}
 	return hbmpool_node_create(nla_get_u32(tb[HBMPOOL_A_NODE_ID]), transport,
 				   nla_get_u64(tb[HBMPOOL_A_NODE_CAPACITY]),
 				   &conf, info->extack);

@@ -71,6 +71,9 @@ void hbmpool_segment_destroy(struct hbmpool_segment *seg)
 	struct hbmpool_segment_chunk *c;
 	unsigned long index = 0;
 
+	/* clients that reach the memory directly stop before it is cleared */
+	if (seg->provider->revoke)
+		seg->provider->revoke(seg);
 	mt_for_each(&seg->chunks, c, index, ULONG_MAX) {
 		seg->provider->discard(seg, c->offset, c->len);
 		gen_pool_free(seg->pool, HBMPOOL_SEGMENT_BASE + c->offset, c->len);

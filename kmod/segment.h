@@ -28,6 +28,9 @@ struct page;
  * @write: copy @page to byte @offset; may sleep.
  * @discard: the contents of [@offset, @offset + @len) are no longer needed
  *	(the chunk was freed); may sleep.
+ * @revoke: optional.  No client may reach the bytes any more (this node
+ *	fenced itself, or the segment is being destroyed): a provider whose
+ *	clients reach the memory directly (shm) tells them; may sleep.
  * @release: the segment is destroyed: free the provider's state; may sleep.
  */
 struct hbmpool_segment_provider {
@@ -35,6 +38,7 @@ struct hbmpool_segment_provider {
 	void (*read)(struct hbmpool_segment *seg, u64 offset, struct page *page);
 	int (*write)(struct hbmpool_segment *seg, u64 offset, struct page *page);
 	void (*discard)(struct hbmpool_segment *seg, u64 offset, u64 len);
+	void (*revoke)(struct hbmpool_segment *seg);
 	void (*release)(struct hbmpool_segment *seg);
 };
 

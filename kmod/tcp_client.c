@@ -24,6 +24,13 @@
  * lost what this node placed there: hbmpool_node_data_lost() tells the
  * core, which fails those chunks with SIGBUS and never reads them again.
  *
+ * The transport "shm" (shm.h) is this transport with another data path:
+ * the same connection, handshake, ALLOC, FREE, PING and reconnection, but
+ * READ and WRITE are CPU copies from and to the home's ivshmem device
+ * (hbmpool_tcp_shm_xfer(), from tx_work, and ->copy_nowait() on the fault
+ * fast path), made only while the connection is up and the device's header
+ * matches what its handshake said (hbmpool_tcp_shm_check()).
+ *
  * Locks: hbmpool_tcp_node.mutex serialises connecting and tearing down;
  * hbmpool_tcp_node.lock protects conn, pending, health and the home's
  * learned state; hbmpool_tcp_conn.lock protects the tags, the send list and
@@ -33,17 +40,21 @@
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
 #include <crypto/algapi.h>
+#include <linux/debugfs.h>
 #include <linux/in.h>
 #include <linux/in6.h>
 #include <linux/kthread.h>
 #include <linux/random.h>
+#include <linux/seq_file.h>
 #include <linux/slab.h>
+#include <linux/uaccess.h>
 #include <linux/workqueue.h>
 #include <net/sock.h>
 #include <net/tcp.h>
 
 #include "hbmpool.h"
 #include "linkstate.h"
+#include "shm.h"
 #include "tcp.h"
 
 struct hbmpool_tcp_node;
@@ -88,7 +99,7 @@ struct hbmpool_tcp_conn {
 struct hbmpool_tcp_node {
 	struct hbmpool_node *node;
 	struct mutex mutex;		/* connecting and tearing down */
-	spinlock_t lock;		/* conn, pending, health, incarnation, shut */
+	spinlock_t lock;		/* conn, pending, health, incarnation, seg_size, shut */
 	struct hbmpool_tcp_conn *conn;
 	struct list_head pending;	/* commands waiting for a connection */
 	struct delayed_work connect_work;
@@ -96,7 +107,11 @@ struct hbmpool_tcp_node {
 	struct work_struct reset_work;
 	struct hbmpool_lhealth health;
 	u64 incarnation;		/* the home's, 0 before the first handshake */
+	u64 seg_size;			/* the home's segment, as the handshake said */
 	bool shut;
+	struct hbmpool_shm_dev *shm;	/* "shm": the home's device, held; set by attach */
+	atomic64_t shm_copies;		/* "shm": copies made */
+	atomic64_t shm_refused;		/* "shm": copies refused (bounds, incarnation) */
 	u64 free_bytes;			/* READ_ONCE: the home's, as last heard */
 	atomic64_t bytes, retries, digest_errors, reconnects, auth_failures;
 };
@@ -326,6 +341,53 @@ static bool hbmpool_tcp_cmd_stale(struct hbmpool_tcp_node *tn,
 	       cmd->data_gen != hbmpool_node_data_gen(tn->node);
 }
 
+/*
+ * "shm": a READ or WRITE is a copy, now (tx_work, process context).
+ * Out of the segment: refused, counted, failed.  The home's header no
+ * longer says the incarnation the connection was made with: the command
+ * goes back first on the send list and the connection fails, so that the
+ * reconnection learns what became of the home (reset_work retries it, or
+ * fails it when the home's memory is new).  Returns true when the
+ * connection failed.
+ */
+static bool hbmpool_tcp_shm_xfer(struct hbmpool_tcp_conn *conn,
+				 struct hbmpool_tcp_cmd *cmd)
+{
+	struct hbmpool_tcp_node *tn = conn->tn;
+	struct hbmpool_req *req = cmd->req;
+	u64 inc, size;
+	int err;
+
+	spin_lock(&tn->lock);
+	inc = tn->incarnation;
+	size = tn->seg_size;
+	spin_unlock(&tn->lock);
+	err = hbmpool_shm_copy(tn->shm, inc, size, cmd->op == HBMW_OP_WRITE,
+			       cmd->offset, req->pages, req->nr_pages);
+	if (err == -ESTALE) {
+		atomic64_inc(&tn->shm_refused);
+		spin_lock(&conn->lock);
+		list_add(&cmd->list, &conn->send_list);
+		spin_unlock(&conn->lock);
+		hbmpool_tcp_conn_fail(conn, err);
+		return true;
+	}
+	if (err == -ERANGE) {
+		atomic64_inc(&tn->shm_refused);
+		pr_warn_ratelimited("node %u: shm %s of [%llu, +%u) refused: out of the segment (%llu bytes)\n",
+				    tn->node->id, cmd->op == HBMW_OP_WRITE ? "write" : "read",
+				    cmd->offset, cmd->length, size);
+		err = -EIO;
+	} else if (err) {
+		pr_warn_ratelimited("node %u: shm read of [%llu, +%u) failed: poisoned memory\n",
+				    tn->node->id, cmd->offset, cmd->length);
+	} else {
+		atomic64_inc(&tn->shm_copies);
+	}
+	hbmpool_tcp_cmd_done(tn, cmd, err);
+	return false;
+}
+
 /* Sends what the send list holds while tags are free. */
 static void hbmpool_tcp_tx_work(struct work_struct *work)
 {
@@ -351,6 +413,13 @@ static void hbmpool_tcp_tx_work(struct work_struct *work)
 		if (hbmpool_tcp_cmd_stale(conn->tn, cmd)) {
 			spin_unlock(&conn->lock);
 			hbmpool_tcp_cmd_done(conn->tn, cmd, -EIO);
+			continue;
+		}
+		if (conn->tn->shm && cmd->req) {
+			spin_unlock(&conn->lock);
+			if (hbmpool_tcp_shm_xfer(conn, cmd))
+				return;
+			cond_resched();		/* copies, one after the other */
 			continue;
 		}
 		cmd->tag = tag;
@@ -604,6 +673,24 @@ static int hbmpool_tcp_handshake(struct hbmpool_tcp_node *tn, struct socket *soc
 	return err;
 }
 
+/*
+ * "shm": the home's device holds the segment the handshake told of (node,
+ * domain, incarnation, size), or the connection is refused like a failed
+ * handshake (-EPERM, counted), and tried again later.
+ */
+static int hbmpool_tcp_shm_check(struct hbmpool_tcp_node *tn,
+				 const struct hbmw_challenge *ch)
+{
+	int err = hbmpool_shm_verify(tn->shm, tn->node->id,
+				     le64_to_cpu(ch->incarnation),
+				     le64_to_cpu(ch->segment_size));
+
+	if (err)
+		pr_warn_ratelimited("node %u: its shm device does not hold the segment of the handshake (%d)\n",
+				    tn->node->id, err);
+	return err ? -EPERM : 0;
+}
+
 static int hbmpool_tcp_dial(struct hbmpool_tcp_node *tn, struct socket **sockp,
 			    struct hbmw_challenge *ch)
 {
@@ -622,6 +709,8 @@ static int hbmpool_tcp_dial(struct hbmpool_tcp_node *tn, struct socket **sockp,
 	err = kernel_connect(sock, (struct sockaddr *)&ss, len, 0);
 	if (!err)
 		err = hbmpool_tcp_handshake(tn, sock, ch);
+	if (!err && tn->shm)
+		err = hbmpool_tcp_shm_check(tn, ch);
 	if (err) {
 		if (err == -EPERM) {
 			atomic64_inc(&tn->auth_failures);
@@ -692,6 +781,7 @@ static void hbmpool_tcp_connect_work(struct work_struct *work)
 	}
 	spin_lock(&tn->lock);
 	tn->incarnation = inc;
+	tn->seg_size = le64_to_cpu(ch.segment_size);
 	spin_unlock(&tn->lock);
 	WRITE_ONCE(node->capacity, le64_to_cpu(ch.segment_size));
 
@@ -955,6 +1045,7 @@ static void hbmpool_tcp_release(struct hbmpool_node *node)
 
 	if (tn->node)		/* attached */
 		mutex_destroy(&tn->mutex);
+	hbmpool_shm_dev_put(tn->shm);
 }
 
 static void hbmpool_tcp_link_admin(struct hbmpool_node *node, bool up)
@@ -1009,6 +1100,153 @@ static struct hbmpool_transport hbmpool_tcp_transport = {
 	.ops = &hbmpool_tcp_ops,
 };
 
+/* ---- the transport "shm": the same, with copies for READ and WRITE ---- */
+
+/*
+ * A copy of @nr pages from the home's segment at @offset into @pages, as
+ * the fault's fast path makes it: while the connection is up, at the
+ * incarnation and within the size it was verified with.  -ENOLINK: not
+ * up; else hbmpool_shm_copy()'s answer, a refusal counted.  Never sleeps.
+ */
+static int hbmpool_shm_read(struct hbmpool_tcp_node *tn, u64 offset,
+			    struct page **pages, unsigned int nr)
+{
+	u64 inc, size;
+	bool up;
+	int err;
+
+	spin_lock(&tn->lock);
+	up = !tn->shut && tn->conn && !READ_ONCE(tn->conn->dead) &&
+	     hbmpool_lstate_up(tn->health.state);
+	inc = tn->incarnation;
+	size = tn->seg_size;
+	spin_unlock(&tn->lock);
+	if (!up)
+		return -ENOLINK;
+	err = hbmpool_shm_copy(tn->shm, inc, size, false, offset, pages, nr);
+	if (err) {
+		atomic64_inc(&tn->shm_refused);
+		return err;
+	}
+	atomic64_inc(&tn->shm_copies);
+	atomic64_add((u64)nr << PAGE_SHIFT, &tn->bytes);
+	return 0;
+}
+
+/*
+ * debugfs nodeN/shm: reading shows the copies made and refused; writing
+ * "OFFSET PAGES" (PAGES 1..16) makes one copy as a fetch would, into
+ * scratch pages: the write fails with its error (-ERANGE out of the
+ * segment, -ESTALE another incarnation, -ENOLINK no connection).  For the
+ * tests of the checks.
+ */
+#define HBMPOOL_SHM_PROBE_MAX	16
+
+static int hbmpool_shm_dbg_show(struct seq_file *m, void *unused)
+{
+	struct hbmpool_tcp_node *tn = m->private;
+
+	seq_printf(m, "copies %lld\nrefused %lld\n",
+		   atomic64_read(&tn->shm_copies), atomic64_read(&tn->shm_refused));
+	return 0;
+}
+
+static int hbmpool_shm_dbg_open(struct inode *inode, struct file *file)
+{
+	return single_open(file, hbmpool_shm_dbg_show, inode->i_private);
+}
+
+static ssize_t hbmpool_shm_dbg_write(struct file *file, const char __user *ubuf,
+				     size_t len, loff_t *ppos)
+{
+	struct hbmpool_tcp_node *tn = ((struct seq_file *)file->private_data)->private;
+	struct page *pages[HBMPOOL_SHM_PROBE_MAX] = {};
+	unsigned int nr, i;
+	char buf[48];
+	u64 offset;
+	int err;
+
+	if (len >= sizeof(buf))
+		return -EINVAL;
+	if (copy_from_user(buf, ubuf, len))
+		return -EFAULT;
+	buf[len] = 0;
+	if (sscanf(buf, "%llu %u", &offset, &nr) != 2 || !nr ||
+	    nr > HBMPOOL_SHM_PROBE_MAX)
+		return -EINVAL;
+	err = -ENOMEM;
+	for (i = 0; i < nr; i++) {
+		pages[i] = alloc_page(GFP_KERNEL);
+		if (!pages[i])
+			goto out_free;
+	}
+	err = hbmpool_shm_read(tn, offset, pages, nr);
+out_free:
+	for (i = 0; i < nr && pages[i]; i++)
+		__free_page(pages[i]);
+	return err ? err : len;
+}
+
+static const struct file_operations hbmpool_shm_dbg_fops = {
+	.owner = THIS_MODULE,
+	.open = hbmpool_shm_dbg_open,
+	.read = seq_read,
+	.write = hbmpool_shm_dbg_write,
+	.llseek = seq_lseek,
+	.release = single_release,
+};
+
+static int hbmpool_shm_attach(struct hbmpool_node *node, const void *params)
+{
+	struct hbmpool_tcp_node *tn = to_tn(node);
+	struct hbmpool_node_conf conf;
+
+	hbmpool_node_conf_read(node, &conf);
+	tn->shm = hbmpool_shm_dev_get(conf.device);
+	if (!tn->shm) {
+		pr_warn("node %u: no ivshmem device \"%s\" bound to hbmpool\n",
+			node->id, conf.device);
+		return -ENODEV;
+	}
+	/* the core removes the node's directory before ->release() */
+	debugfs_create_file("shm", 0600, node->debugfs, tn, &hbmpool_shm_dbg_fops);
+	return hbmpool_tcp_attach(node, params);
+}
+
+/*
+ * The fault's fast path: a copy from the home's device while the link is
+ * up; anything else (no connection, a copy refused) is the slow path's,
+ * through tx_work, which reports it.  Never sleeps.
+ */
+static int hbmpool_shm_copy_nowait(struct hbmpool_node *node, u64 offset,
+				   struct page **pages, unsigned int nr)
+{
+	return hbmpool_shm_read(to_tn(node), offset, pages, nr) ? -EAGAIN : 0;
+}
+
+static const struct hbmpool_transport_ops hbmpool_shm_ops = {
+	.attach = hbmpool_shm_attach,
+	.submit = hbmpool_tcp_submit,
+	.copy_nowait = hbmpool_shm_copy_nowait,
+	.alloc_chunks = hbmpool_tcp_alloc_chunks,
+	.free_chunks = hbmpool_tcp_free_chunks,
+	.free_bytes = hbmpool_tcp_free_bytes,
+	.shutdown = hbmpool_tcp_shutdown,
+	.release = hbmpool_tcp_release,
+	.link_admin = hbmpool_tcp_link_admin,
+	.link_info = hbmpool_tcp_link_info,
+	.fence = hbmpool_tcp_fence,
+};
+
+static struct hbmpool_transport hbmpool_shm_transport = {
+	.name = "shm",
+	.owner = THIS_MODULE,
+	.api = HBMPOOL_TRANSPORT_API,
+	.node_priv_size = sizeof(struct hbmpool_tcp_node),
+	.req_pdu_size = sizeof(struct hbmpool_tcp_cmd),
+	.ops = &hbmpool_shm_ops,
+};
+
 int hbmpool_tcp_client_init(void)
 {
 	int err;
@@ -1024,12 +1262,28 @@ int hbmpool_tcp_client_init(void)
 		return -ENOMEM;
 	err = hbmpool_transport_register(&hbmpool_tcp_transport);
 	if (err)
-		destroy_workqueue(hbmpool_tcp_wq);
+		goto err_destroy_wq;
+	err = hbmpool_shm_pci_init();
+	if (err)
+		goto err_unregister_tcp;
+	err = hbmpool_transport_register(&hbmpool_shm_transport);
+	if (err)
+		goto err_shm_pci_exit;
+	return 0;
+
+err_shm_pci_exit:
+	hbmpool_shm_pci_exit();
+err_unregister_tcp:
+	hbmpool_transport_unregister(&hbmpool_tcp_transport);
+err_destroy_wq:
+	destroy_workqueue(hbmpool_tcp_wq);
 	return err;
 }
 
 void hbmpool_tcp_client_exit(void)
 {
+	hbmpool_transport_unregister(&hbmpool_shm_transport);
+	hbmpool_shm_pci_exit();
 	hbmpool_transport_unregister(&hbmpool_tcp_transport);
 	destroy_workqueue(hbmpool_tcp_wq);
 }

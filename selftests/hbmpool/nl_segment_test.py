@@ -10,7 +10,12 @@ deleted; segment-get and the segment-change-ntf events report it; a second
 segment, an unknown provider, a size not page aligned or larger than the
 memory can give are refused with their errno and a message, changing
 nothing; deleting without a segment is ENOENT; every new segment has a new
-incarnation.  This node's id moves (domain-set self-id) only while it is
+incarnation.  The shm provider and transport refuse what they cannot use
+(this VM has no ivshmem device): provider shm without a device (EINVAL), on
+an unknown device (ENODEV), a device with the ram provider (EINVAL); a shm
+node on an unknown device (ENODEV) or without one (EINVAL), a device for a
+tcp node (EINVAL), each with a message; the
+multi-VM shm_test.sh tests them with devices.  This node's id moves (domain-set self-id) only while it is
 alone, and its entry moves with it.  A domain key is set (domain-set key, hbmctl domain set
 key-file) and reported only as set: its bytes are in no reply and no event.
 hbmctl drives the same operations, with -j output checked.
@@ -99,6 +104,25 @@ def main():
                    "segment-del without a segment: ENOENT with a message", str(e))
         refused(g, errno.ENOMEM, "more than the memory can give: ENOMEM with a message",
                 size=1 << 40)
+        refused(g, errno.EINVAL, "provider shm without a device: EINVAL with a message",
+                size=MIB, provider="shm")
+        refused(g, errno.ENODEV, "provider shm on an unknown device: ENODEV with a message",
+                size=MIB, provider="shm", device="0000:00:1f.7")
+        refused(g, errno.EINVAL, "a device with the ram provider: EINVAL with a message",
+                size=MIB, provider="ram", device="0000:00:11.0")
+        for name, want, kw in (
+                ("a shm node on an unknown device: ENODEV with a message", errno.ENODEV,
+                 {"transport": "shm", "device": "0000:00:1f.7"}),
+                ("a shm node without a device: EINVAL with a message", errno.EINVAL,
+                 {"transport": "shm"}),
+                ("a device for a tcp node: EINVAL with a message", errno.EINVAL,
+                 {"transport": "tcp", "device": "0000:00:11.0"})):
+            try:
+                g.do("node-new", id=1000, capacity=MIB, distance=20, **kw)
+                g.do("node-del", id=1000)
+                result(False, name, "accepted")
+            except nlraw.NlError as e:
+                result(e.errno == want and bool(e.msg), name, f"{e}")
         result(g.do("segment-get")["size"] == 0, "...and nothing is left reserved")
         incs = []
         for _ in range(2):

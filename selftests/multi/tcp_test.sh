@@ -69,7 +69,33 @@
 # "sim" is a dry run of the script's own plumbing on a kernel without the
 # TCP transport: the nodes are simulated in each VM, the domain and address
 # settings may fail without stopping the set-up, and the checks of links,
-# faults, incarnations and the wire are expected to fail).
+# faults, incarnations and the wire are expected to fail; "shm": below).
+#
+# Over shm (TCP_TEST_TRANSPORT=shm, or selftests/multi/shm_test.sh; run
+# "shmtest", 128 MiB of ivshmem per node): every segment is provider shm on
+# the VM's own ivshmem device (0000:00:1K.0, rig_shm), every node transport
+# shm with the home's device, so that page data moves by load/store and only
+# the control path uses TCP.  Scenarios 1, 2, 3, 5 and 9 run as above, with
+# these differences and additions:
+#   - a killed home is noticed by the control connection's keepalive, not by
+#     the copies (its memory stays readable): in 5, VM1 verifies r5 round
+#     after round with a 16-page cache while VM3 is killed, until its link
+#     to 3 is down and 3 s more: a round begins after the kill, no round
+#     sees a bad byte or a SIGBUS on node 2, the last one sees node 3's
+#     pages SIGBUS; then 5 goes on as
+#     above (SIGBUS while dead, lost chunks and SIGBUS, never zeros, after
+#     the restart with a new incarnation);
+#   - S (after 1): bad input refused with its errno (segment add without a
+#     device, with an unknown one, too big for the device, a device with the
+#     ram provider; node add shm with an unknown device, tcp with a device);
+#     VM1's node 3 given node 2's device never gets live (the device's
+#     header names node 2), counted as an auth failure, and live again with
+#     its own; copies out of the segment are refused and counted (debugfs
+#     nodeN/shm), one inside is made;
+#   - 2 also checks that VM1's fetches were shm copies (debugfs nodeN/shm).
+# 4 (a cut link), 6 (freeze), 7 (the wire fuzzer) and 8 (moves) are the TCP
+# run's only: they test the control connection, which is the same code, and
+# the run stays short (about 4 minutes here).
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 repo=$(cd "$here/../.." && pwd)
@@ -82,7 +108,11 @@ if [ "${1:-}" != --host ]; then
 	"$here/build-regionio.sh" "$build/regionio" || { echo "tcp_test: cannot build regionio" >&2; exit 1; }
 	# shellcheck source=selftests/multi/outer.sh
 	. "$here/outer.sh"
-	multi_outer tcptest 3 "$here/tcp_test.sh"
+	if [ "${TCP_TEST_TRANSPORT:-tcp}" = shm ]; then
+		multi_outer shmtest 3 "$here/tcp_test.sh" --shm 128
+	else
+		multi_outer tcptest 3 "$here/tcp_test.sh"
+	fi
 	exit
 fi
 
@@ -97,6 +127,8 @@ FUZZ="/usr/bin/python3 selftests/multi/wirefuzz.py"
 SIZE=8M CHUNK=1M BUDGET=512 TIMEOUT_MS=5000
 FREEZE=${TCP_TEST_FREEZE:-8}
 TRANSPORT=${TCP_TEST_TRANSPORT:-tcp}
+SHM=0
+[ "$TRANSPORT" = shm ] && SHM=1
 KEY=$RIG_SYNC/domain.key
 
 # JSON members read by the checks: "name|alternative|...", first found wins,
@@ -223,18 +255,22 @@ all_links() {
 	done
 }
 
+# shmdev K: the PCI name of node K's ivshmem device (rig_shm).
+shmdev() { printf '0000:00:%02x.0' $((0x10 + $1)); }
 # setup K: load the module and join VM K to the domain (the contract).
 setup() {
-	local k=$1 j cmd may=""
+	local k=$1 j cmd may="" seg="" dev=""
 	[ "$TRANSPORT" = sim ] && may="|| true"
+	[ $SHM = 1 ] && seg=" provider shm device $(shmdev "$k")"
 	cmd="set -ex; insmod ${HBMPOOL_KO:-$repo/kmod/hbmpool.ko}
 $H domain set name rig self $k key-file $KEY $may
 $H node set $k addr 10.77.0.$k port $PORT $may
-$H segment add 64M $may"
+$H segment add 64M$seg $may"
 	for ((j = 1; j <= N; j++)); do
 		[ $j = "$k" ] && continue
+		[ $SHM = 1 ] && dev=" device $(shmdev $j)"
 		cmd="$cmd
-$H node add $j capacity 64M distance 20 transport $TRANSPORT link scaleout addr 10.77.0.$j port $PORT"
+$H node add $j capacity 64M distance 20 transport $TRANSPORT link scaleout addr 10.77.0.$j port $PORT$dev"
 	done
 	cmd="$cmd
 $H params set cache-budget-pages $BUDGET fetch-timeout-ms $TIMEOUT_MS"
@@ -282,6 +318,20 @@ counter() {
 	v=$(hj "$@") && [[ "$v" =~ ^[0-9]+$ ]] && echo "$v" || echo -1
 }
 gt() { [ "$1" -gt "$2" ] 2>/dev/null; }
+# shm_stat K J WHAT: VM K's count of shm copies WHAT (copies, refused) to
+# node J (debugfs nodeJ/shm), or -1.
+shm_stat() {
+	local v
+	v=$(q "$1" "cat /sys/kernel/debug/hbmpool/node$2/shm" | sed -n "s/^$3 //p")
+	[[ "$v" =~ ^[0-9]+$ ]] && echo "$v" || echo -1
+}
+# fails_with K ERRNO-TEXT CMD: CMD fails in VM K and says ERRNO-TEXT.
+fails_with() {
+	local out rc=0
+	out=$(ctl exec "$1" "$3" 2>&1) || rc=$?
+	printf '%s\n' "$out" | sed 's/^/# /'
+	[ $rc != 0 ] && grep -qi -- "$2" <<<"$out"
+}
 # klog_clean K: VM K's kernel log so far passes tools/rig/klog-check.sh.
 klog_clean() { gx "$1" "dmesg >/tmp/dmesg.now && $rig/klog-check.sh /tmp/dmesg.now"; }
 # chunks K RID node C: the node of chunk C of region RID in VM K;
@@ -314,7 +364,7 @@ stamp "all up"
 head -c 32 /dev/urandom >"$KEY"
 
 for ((k = 1; k <= N; k++)); do
-	check "VM$k joins domain rig as node $k (tcp nodes, segment 64M)" setup $k
+	check "VM$k joins domain rig as node $k ($TRANSPORT nodes, segment 64M)" setup $k
 done
 [ "$fails" = 0 ] || bail "set-up failed"
 monitor 1
@@ -326,6 +376,45 @@ done
 mapfile -t links < <(all_links)
 check "1: every link of every VM is live within 30 s" wait_health 30 live "${links[@]}"
 stamp "scenario 1 done"
+
+if [ $SHM = 1 ]; then
+# --- S. shm: bad input, the device check, bounds
+# VM2 without a segment, so that segment add gets past EEXIST to its device.
+check "S: VM2 deletes its segment (no chunk is placed yet)" gx 2 "$H segment del"
+check "S: segment add provider shm without a device: EINVAL" \
+	fails_with 2 "invalid argument" "$H segment add 1M provider shm"
+check "S: segment add provider shm on an unknown device: ENODEV" \
+	fails_with 2 "no such device" "$H segment add 1M provider shm device 0000:00:1f.0"
+check "S: segment add with a device and the ram provider: EINVAL" \
+	fails_with 2 "invalid argument" "$H segment add 1M provider ram device $(shmdev 2)"
+check "S: segment add bigger than the device: ENOSPC" \
+	fails_with 2 "no space" "$H segment add 256M provider shm device $(shmdev 2)"
+check "S: VM2 exports its 64M shm segment again" gx 2 "$H segment add 64M provider shm device $(shmdev 2)"
+check "S: node add shm with an unknown device: ENODEV" \
+	fails_with 1 "no such device" "$H node add 7 capacity 64M distance 20 transport shm device 0000:00:1f.0 addr 10.77.0.2 port $PORT"
+check "S: node add tcp with a device: EINVAL" \
+	fails_with 1 "invalid argument" "$H node add 7 capacity 64M distance 20 transport tcp device $(shmdev 2) addr 10.77.0.2 port $PORT"
+af0=$(counter 1 "$J_AUTHFAIL" link show 3)
+check "S: VM1's node 3 given node 2's device" \
+	gx 1 "$H node del 3 && $H node add 3 capacity 64M distance 20 transport shm link scaleout addr 10.77.0.3 port $PORT device $(shmdev 2)"
+sleep 5
+h=$(health 1 3)
+af1=$(counter 1 "$J_AUTHFAIL" link show 3)
+check "S: ... never gets live (health $h), its refusals counted (auth-failures $af0 -> $af1)" \
+	test "$h" != live -a "$af1" -gt 0
+check "S: VM1's node 3 given its own device again" \
+	gx 1 "$H node del 3 && $H node add 3 capacity 64M distance 20 transport shm link scaleout addr 10.77.0.3 port $PORT device $(shmdev 3)"
+check "S: every link is live again within 30 s" wait_health 30 live "${links[@]}"
+rf0=$(shm_stat 1 2 refused)
+dbg=/sys/kernel/debug/hbmpool/node2/shm
+check "S: a copy of the last page of VM2's segment is made" gx 1 "echo $(((64 << 20) - 4096)) 1 >$dbg"
+check "S: a copy past the end of VM2's segment is refused" fails_with 1 "result" "echo $((64 << 20)) 1 >$dbg"
+check "S: a copy across the end of VM2's segment is refused" fails_with 1 "result" "echo $(((64 << 20) - 4096)) 2 >$dbg"
+check "S: a copy at an unaligned offset is refused" fails_with 1 "result" "echo 100 1 >$dbg"
+rf1=$(shm_stat 1 2 refused)
+check "S: VM1 counted the 3 refusals ($rf0 -> $rf1)" test "$rf1" = $((rf0 + 3))
+stamp "scenario S done"
+fi
 
 if [ "${TCP_TEST_ONLY:-}" != moves ]; then
 # --- 2. data over two homes, four times the cache
@@ -341,6 +430,10 @@ link_counters 1 3
 for j in 2 3; do
 	check "2: VM1's link to $j carried requests" gt "$(counter 1 "$J_REQUESTS" link show $j)" 0
 	check "2: VM1's link to $j: no digest error" test "$(counter 1 "$J_DIGEST" link show $j)" = 0
+	if [ $SHM = 1 ]; then
+		c=$(shm_stat 1 $j copies)
+		check "2: VM1's fetches from $j were shm copies ($c)" gt "$c" 0
+	fi
 done
 stamp "scenario 2 done"
 
@@ -364,6 +457,7 @@ check "3: VM1 releases r3a" release 1 r3a
 check "3: VM2 releases r3b" release 2 r3b
 stamp "scenario 3 done"
 
+if [ $SHM = 0 ]; then
 # --- 4. cut VM3's link
 ev0=$(link_events 1)
 check "4: flush VM1's cache" flush 1
@@ -387,6 +481,7 @@ check "4: restore VM3's link" ctl restore 3
 check "4: every link is live again within 60 s" wait_health 60 live "${links[@]}"
 check "4: VM1 verifies r2 after the restore: exact" rio 1 verify --name r2 --seed 21 --order rand
 stamp "scenario 4 done"
+fi	# 4: not over shm
 
 # --- 5. kill VM3, start it again
 check "5: VM1 holds r5 over 2,3" hold 1 r5 2,3
@@ -394,8 +489,33 @@ check "5: VM1 writes r5 (seed 51)" rio 1 write --name r5 --seed 51
 check "5: VM1 verifies r5: exact" rio 1 verify --name r5 --seed 51
 inc0=$(hj 3 "$J_INCARNATION" segment show)
 check "5: flush VM1's cache" flush 1
+if [ $SHM = 1 ]; then
+	# VM1 copies from VM3's segment over and over (a cache of 16 pages: every
+	# round fetches every page) while VM3 is killed, until its link is down
+	# and a round more: node 3's pages good (copied before the keepalive
+	# noticed) or SIGBUS, never bad; node 2's good.
+	job=$(ctl spawn 1 "$H params set cache-budget-pages 16; i=0; while :; do [ -e $RIG_SYNC/killed5 ] && echo after-kill; timeout -k 5 120 $RIO verify --name r5 --seed 51 --order rand --expect-sigbus-on 3 --max-cached 100000; i=\$((i + 1)); [ -e $RIG_SYNC/stop5 ] && break; done; $H params set cache-budget-pages $BUDGET; echo rounds=\$i")
+	sleep 2
+fi
 check "5: kill VM3" ctl kill 3
 tk=$SECONDS
+if [ $SHM = 1 ]; then
+	ctl mark killed5
+	check "5: (shm) VM1's link to 3 leaves live within 60 s" wait_health 60 "down|connecting" 1:3
+	sleep 3
+	ctl mark stop5
+	out=$(ctl result -t 300 "$job" 2>&1)
+	printf '%s\n' "$out" | sed 's/^/# /'
+	rounds=$(grep -c '^verify:' <<<"$out")
+	after=$(grep -c '^after-kill' <<<"$out")
+	failed=$(grep '^verify:' <<<"$out" | grep -c 'FAIL')
+	last_sigbus=$(grep '^verify:' <<<"$out" | tail -n 1 | sed -n 's/.* expected_sigbus=\([0-9]*\) .*/\1/p')
+	check "5: (shm) VM1's $rounds rounds of copies, $after of them begun with VM3 dead: none bad, node 2's always good" \
+		test "$after" -ge 1 -a "$failed" = 0
+	check "5: (shm) ... the last round, after the link went down: node 3's pages SIGBUS ($last_sigbus)" \
+		gt "${last_sigbus:-0}" 0
+	check "5: flush VM1's cache" flush 1
+fi
 if rio -t 240 1 verify --name r5 --seed 51 --expect-sigbus-on 3 --max-cached 64; then
 	ok "5: VM1's verify with VM3 dead ends after $((SECONDS - tk))s: node 3's pages SIGBUS, node 2's good"
 else
@@ -429,6 +549,7 @@ check "5: VM1's r5 after VM3's restart: node 3's pages SIGBUS (never zeros), nod
 check "5: VM1 releases r5" release 1 r5
 stamp "scenario 5 done"
 
+if [ $SHM = 0 ]; then
 # --- 6. freeze VM2 past the fetch timeout
 # r2's chunks on VM3 were lost in 5: a new region over 2,3 from here on.
 check "6: VM1 holds r6v over 2,3" hold 1 r6v 2,3
@@ -489,8 +610,10 @@ for ord in seq rand; do
 done
 stamp "scenario 7 done"
 
+fi	# 6 and 7: not over shm
 fi	# TCP_TEST_ONLY=moves skips to here
 
+if [ $SHM = 0 ]; then
 # --- 8. chunk moves over TCP
 check "8: VM1 holds r8 over 2,3 (4 MiB chunks)" hold 1 r8 2,3 4194304
 check "8: VM1 writes r8 (seed 81)" rio 1 write --name r8 --seed 81
@@ -538,12 +661,13 @@ check "8: VM1 verifies r8: exact" rio 1 verify --name r8 --seed 82 --order rev
 check "8: VM1 releases r8" release 1 r8
 check "8: VM1's kernel log has no BUG or WARNING" klog_clean 1
 stamp "scenario 8 done"
+fi	# 8: not over shm
 
 # --- 9. teardown
 for ((k = 1; k <= N; k++)); do link_counters "$k" $((k % N + 1)); done
 if [ "${TCP_TEST_ONLY:-}" != moves ]; then
 	check "9: VM1 releases r2" release 1 r2
-	check "9: VM1 releases r6v" release 1 r6v
+	[ $SHM = 0 ] && check "9: VM1 releases r6v" release 1 r6v
 fi
 check "9: VM3 deletes its nodes and segment and unloads" \
 	gx 3 "set -x; $H node del 1 && $H node del 2 && $H segment del && rmmod hbmpool"

@@ -18,6 +18,7 @@ static void usage(FILE *f)
 		"  node show [ID]\n"
 		"  node add ID capacity SIZE distance N [transport NAME]\n"
 		"           [link scaleup|scaleout|scaleacross] [name NAME] [addr IP] [port N]\n"
+		"           [device PCI-NAME]   (transport shm: the home's ivshmem device)\n"
 		"  node del ID\n"
 		"  node set ID [name NAME] [distance N] [link scaleup|scaleout|scaleacross]\n"
 		"           [addr IP] [port N] [weight N|auto] [draining on|off]\n"
@@ -111,6 +112,8 @@ static int parse_args(int argc, char **argv, int first, bool set, struct node_ar
 			a->has_distance = true;
 		} else if (!strcmp(k, "transport") && !set) {
 			a->n.transport = v;
+		} else if (!strcmp(k, "device") && !set) {
+			a->n.device = v;
 		} else if (!strcmp(k, "link")) {
 			r = hbm_nl_link_type(v);
 			if (r <= 0)

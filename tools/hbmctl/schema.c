@@ -105,6 +105,7 @@ static const struct ctl_attr node_attrs[HBMPOOL_A_NODE_MAX + 1] = {
 	[HBMPOOL_A_NODE_DRAINING] = { .name = "draining", .kind = K_BOOL },
 	[HBMPOOL_A_NODE_EFFECTIVE_WEIGHT] = { .name = "effective-weight", .kind = K_U32 },
 	[HBMPOOL_A_NODE_CHUNKS] = { .name = "chunks", .kind = K_U32 },
+	[HBMPOOL_A_NODE_DEVICE] = { .name = "device", .kind = K_STR },
 };
 SET(ctl_set_node, "node", node_attrs, HBMPOOL_A_NODE_MAX);
 
@@ -155,6 +156,7 @@ static const struct ctl_attr segment_attrs[HBMPOOL_A_SEGMENT_MAX + 1] = {
 	[HBMPOOL_A_SEGMENT_ACCEPTED] = { .name = "accepted", .kind = K_U64 },
 	[HBMPOOL_A_SEGMENT_AUTH_FAILURES] = { .name = "auth-failures", .kind = K_U64 },
 	[HBMPOOL_A_SEGMENT_REJECTED] = { .name = "rejected", .kind = K_U64 },
+	[HBMPOOL_A_SEGMENT_DEVICE] = { .name = "device", .kind = K_STR },
 };
 SET(ctl_set_segment, "segment", segment_attrs, HBMPOOL_A_SEGMENT_MAX);
 

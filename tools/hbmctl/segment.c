@@ -15,13 +15,15 @@ static void usage(FILE *f)
 {
 	fprintf(f,
 		"  segment show\n"
-		"  segment add SIZE [provider NAME]\n"
+		"  segment add SIZE [provider ram|shm] [device PCI-NAME]\n"
+		"           (provider shm: this node's ivshmem device, e.g. 0000:00:11.0)\n"
 		"  segment del\n");
 }
 
 struct segment_args {
 	uint64_t size;
 	const char *provider;
+	const char *device;
 };
 
 static int build_add(struct nl_msg *msg, void *arg)
@@ -29,7 +31,8 @@ static int build_add(struct nl_msg *msg, void *arg)
 	struct segment_args *a = arg;
 
 	if (nla_put_u64(msg, HBMPOOL_A_SEGMENT_SIZE, a->size) ||
-	    (a->provider && nla_put_string(msg, HBMPOOL_A_SEGMENT_PROVIDER, a->provider)))
+	    (a->provider && nla_put_string(msg, HBMPOOL_A_SEGMENT_PROVIDER, a->provider)) ||
+	    (a->device && nla_put_string(msg, HBMPOOL_A_SEGMENT_DEVICE, a->device)))
 		return -EMSGSIZE;
 	return 0;
 }
@@ -42,10 +45,17 @@ static int cmd_add(int argc, char **argv)
 		return ctl_bad(&ctl_obj_segment, "segment add needs a size");
 	if (hbm_parse_size(argv[1], &a.size) || !a.size)
 		return ctl_bad(&ctl_obj_segment, "bad size '%s'", argv[1]);
-	if (argc == 4 && !strcmp(argv[2], "provider"))
-		a.provider = argv[3];
-	else if (argc != 2)
-		return ctl_bad(&ctl_obj_segment, "segment add SIZE [provider NAME]");
+	for (int i = 2; i < argc; i += 2) {
+		if (i + 1 >= argc)
+			return ctl_bad(&ctl_obj_segment, "'%s' needs a value", argv[i]);
+		if (!strcmp(argv[i], "provider"))
+			a.provider = argv[i + 1];
+		else if (!strcmp(argv[i], "device"))
+			a.device = argv[i + 1];
+		else
+			return ctl_bad(&ctl_obj_segment,
+				       "segment add SIZE [provider NAME] [device PCI-NAME]");
+	}
 	return ctl_request(HBMPOOL_CMD_SEGMENT_NEW, false, build_add, &a, NULL, NULL);
 }
 
@@ -65,12 +75,13 @@ static int cmd_show(int argc, char **argv)
 		{ "used", "used", F_SIZE, NULL },
 		{ "seq", "seq", F_STR, NULL },
 		{ "incarnation", "incarnation", F_STR, NULL },
+		{ "device", "device", F_STR, NULL },
 	};
 
 	(void)argv;
 	if (argc > 1)
 		return ctl_bad(&ctl_obj_segment, "segment show takes no argument");
-	return out_show_kv(HBMPOOL_CMD_SEGMENT_GET, cols, 5);
+	return out_show_kv(HBMPOOL_CMD_SEGMENT_GET, cols, 6);
 }
 
 static const struct ctl_cmd cmds[] = {

@@ -437,7 +437,8 @@ int hbm_nl_node_new(struct hbm_nl *nl, const struct hbm_nl_node *n, char *ext, s
 	    (n->link_type >= 0 && nla_put_u32(msg, HBMPOOL_A_NODE_LINK_TYPE, (uint32_t)n->link_type)) ||
 	    (n->name && nla_put_string(msg, HBMPOOL_A_NODE_NAME, n->name)) ||
 	    (n->addr_len && nla_put(msg, HBMPOOL_A_NODE_ADDR, (int)n->addr_len, n->addr)) ||
-	    (n->port && nla_put_u16(msg, HBMPOOL_A_NODE_PORT, n->port))) {
+	    (n->port && nla_put_u16(msg, HBMPOOL_A_NODE_PORT, n->port)) ||
+	    (n->device && nla_put_string(msg, HBMPOOL_A_NODE_DEVICE, n->device))) {
 		nlmsg_free(msg);
 		return -EMSGSIZE;
 	}

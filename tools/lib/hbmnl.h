@@ -75,6 +75,7 @@ struct hbm_nl_node {
 	uint64_t capacity;		/* bytes */
 	uint32_t distance;
 	const char *transport;		/* NULL: the kernel's default, "sim" */
+	const char *device;		/* "shm": the home's PCI device, or NULL */
 	int link_type;			/* enum hbmpool_nl_link_type, -1: default */
 	const char *name;
 	uint8_t addr[16];
