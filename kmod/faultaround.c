@@ -162,9 +162,9 @@ static struct page *hbmpool_map_next(struct hbmpool_region *r,
 }
 
 /*
- * ->map_pages: a read fault maps the cached neighbours of the faulting
- * page in [@start, @end] (the kernel's fault-around window, inside the vma
- * and its page table).  Never fetches and never waits.  VM_FAULT_NOPAGE
+ * ->map_pages: a read fault on a cached page maps it and its cached
+ * neighbours in [@start, @end] (the kernel's fault-around window, inside
+ * the vma and its page table).  Never fetches and never waits.  VM_FAULT_NOPAGE
  * when the faulting page itself was mapped: then ->fault is not called.
  */
 vm_fault_t hbmpool_vm_map_pages(struct vm_fault *vmf, pgoff_t start,
@@ -177,6 +177,19 @@ vm_fault_t hbmpool_vm_map_pages(struct vm_fault *vmf, pgoff_t start,
 	bool mapped = false;
 	pgoff_t first = start, from = start;
 	XA_STATE(xas, &r->pages, start);
+
+	/*
+	 * A miss goes to ->fault at once: with a fetch to make, the walk would
+	 * be a cost on every random fault, and a sequential reader's next
+	 * fault maps the neighbours anyway.
+	 */
+	rcu_read_lock();
+	page = xa_load(&r->pages, vmf->pgoff);
+	if (!page || !test_bit(HBM_PG_UPTODATE, &page->private)) {
+		rcu_read_unlock();
+		return 0;
+	}
+	rcu_read_unlock();
 
 	end = min_t(pgoff_t, end, r->nr_pages - 1);
 	while ((page = hbmpool_map_next(r, &xas, &from, end))) {
