@@ -252,12 +252,22 @@ TEST_F(ra, prefetch_runs)
 	EXPECT_EQ(PAGES, cached(self));
 }
 
+/*
+ * The fast_* tests are about the no-wait copy: node N_A with no latency and
+ * nowait_copy on, whichever path this build exercises (HBMT_SLOW_PATH).
+ */
+static void fast_node(struct __test_metadata *_metadata)
+{
+	ASSERT_EQ(0, hbm_node_knob(N_A, "latency_us", 0));
+	ASSERT_EQ(0, hbm_node_knob(N_A, "nowait_copy", 1));
+}
+
 /* The no-wait copy fetches the same windows as the transport path, each in one copy, and maps them in the fault: a sequential pass takes a few faults. */
 TEST_F(ra, fast_windows)
 {
 	struct hbmpool_stats st;
 
-	ASSERT_EQ(0, hbm_node_knob(N_A, "latency_us", 0));
+	fast_node(_metadata);
 	ASSERT_EQ(0, hbmt_region_open(&self->r, self->env.devfd, PAGES * HBMT_PAGE, CHUNK,
 				      HBMPOOL_POLICY_BIND, HBM_NODES(N_A), 0, "fast"));
 	ASSERT_EQ(0, touch(self, 0));
@@ -288,7 +298,7 @@ TEST_F(ra, fast_data_exact)
 	struct hbmpool_stats st;
 	uint64_t f0;
 
-	ASSERT_EQ(0, hbm_node_knob(N_A, "latency_us", 0));
+	fast_node(_metadata);
 	ASSERT_EQ(0, hbmt_region_open(&self->r, self->env.devfd, PAGES * HBMT_PAGE, CHUNK,
 				      HBMPOOL_POLICY_BIND, HBM_NODES(N_A), 0, "fastdata"));
 	hbm_pattern_fill(self->r.map, PAGES * HBMT_PAGE, 0, 62);
@@ -310,7 +320,7 @@ TEST_F(ra, fast_single_pages)
 {
 	static const uint64_t order[] = { 0, 100, 7, 300, 50, 200, 9, 400, 11, 13 };
 
-	ASSERT_EQ(0, hbm_node_knob(N_A, "latency_us", 0));
+	fast_node(_metadata);
 	ASSERT_EQ(0, hbmt_region_open(&self->r, self->env.devfd, PAGES * HBMT_PAGE, CHUNK,
 				      HBMPOOL_POLICY_BIND, HBM_NODES(N_A), 0, "fastsingle"));
 	for (unsigned int i = 0; i < sizeof(order) / sizeof(order[0]); i++)
@@ -329,7 +339,7 @@ TEST_F(ra, fast_window_partial_mapping)
 	volatile uint8_t *part;
 	uint8_t *whole;
 
-	ASSERT_EQ(0, hbm_node_knob(N_A, "latency_us", 0));
+	fast_node(_metadata);
 	ASSERT_EQ(0, hbmt_region_open(&self->r, self->env.devfd, PAGES * HBMT_PAGE, CHUNK,
 				      HBMPOOL_POLICY_BIND, HBM_NODES(N_A), 0, "partial"));
 	hbm_pattern_fill(self->r.map, PAGES * HBMT_PAGE, 0, 63);

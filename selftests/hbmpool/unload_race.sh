@@ -33,8 +33,17 @@ ok() { n=$((n + 1)); echo "ok $n - $*"; }
 nok() { n=$((n + 1)); echo "not ok $n - $*"; fails=$((fails + 1)); }
 
 # shellcheck disable=SC2317 # called through the EXIT trap
+# Stops the writers and the commands they run: an hbmctl left running (killing
+# its loop does not kill it) could add a node to the next module.
 stop_writers() {
-	[ ${#pids[@]} -gt 0 ] && kill "${pids[@]}" 2>/dev/null && wait "${pids[@]}" 2>/dev/null
+	local p
+	[ ${#pids[@]} -gt 0 ] || return 0
+	kill -STOP "${pids[@]}" 2>/dev/null
+	for p in "${pids[@]}"; do
+		pkill -KILL -P "$p" 2>/dev/null
+	done
+	kill -KILL "${pids[@]}" 2>/dev/null
+	wait "${pids[@]}" 2>/dev/null
 	pids=()
 }
 # shellcheck disable=SC2317 # the EXIT trap
