@@ -19,6 +19,7 @@
 
 #include "hbmpool.h"
 #include "resync.h"
+#include "shm.h"
 #include "tcp.h"
 
 static unsigned int cache_pages = 16384;
@@ -229,9 +230,13 @@ static int __init hbmpool_init(void)
 	if (err)
 		goto err_tcp_sock_exit;
 
-	err = hbmpool_tcp_home_init();
+	err = hbmpool_shm_client_init();
 	if (err)
 		goto err_tcp_client_exit;
+
+	err = hbmpool_tcp_home_init();
+	if (err)
+		goto err_shm_client_exit;
 
 	err = hbmpool_sysfs_init();
 	if (err)
@@ -284,6 +289,8 @@ err_sysfs_exit:
 err_tcp_home_exit:
 	hbmpool_tcp_home_exit();
 	hbmpool_kobjs_wait();
+err_shm_client_exit:
+	hbmpool_shm_client_exit();
 err_tcp_client_exit:
 	hbmpool_tcp_client_exit();
 err_tcp_sock_exit:
@@ -320,6 +327,7 @@ static void __exit hbmpool_exit(void)
 	hbmpool_regions_exit();
 	hbmpool_sysfs_exit();
 	hbmpool_kobjs_wait();
+	hbmpool_shm_client_exit();
 	hbmpool_tcp_client_exit();
 	hbmpool_tcp_sock_exit();
 	hbmpool_sim_exit();

@@ -9,10 +9,11 @@
  *                   device header and the checked copies;
  *  - segment_shm.c: the segment provider "shm": this node's segment is its
  *                   own device's memory;
- *  - tcp_client.c:  the transport "shm": the control path (handshake,
+ *  - shm_client.c:  the transport "shm": the control path (handshake,
  *                   incarnation, ALLOC/FREE, keepalive, reconnection) is the
- *                   TCP transport's own; READ and WRITE are CPU copies from
- *                   and to the home's device.
+ *                   TCP transport's own (tcp_client.c, through
+ *                   tcp_client.h); READ and WRITE are CPU copies from and to
+ *                   the home's device.
  *
  * A device's first HBMPOOL_SHM_DATA_OFFSET bytes are a header the home
  * writes (struct hbmpool_shm_hdr); the segment's byte 0 follows it.  A
@@ -75,5 +76,10 @@ void hbmpool_shm_seg_clear(struct hbmpool_shm_dev *dev, u64 offset, u64 len);
 int hbmpool_shm_segment_init(struct hbmpool_segment *seg, u64 size,
 			     const char *device, u32 node_id, u64 incarnation,
 			     struct netlink_ext_ack *extack);
+
+/* ---- shm_client.c ---- */
+
+int hbmpool_shm_client_init(void);	/* after hbmpool_tcp_client_init() */
+void hbmpool_shm_client_exit(void);
 
 #endif /* _HBMPOOL_SHM_H */

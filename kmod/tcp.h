@@ -6,7 +6,9 @@
  *                  handshake's HMAC, for both sides;
  *  - tcp_client.c: the transport "tcp" (struct hbmpool_transport): one
  *                  connection per remote node, tagged requests, keepalive,
- *                  reconnection with backoff, the link's health;
+ *                  reconnection with backoff, the link's health; what the
+ *                  transport "shm" (shm_client.c, shm.h) reuses of it is
+ *                  in tcp_client.h, private to the two;
  *  - tcp_home.c:   the home side: the listener on this node's address and
  *                  one session per connected client, serving this node's
  *                  exported segment (export.c) and checking every request.

@@ -24,12 +24,13 @@
  * lost what this node placed there: hbmpool_node_data_lost() tells the
  * core, which fails those chunks with SIGBUS and never reads them again.
  *
- * The transport "shm" (shm.h) is this transport with another data path:
- * the same connection, handshake, ALLOC, FREE, PING and reconnection, but
- * READ and WRITE are CPU copies from and to the home's ivshmem device
- * (hbmpool_tcp_shm_xfer(), from tx_work, and ->copy_nowait() on the fault
- * fast path), made only while the connection is up and the device's header
- * matches what its handshake said (hbmpool_tcp_shm_check()).
+ * Another transport can be this one with another data path for the core's
+ * READ and WRITE (the transport "shm", shm_client.c): its attach sets the
+ * node's hbmpool_tcp_node.data (struct hbmpool_tcp_data_path,
+ * tcp_client.h), and then tx_work hands each READ and WRITE to ->xfer()
+ * instead of sending it, and a connection is used only once ->check()
+ * accepted what its handshake said.  It shares this file's ops and per-node
+ * state; that hook is all this file knows of it.
  *
  * Locks: hbmpool_tcp_node.mutex serialises connecting and tearing down;
  * hbmpool_tcp_node.lock protects conn, pending, health and the home's
@@ -40,80 +41,25 @@
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
 #include <crypto/algapi.h>
-#include <linux/debugfs.h>
 #include <linux/in.h>
 #include <linux/in6.h>
 #include <linux/kthread.h>
 #include <linux/random.h>
-#include <linux/seq_file.h>
 #include <linux/slab.h>
-#include <linux/uaccess.h>
 #include <linux/workqueue.h>
 #include <net/sock.h>
 #include <net/tcp.h>
 
 #include "hbmpool.h"
 #include "linkstate.h"
-#include "shm.h"
 #include "tcp.h"
-
-struct hbmpool_tcp_node;
-
-/* One request on the wire. */
-struct hbmpool_tcp_cmd {
-	struct list_head list;		/* on a pending or send list */
-	struct hbmpool_req *req;	/* the core's transfer, or NULL */
-	struct kref ref;		/* commands of the transport's own */
-	struct completion done;		/* ALLOC: its caller waits */
-	u8 op;				/* enum hbmw_op */
-	u32 tag;
-	u64 offset;
-	u32 length;
-	u32 data_gen;			/* the home's data the request is about */
-	u64 sent_ns;
-	int status;
-	u64 result;			/* ALLOC: the offset; PING: the home's free bytes */
-	atomic_t alloc_state;		/* ALLOC: HBMPOOL_TCP_ALLOC_* */
-};
+#include "tcp_client.h"
 
 /* Who is left with an ALLOC's answer: its caller, or the transport. */
 enum {
 	HBMPOOL_TCP_ALLOC_WAITING,	/* the caller waits */
 	HBMPOOL_TCP_ALLOC_ANSWERED,	/* the caller takes the answer */
 	HBMPOOL_TCP_ALLOC_ABANDONED,	/* the caller gave up: a chunk given is freed */
-};
-
-struct hbmpool_tcp_conn {
-	struct hbmpool_tcp_node *tn;
-	struct socket *sock;
-	struct task_struct *rx;		/* the receive thread */
-	struct work_struct tx_work;
-	spinlock_t lock;		/* tags, inflight, send_list, dead, progress */
-	struct hbmpool_tcp_cmd *tags[HBMW_MAX_TAGS];
-	unsigned int inflight;
-	struct list_head send_list;
-	bool dead;
-	unsigned long progress;		/* jiffies: last response, or first send after idle */
-};
-
-struct hbmpool_tcp_node {
-	struct hbmpool_node *node;
-	struct mutex mutex;		/* connecting and tearing down */
-	spinlock_t lock;		/* conn, pending, health, incarnation, seg_size, shut */
-	struct hbmpool_tcp_conn *conn;
-	struct list_head pending;	/* commands waiting for a connection */
-	struct delayed_work connect_work;
-	struct delayed_work keepalive_work;
-	struct work_struct reset_work;
-	struct hbmpool_lhealth health;
-	u64 incarnation;		/* the home's, 0 before the first handshake */
-	u64 seg_size;			/* the home's segment, as the handshake said */
-	bool shut;
-	struct hbmpool_shm_dev *shm;	/* "shm": the home's device, held; set by attach */
-	atomic64_t shm_copies;		/* "shm": copies made */
-	atomic64_t shm_refused;		/* "shm": copies refused (bounds, incarnation) */
-	u64 free_bytes;			/* READ_ONCE: the home's, as last heard */
-	atomic64_t bytes, retries, digest_errors, reconnects, auth_failures;
 };
 
 static unsigned int tcp_degraded_rtt_ms = 200;
@@ -134,17 +80,7 @@ static struct hbmpool_lthresholds hbmpool_tcp_thresholds = {
 
 static struct workqueue_struct *hbmpool_tcp_wq;
 
-static struct hbmpool_tcp_node *to_tn(struct hbmpool_node *node)
-{
-	return node->priv;
-}
-
 /* ---- link health ---- */
-
-static bool hbmpool_lstate_up(enum hbmpool_lstate s)
-{
-	return s == HBMPOOL_LSTATE_LIVE || s == HBMPOOL_LSTATE_DEGRADED;
-}
 
 /*
  * Feeds the health machine; publishes a change: the node is live while the
@@ -211,8 +147,8 @@ static void hbmpool_tcp_queue(struct hbmpool_tcp_node *tn,
 			      struct hbmpool_tcp_cmd *cmd);
 
 /* A command is over: the core's request completes, our own is told. */
-static void hbmpool_tcp_cmd_done(struct hbmpool_tcp_node *tn,
-				 struct hbmpool_tcp_cmd *cmd, int status)
+void hbmpool_tcp_cmd_done(struct hbmpool_tcp_node *tn,
+			  struct hbmpool_tcp_cmd *cmd, int status)
 {
 	struct hbmpool_tcp_cmd *undo;
 
@@ -292,7 +228,7 @@ static void hbmpool_tcp_cmd_unhold(struct hbmpool_tcp_cmd *cmd)
 /* ---- a connection ---- */
 
 /* The connection failed: reset_work tears it down.  Any context. */
-static void hbmpool_tcp_conn_fail(struct hbmpool_tcp_conn *conn, int err)
+void hbmpool_tcp_conn_fail(struct hbmpool_tcp_conn *conn, int err)
 {
 	bool first;
 
@@ -341,53 +277,6 @@ static bool hbmpool_tcp_cmd_stale(struct hbmpool_tcp_node *tn,
 	       cmd->data_gen != hbmpool_node_data_gen(tn->node);
 }
 
-/*
- * "shm": a READ or WRITE is a copy, now (tx_work, process context).
- * Out of the segment: refused, counted, failed.  The home's header no
- * longer says the incarnation the connection was made with: the command
- * goes back first on the send list and the connection fails, so that the
- * reconnection learns what became of the home (reset_work retries it, or
- * fails it when the home's memory is new).  Returns true when the
- * connection failed.
- */
-static bool hbmpool_tcp_shm_xfer(struct hbmpool_tcp_conn *conn,
-				 struct hbmpool_tcp_cmd *cmd)
-{
-	struct hbmpool_tcp_node *tn = conn->tn;
-	struct hbmpool_req *req = cmd->req;
-	u64 inc, size;
-	int err;
-
-	spin_lock(&tn->lock);
-	inc = tn->incarnation;
-	size = tn->seg_size;
-	spin_unlock(&tn->lock);
-	err = hbmpool_shm_copy(tn->shm, inc, size, cmd->op == HBMW_OP_WRITE,
-			       cmd->offset, req->pages, req->nr_pages);
-	if (err == -ESTALE) {
-		atomic64_inc(&tn->shm_refused);
-		spin_lock(&conn->lock);
-		list_add(&cmd->list, &conn->send_list);
-		spin_unlock(&conn->lock);
-		hbmpool_tcp_conn_fail(conn, err);
-		return true;
-	}
-	if (err == -ERANGE) {
-		atomic64_inc(&tn->shm_refused);
-		pr_warn_ratelimited("node %u: shm %s of [%llu, +%u) refused: out of the segment (%llu bytes)\n",
-				    tn->node->id, cmd->op == HBMW_OP_WRITE ? "write" : "read",
-				    cmd->offset, cmd->length, size);
-		err = -EIO;
-	} else if (err) {
-		pr_warn_ratelimited("node %u: shm read of [%llu, +%u) failed: poisoned memory\n",
-				    tn->node->id, cmd->offset, cmd->length);
-	} else {
-		atomic64_inc(&tn->shm_copies);
-	}
-	hbmpool_tcp_cmd_done(tn, cmd, err);
-	return false;
-}
-
 /* Sends what the send list holds while tags are free. */
 static void hbmpool_tcp_tx_work(struct work_struct *work)
 {
@@ -415,9 +304,9 @@ static void hbmpool_tcp_tx_work(struct work_struct *work)
 			hbmpool_tcp_cmd_done(conn->tn, cmd, -EIO);
 			continue;
 		}
-		if (conn->tn->shm && cmd->req) {
+		if (conn->tn->data && cmd->req) {	/* not on the wire */
 			spin_unlock(&conn->lock);
-			if (hbmpool_tcp_shm_xfer(conn, cmd))
+			if (conn->tn->data->xfer(conn, cmd))
 				return;
 			cond_resched();		/* copies, one after the other */
 			continue;
@@ -673,24 +562,6 @@ static int hbmpool_tcp_handshake(struct hbmpool_tcp_node *tn, struct socket *soc
 	return err;
 }
 
-/*
- * "shm": the home's device holds the segment the handshake told of (node,
- * domain, incarnation, size), or the connection is refused like a failed
- * handshake (-EPERM, counted), and tried again later.
- */
-static int hbmpool_tcp_shm_check(struct hbmpool_tcp_node *tn,
-				 const struct hbmw_challenge *ch)
-{
-	int err = hbmpool_shm_verify(tn->shm, tn->node->id,
-				     le64_to_cpu(ch->incarnation),
-				     le64_to_cpu(ch->segment_size));
-
-	if (err)
-		pr_warn_ratelimited("node %u: its shm device does not hold the segment of the handshake (%d)\n",
-				    tn->node->id, err);
-	return err ? -EPERM : 0;
-}
-
 static int hbmpool_tcp_dial(struct hbmpool_tcp_node *tn, struct socket **sockp,
 			    struct hbmw_challenge *ch)
 {
@@ -709,8 +580,8 @@ static int hbmpool_tcp_dial(struct hbmpool_tcp_node *tn, struct socket **sockp,
 	err = kernel_connect(sock, (struct sockaddr *)&ss, len, 0);
 	if (!err)
 		err = hbmpool_tcp_handshake(tn, sock, ch);
-	if (!err && tn->shm)
-		err = hbmpool_tcp_shm_check(tn, ch);
+	if (!err && tn->data)
+		err = tn->data->check(tn, ch);
 	if (err) {
 		if (err == -EPERM) {
 			atomic64_inc(&tn->auth_failures);
@@ -897,7 +768,7 @@ static void hbmpool_tcp_keepalive_work(struct work_struct *work)
 
 /* ---- the transport's operations ---- */
 
-static int hbmpool_tcp_attach(struct hbmpool_node *node, const void *params)
+int hbmpool_tcp_attach(struct hbmpool_node *node, const void *params)
 {
 	struct hbmpool_tcp_node *tn = to_tn(node);
 
@@ -916,7 +787,7 @@ static int hbmpool_tcp_attach(struct hbmpool_node *node, const void *params)
 	return 0;
 }
 
-static void hbmpool_tcp_submit(struct hbmpool_node *node, struct hbmpool_req *req)
+void hbmpool_tcp_submit(struct hbmpool_node *node, struct hbmpool_req *req)
 {
 	struct hbmpool_tcp_cmd *cmd = req->pdu;
 
@@ -929,7 +800,7 @@ static void hbmpool_tcp_submit(struct hbmpool_node *node, struct hbmpool_req *re
 	hbmpool_tcp_queue(to_tn(node), cmd);
 }
 
-static int hbmpool_tcp_alloc_chunks(struct hbmpool_node *node, u64 len, u64 *offset)
+int hbmpool_tcp_alloc_chunks(struct hbmpool_node *node, u64 len, u64 *offset)
 {
 	struct hbmpool_tcp_node *tn = to_tn(node);
 	struct hbmpool_tcp_cmd *cmd;
@@ -974,8 +845,8 @@ static int hbmpool_tcp_alloc_chunks(struct hbmpool_node *node, u64 len, u64 *off
 	return err;
 }
 
-static void hbmpool_tcp_free_chunks(struct hbmpool_node *node, u64 offset, u64 len,
-				    u32 gen)
+void hbmpool_tcp_free_chunks(struct hbmpool_node *node, u64 offset, u64 len,
+			     u32 gen)
 {
 	struct hbmpool_tcp_cmd *cmd = hbmpool_tcp_cmd_new(HBMW_OP_FREE, offset, len);
 
@@ -989,7 +860,7 @@ static void hbmpool_tcp_free_chunks(struct hbmpool_node *node, u64 offset, u64 l
 	hbmpool_tcp_queue(to_tn(node), cmd);
 }
 
-static u64 hbmpool_tcp_free_bytes(struct hbmpool_node *node)
+u64 hbmpool_tcp_free_bytes(struct hbmpool_node *node)
 {
 	return READ_ONCE(to_tn(node)->free_bytes);
 }
@@ -1020,7 +891,7 @@ static void hbmpool_tcp_disconnect(struct hbmpool_tcp_node *tn, int err)
 	mutex_unlock(&tn->mutex);
 }
 
-static void hbmpool_tcp_shutdown(struct hbmpool_node *node)
+void hbmpool_tcp_shutdown(struct hbmpool_node *node)
 {
 	struct hbmpool_tcp_node *tn = to_tn(node);
 
@@ -1034,21 +905,20 @@ static void hbmpool_tcp_shutdown(struct hbmpool_node *node)
 }
 
 /* Declared dead: as if it left; the node stays in the table until deleted. */
-static void hbmpool_tcp_fence(struct hbmpool_node *node)
+void hbmpool_tcp_fence(struct hbmpool_node *node)
 {
 	hbmpool_tcp_shutdown(node);
 }
 
-static void hbmpool_tcp_release(struct hbmpool_node *node)
+void hbmpool_tcp_release(struct hbmpool_node *node)
 {
 	struct hbmpool_tcp_node *tn = to_tn(node);
 
 	if (tn->node)		/* attached */
 		mutex_destroy(&tn->mutex);
-	hbmpool_shm_dev_put(tn->shm);
 }
 
-static void hbmpool_tcp_link_admin(struct hbmpool_node *node, bool up)
+void hbmpool_tcp_link_admin(struct hbmpool_node *node, bool up)
 {
 	struct hbmpool_tcp_node *tn = to_tn(node);
 
@@ -1060,8 +930,8 @@ static void hbmpool_tcp_link_admin(struct hbmpool_node *node, bool up)
 	hbmpool_tcp_disconnect(tn, -ENOLINK);
 }
 
-static void hbmpool_tcp_link_info(struct hbmpool_node *node,
-				  struct hbmpool_link_info *li)
+void hbmpool_tcp_link_info(struct hbmpool_node *node,
+			   struct hbmpool_link_info *li)
 {
 	struct hbmpool_tcp_node *tn = to_tn(node);
 
@@ -1100,153 +970,6 @@ static struct hbmpool_transport hbmpool_tcp_transport = {
 	.ops = &hbmpool_tcp_ops,
 };
 
-/* ---- the transport "shm": the same, with copies for READ and WRITE ---- */
-
-/*
- * A copy of @nr pages from the home's segment at @offset into @pages, as
- * the fault's fast path makes it: while the connection is up, at the
- * incarnation and within the size it was verified with.  -ENOLINK: not
- * up; else hbmpool_shm_copy()'s answer, a refusal counted.  Never sleeps.
- */
-static int hbmpool_shm_read(struct hbmpool_tcp_node *tn, u64 offset,
-			    struct page **pages, unsigned int nr)
-{
-	u64 inc, size;
-	bool up;
-	int err;
-
-	spin_lock(&tn->lock);
-	up = !tn->shut && tn->conn && !READ_ONCE(tn->conn->dead) &&
-	     hbmpool_lstate_up(tn->health.state);
-	inc = tn->incarnation;
-	size = tn->seg_size;
-	spin_unlock(&tn->lock);
-	if (!up)
-		return -ENOLINK;
-	err = hbmpool_shm_copy(tn->shm, inc, size, false, offset, pages, nr);
-	if (err) {
-		atomic64_inc(&tn->shm_refused);
-		return err;
-	}
-	atomic64_inc(&tn->shm_copies);
-	atomic64_add((u64)nr << PAGE_SHIFT, &tn->bytes);
-	return 0;
-}
-
-/*
- * debugfs nodeN/shm: reading shows the copies made and refused; writing
- * "OFFSET PAGES" (PAGES 1..16) makes one copy as a fetch would, into
- * scratch pages: the write fails with its error (-ERANGE out of the
- * segment, -ESTALE another incarnation, -ENOLINK no connection).  For the
- * tests of the checks.
- */
-#define HBMPOOL_SHM_PROBE_MAX	16
-
-static int hbmpool_shm_dbg_show(struct seq_file *m, void *unused)
-{
-	struct hbmpool_tcp_node *tn = m->private;
-
-	seq_printf(m, "copies %lld\nrefused %lld\n",
-		   atomic64_read(&tn->shm_copies), atomic64_read(&tn->shm_refused));
-	return 0;
-}
-
-static int hbmpool_shm_dbg_open(struct inode *inode, struct file *file)
-{
-	return single_open(file, hbmpool_shm_dbg_show, inode->i_private);
-}
-
-static ssize_t hbmpool_shm_dbg_write(struct file *file, const char __user *ubuf,
-				     size_t len, loff_t *ppos)
-{
-	struct hbmpool_tcp_node *tn = ((struct seq_file *)file->private_data)->private;
-	struct page *pages[HBMPOOL_SHM_PROBE_MAX] = {};
-	unsigned int nr, i;
-	char buf[48];
-	u64 offset;
-	int err;
-
-	if (len >= sizeof(buf))
-		return -EINVAL;
-	if (copy_from_user(buf, ubuf, len))
-		return -EFAULT;
-	buf[len] = 0;
-	if (sscanf(buf, "%llu %u", &offset, &nr) != 2 || !nr ||
-	    nr > HBMPOOL_SHM_PROBE_MAX)
-		return -EINVAL;
-	err = -ENOMEM;
-	for (i = 0; i < nr; i++) {
-		pages[i] = alloc_page(GFP_KERNEL);
-		if (!pages[i])
-			goto out_free;
-	}
-	err = hbmpool_shm_read(tn, offset, pages, nr);
-out_free:
-	for (i = 0; i < nr && pages[i]; i++)
-		__free_page(pages[i]);
-	return err ? err : len;
-}
-
-static const struct file_operations hbmpool_shm_dbg_fops = {
-	.owner = THIS_MODULE,
-	.open = hbmpool_shm_dbg_open,
-	.read = seq_read,
-	.write = hbmpool_shm_dbg_write,
-	.llseek = seq_lseek,
-	.release = single_release,
-};
-
-static int hbmpool_shm_attach(struct hbmpool_node *node, const void *params)
-{
-	struct hbmpool_tcp_node *tn = to_tn(node);
-	struct hbmpool_node_conf conf;
-
-	hbmpool_node_conf_read(node, &conf);
-	tn->shm = hbmpool_shm_dev_get(conf.device);
-	if (!tn->shm) {
-		pr_warn("node %u: no ivshmem device \"%s\" bound to hbmpool\n",
-			node->id, conf.device);
-		return -ENODEV;
-	}
-	/* the core removes the node's directory before ->release() */
-	debugfs_create_file("shm", 0600, node->debugfs, tn, &hbmpool_shm_dbg_fops);
-	return hbmpool_tcp_attach(node, params);
-}
-
-/*
- * The fault's fast path: a copy from the home's device while the link is
- * up; anything else (no connection, a copy refused) is the slow path's,
- * through tx_work, which reports it.  Never sleeps.
- */
-static int hbmpool_shm_copy_nowait(struct hbmpool_node *node, u64 offset,
-				   struct page **pages, unsigned int nr)
-{
-	return hbmpool_shm_read(to_tn(node), offset, pages, nr) ? -EAGAIN : 0;
-}
-
-static const struct hbmpool_transport_ops hbmpool_shm_ops = {
-	.attach = hbmpool_shm_attach,
-	.submit = hbmpool_tcp_submit,
-	.copy_nowait = hbmpool_shm_copy_nowait,
-	.alloc_chunks = hbmpool_tcp_alloc_chunks,
-	.free_chunks = hbmpool_tcp_free_chunks,
-	.free_bytes = hbmpool_tcp_free_bytes,
-	.shutdown = hbmpool_tcp_shutdown,
-	.release = hbmpool_tcp_release,
-	.link_admin = hbmpool_tcp_link_admin,
-	.link_info = hbmpool_tcp_link_info,
-	.fence = hbmpool_tcp_fence,
-};
-
-static struct hbmpool_transport hbmpool_shm_transport = {
-	.name = "shm",
-	.owner = THIS_MODULE,
-	.api = HBMPOOL_TRANSPORT_API,
-	.node_priv_size = sizeof(struct hbmpool_tcp_node),
-	.req_pdu_size = sizeof(struct hbmpool_tcp_cmd),
-	.ops = &hbmpool_shm_ops,
-};
-
 int hbmpool_tcp_client_init(void)
 {
 	int err;
@@ -1262,28 +985,12 @@ int hbmpool_tcp_client_init(void)
 		return -ENOMEM;
 	err = hbmpool_transport_register(&hbmpool_tcp_transport);
 	if (err)
-		goto err_destroy_wq;
-	err = hbmpool_shm_pci_init();
-	if (err)
-		goto err_unregister_tcp;
-	err = hbmpool_transport_register(&hbmpool_shm_transport);
-	if (err)
-		goto err_shm_pci_exit;
-	return 0;
-
-err_shm_pci_exit:
-	hbmpool_shm_pci_exit();
-err_unregister_tcp:
-	hbmpool_transport_unregister(&hbmpool_tcp_transport);
-err_destroy_wq:
-	destroy_workqueue(hbmpool_tcp_wq);
+		destroy_workqueue(hbmpool_tcp_wq);
 	return err;
 }
 
 void hbmpool_tcp_client_exit(void)
 {
-	hbmpool_transport_unregister(&hbmpool_shm_transport);
-	hbmpool_shm_pci_exit();
 	hbmpool_transport_unregister(&hbmpool_tcp_transport);
 	destroy_workqueue(hbmpool_tcp_wq);
 }
