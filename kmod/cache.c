@@ -796,10 +796,12 @@ static unsigned int hbmpool_wb_cluster(struct hbmpool_region *r,
 	unsigned int shift = r->chunk_shift - PAGE_SHIFT, more = 0;
 	pgoff_t index = pages[n - 1]->index + 1;
 
-	for (; n + more < HBMPOOL_WB_BATCH && index < r->nr_pages &&
-	       index >> shift == pages[0]->index >> shift; index++) {
-		struct page *page = hbmpool_lookup(r, index);
+	for (; n + more < HBMPOOL_WB_BATCH && index < r->nr_pages; index++) {
+		struct page *page;
 
+		if (index >> shift != pages[0]->index >> shift)
+			break;
+		page = hbmpool_lookup(r, index);
 		if (!page)
 			break;
 		if (!test_bit(HBM_PG_DIRTY, &page->private) ||
