@@ -18,7 +18,8 @@
 #   iperf3   VM1: iperf3 -c 10.77.0.2 -t 5 -R -J (VM2 runs iperf3 -s): one
 #            TCP stream from VM2 to VM1, the direction the page reads go
 #   hbmbench VM1: tools/hbmbench --node 2 --size SIZE --iterations ITER
-#            --evict: regions homed on VM2 (hbmbench raises the cache budget
+#            --evict --passes 1 (this script alternates the order itself):
+#            regions homed on VM2 (hbmbench raises the cache budget
 #            above the region for the non-evict phases)
 #   ping     VM1: 10 pings of VM2 before the passes (the round trip)
 # and reports seq_fault MB/s / iperf3 MB/s per pass.
@@ -132,7 +133,7 @@ run_iperf() {	# $1: output file
 	ctl exec -t 90 1 'iperf3 -c 10.77.0.2 -p 5201 -t 5 -R -J' >"$1" 2>&1
 }
 run_hbmbench() {	# $1: output file, $2: size
-	ctl exec -t 1200 1 "tools/hbmbench --node 2 --size $2 --iterations $iters --evict" >"$1" 2>&1
+	ctl exec -t 1200 1 "tools/hbmbench --node 2 --size $2 --iterations $iters --evict --passes 1" >"$1" 2>&1
 }
 set_netem() {	# $1: delay, or "" for none
 	local k
