@@ -51,6 +51,24 @@ out:
 	return page;
 }
 
+/* Readies a new page for @index of @r: locked, not yet published. */
+static void hbmpool_page_init(struct hbmpool_region *r, struct page *page,
+			      pgoff_t index, bool referenced)
+{
+	__folio_set_locked(page_folio(page));	/* nobody sees it yet */
+	page->index = index;
+	page->mapping = hbmpool_mapping(r);
+	set_page_private(page, referenced ? BIT(HBM_PG_REFERENCED) : 0);
+}
+
+static void hbmpool_page_uninit(struct page *page)
+{
+	page->mapping = NULL;
+	set_page_private(page, 0);
+	__folio_clear_locked(page_folio(page));
+	put_page(page);
+}
+
 /*
  * Publishes a new, locked cache page for @index of @r, not yet up to date,
  * on the CLOCK list (evictors skip it while it is locked); @referenced: as
@@ -66,17 +84,10 @@ struct page *hbmpool_page_new(struct hbmpool_region *r, pgoff_t index,
 	page = alloc_page(GFP_HIGHUSER | __GFP_NOWARN);
 	if (!page)
 		return ERR_PTR(-ENOMEM);
-	lock_page(page);		/* new: never contended */
-	page->index = index;
-	page->mapping = hbmpool_mapping(r);
-	set_page_private(page, referenced ? BIT(HBM_PG_REFERENCED) : 0);
-
+	hbmpool_page_init(r, page, index, referenced);
 	old = xa_cmpxchg(&r->pages, index, NULL, page, GFP_KERNEL);
 	if (old) {
-		page->mapping = NULL;
-		set_page_private(page, 0);
-		unlock_page(page);
-		put_page(page);
+		hbmpool_page_uninit(page);
 		return ERR_PTR(xa_is_err(old) ? xa_err(old) : -EEXIST);
 	}
 	hbmpool_cache_charge(r, 1);
@@ -158,24 +169,6 @@ static unsigned int hbmpool_run_max(struct hbmpool_region *r, pgoff_t index,
 	max = min_t(pgoff_t, max, r->nr_pages - index);
 	max = min_t(pgoff_t, max, chunk_pages - (index & (chunk_pages - 1)));
 	return min_t(unsigned int, max, HBMPOOL_REQ_MAX_PAGES);
-}
-
-/* Readies a new page for @index of @r: locked, not yet published. */
-static void hbmpool_page_init(struct hbmpool_region *r, struct page *page,
-			      pgoff_t index, bool referenced)
-{
-	__folio_set_locked(page_folio(page));	/* nobody sees it yet */
-	page->index = index;
-	page->mapping = hbmpool_mapping(r);
-	set_page_private(page, referenced ? BIT(HBM_PG_REFERENCED) : 0);
-}
-
-static void hbmpool_page_uninit(struct page *page)
-{
-	page->mapping = NULL;
-	set_page_private(page, 0);
-	__folio_clear_locked(page_folio(page));
-	put_page(page);
 }
 
 /*
