@@ -741,10 +741,9 @@ static bool hbmpool_clock_next(struct hbmpool_victim *v, bool may_writeback)
 static bool hbmpool_victim_follows(const struct hbmpool_victim *last,
 				   const struct hbmpool_victim *v)
 {
-	unsigned int shift = v->r->chunk_shift - PAGE_SHIFT;
-
 	return v->r == last->r && v->page->index == last->page->index + 1 &&
-	       v->page->index >> shift == last->page->index >> shift;
+	       hbmpool_chunk_of(v->r, v->page->index) ==
+	       hbmpool_chunk_of(v->r, last->page->index);
 }
 
 /*
@@ -793,13 +792,14 @@ static int hbmpool_evict_add(struct hbmpool_evict_state *st,
 static unsigned int hbmpool_wb_cluster(struct hbmpool_region *r,
 				       struct page **pages, unsigned int n)
 {
-	unsigned int shift = r->chunk_shift - PAGE_SHIFT, more = 0;
+	u32 chunk = hbmpool_chunk_of(r, pages[0]->index);
+	unsigned int more = 0;
 	pgoff_t index = pages[n - 1]->index + 1;
 
 	for (; n + more < HBMPOOL_WB_BATCH && index < r->nr_pages; index++) {
 		struct page *page;
 
-		if (index >> shift != pages[0]->index >> shift)
+		if (hbmpool_chunk_of(r, index) != chunk)
 			break;
 		page = hbmpool_lookup(r, index);
 		if (!page)

@@ -473,6 +473,12 @@ static inline bool hbmpool_copy_writable(const struct hbmpool_chunk_map *map,
 	       !hbmpool_resync_failed(map->job);
 }
 
+/* The chunk page @index of @r is in. */
+static inline u32 hbmpool_chunk_of(struct hbmpool_region *r, pgoff_t index)
+{
+	return index >> (r->chunk_shift - PAGE_SHIFT);
+}
+
 static inline u64 hbmpool_offset_in_chunk(struct hbmpool_region *r,
 					  pgoff_t index)
 {

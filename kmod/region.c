@@ -268,7 +268,6 @@ static void hbmpool_region_sync_run(struct hbmpool_region *r,
 static int hbmpool_region_sync(struct hbmpool_region *r, pgoff_t first,
 			       pgoff_t end, u64 *done, u64 *failed)
 {
-	unsigned int shift = r->chunk_shift - PAGE_SHIFT;
 	struct page *run[HBMPOOL_WB_BATCH];
 	unsigned long index;
 	unsigned int nr = 0;
@@ -288,7 +287,8 @@ static int hbmpool_region_sync(struct hbmpool_region *r, pgoff_t first,
 		}
 		if (nr && (nr == HBMPOOL_WB_BATCH ||
 			   index != run[nr - 1]->index + 1 ||
-			   index >> shift != run[0]->index >> shift)) {
+			   hbmpool_chunk_of(r, index) !=
+			   hbmpool_chunk_of(r, run[0]->index))) {
 			hbmpool_region_sync_run(r, run, nr, done, failed);
 			nr = 0;
 		}
