@@ -83,6 +83,7 @@
 #define HBMPOOL_FEAT_REGION_OPEN	_BITULL(7)	/* shared regions, REGION_OPEN */
 #define HBMPOOL_FEAT_POLICY_WEIGHTED_INTERLEAVE _BITULL(8)
 #define HBMPOOL_FEAT_RESYNC		_BITULL(9)	/* chunk moves: resync-new */
+#define HBMPOOL_FEAT_REPLICAS		_BITULL(10)	/* region_create.replicas */
 
 /* HBMPOOL_IOC_GET_FEATURES, on /dev/hbmpool. All members are output. */
 struct hbmpool_features {
@@ -136,10 +137,21 @@ struct hbmpool_region_create {
 	char name[HBMPOOL_NAME_LEN];	/* in: NUL-terminated, may be empty */
 	__u32 region_id;	/* out */
 	__u32 fd;		/* out: the region's file descriptor (also the return value) */
-	__u64 reserved[4];	/* in: zero */
+	__u32 replicas;		/* in: copies of each chunk, 1..HBMPOOL_REPLICAS_MAX; 0: 1 */
+	__u32 pad;		/* in: zero */
+	__u64 reserved[3];	/* in: zero */
 };
 
 #define HBMPOOL_REGION_CREATE_SIZE_VER0	120
+
+/*
+ * The most copies of a chunk a region may ask for.  Every copy lives on
+ * another node of the set, and on another failure domain where the nodes
+ * name theirs; a write-back reaches every up-to-date copy, a fetch is
+ * served by the nearest one that is reachable (Documentation/design.rst,
+ * "Replicated regions").
+ */
+#define HBMPOOL_REPLICAS_MAX	4
 
 /* struct hbmpool_region_create.flags */
 #define HBMPOOL_REGION_SHARED	0x1U	/* named; others may open it by name */
@@ -173,8 +185,8 @@ struct hbmpool_chunk_info {
 	__u32 node;		/* home node of the chunk's first copy */
 	__u32 generation;	/* changes whenever the chunk's copies change */
 	__u64 node_offset;	/* byte offset of the chunk in the node's segment */
-	__u32 nr_copies;	/* copies of the chunk */
-	__u32 pad;		/* zero */
+	__u32 nr_copies;	/* copies of the chunk (up to date or not) */
+	__u32 good_copies;	/* of which up to date, on memory their home still has */
 };
 
 #define HBMPOOL_CHUNK_INFO_SIZE_VER0	24
@@ -213,7 +225,11 @@ struct hbmpool_region_info {
 	__u32 chunk_entry_size;	/* in: bytes per entry; out: the kernel's entry size */
 	__u64 cached_pages;	/* out: pages of the region in the local cache */
 	__u64 dirty_pages;	/* out: of which dirty */
-	__u64 reserved[4];	/* in: zero */
+	__u32 replicas;		/* out: copies each chunk should have */
+	__u32 degraded_chunks;	/* out: chunks with fewer good copies than replicas */
+	__u32 lost_chunks;	/* out: chunks with no good copy left */
+	__u32 pad;		/* in: zero; out: zero */
+	__u64 reserved[2];	/* in: zero */
 };
 
 #define HBMPOOL_REGION_INFO_SIZE_VER0	152
