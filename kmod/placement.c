@@ -4,11 +4,12 @@
  * the chunk maps that record it.
  *
  * A chunk's map lists its copies (the region's replicas, plus a move's or a
- * re-replication's target while one fills it) with a generation.  Maps are published with rcu_assign_pointer()
- * and read under rcu_read_lock() through hbmpool_read_copy() and
- * hbmpool_write_set(); a map that changes is replaced whole (resync.c,
- * under the region's maps_lock), never edited in place.  Each copy holds a
- * reference on its node.
+ * re-replication's target while one fills it) with a generation.  Maps
+ * are published with rcu_assign_pointer() and read under rcu_read_lock()
+ * through hbmpool_read_copy() and hbmpool_write_set(); a map that changes
+ * is replaced whole (resync.c, replication.c, under the region's
+ * maps_lock), never edited in place.  Each copy holds a reference on its
+ * node.
  *
  * Which node takes a chunk is pchoice.c's pure logic; this file gathers
  * what it needs of the nodes (their class, distance, weight, free bytes)
@@ -583,7 +584,10 @@ bool hbmpool_map_lost(const struct hbmpool_chunk_map *map)
 	return !hbmpool_map_good(map);
 }
 
-/* Chunks of @r that are lost (hbmpool_map_lost()), and *@degraded: with fewer good copies than replicas. */
+/*
+ * Chunks of @r that are lost (hbmpool_map_lost()), and in *@degraded those
+ * with fewer good copies than replicas (lost ones included).
+ */
 u32 hbmpool_region_lost_chunks(struct hbmpool_region *r, u32 *degraded)
 {
 	const struct hbmpool_chunk_map *map;

@@ -28,8 +28,8 @@ enum hbmpool_copy_state {
 /* One copy of a chunk, as the logic sees it. */
 struct hbmpool_rcopy {
 	u8 state;		/* enum hbmpool_copy_state */
-	bool intact;		/* its home still has the memory it was placed in, and is not fenced */
-	bool reachable;		/* its home's link works and no fetch failed there since its last success */
+	bool intact;		/* its home has the memory it was placed in, not fenced */
+	bool reachable;		/* link works, no fetch failed there since a success */
 	u32 domain;		/* its home's failure domain; 0: none */
 };
 

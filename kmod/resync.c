@@ -741,7 +741,6 @@ out_free_chunk:
 	return err;
 }
 
-
 /**
  * hbmpool_resync_new - start moving chunk @chunk of region @region_id
  * @region_id: the region

@@ -348,10 +348,10 @@ static const struct {
 } bad_expect[NR_BAD] = {
 	[BAD_FLAGS_LOW]		= { "flags = 2 (unknown)", -EINVAL },
 	[BAD_FLAGS_HIGH]	= { "flags = 1<<31", -EINVAL },
-	[BAD_RESERVED0]		= { "reserved[0] != 0", -EINVAL },
-	[BAD_RESERVED1]		= { "reserved[1] != 0", -EINVAL },
+	[BAD_RESERVED0]		= { "pad != 0", -EINVAL },
+	[BAD_RESERVED1]		= { "reserved[0] != 0", -EINVAL },
 	[BAD_RESERVED2]		= { "reserved[2] != 0", -EINVAL },
-	[BAD_RESERVED3]		= { "reserved[3] != 0", -EINVAL },
+	[BAD_RESERVED3]		= { "replicas = REPLICAS_MAX + 1", -EINVAL },
 	[BAD_POLICY]		= { "policy = MAX + 1", -EINVAL },
 	[BAD_POLICY_HUGE]	= { "policy = ~0", -EINVAL },
 	[BAD_SET_EMPTY]		= { "empty node set (1024 bits)", -EINVAL },
@@ -434,10 +434,10 @@ static void make_bad(struct hbmpool_region_create *rc, struct bad_ctx *ctx,
 	switch (b) {
 	case BAD_FLAGS_LOW:		rc->flags = 2; break;
 	case BAD_FLAGS_HIGH:		rc->flags = 1U << 31; break;
-	case BAD_RESERVED0:		rc->reserved[0] = 1; break;
-	case BAD_RESERVED1:		rc->reserved[1] = 1ULL << 40; break;
+	case BAD_RESERVED0:		rc->pad = 1; break;
+	case BAD_RESERVED1:		rc->reserved[0] = 1ULL << 40; break;
 	case BAD_RESERVED2:		rc->reserved[2] = 0x80; break;
-	case BAD_RESERVED3:		rc->reserved[3] = 1ULL << 63; break;
+	case BAD_RESERVED3:		rc->replicas = HBMPOOL_REPLICAS_MAX + 1; break;
 	case BAD_POLICY:		rc->policy = HBMPOOL_POLICY_MAX + 1; break;
 	case BAD_POLICY_HUGE:		rc->policy = ~0U; break;
 	case BAD_SET_EMPTY:		use_bits(rc, ctx, ~0U, 1024, 0); break;
@@ -800,14 +800,18 @@ TEST_F(abi, region_info)
 	EXPECT_EQ(24, u.i.chunk_entry_size) TH_LOG("out: the kernel's entry size");
 	EXPECT_EQ(0, u.i.cached_pages);
 	EXPECT_EQ(0, u.i.dirty_pages);
-	for (int i = 0; i < 4; i++) {
+	EXPECT_EQ(1, u.i.replicas) TH_LOG("out: one copy per chunk by default");
+	EXPECT_EQ(0, u.i.degraded_chunks);
+	EXPECT_EQ(0, u.i.lost_chunks);
+	EXPECT_EQ(0, u.i.pad);
+	for (int i = 0; i < 2; i++) {
 		EXPECT_EQ(0, u.i.reserved[i]);
 	}
 	for (int i = 0; i < 3; i++) {
 		EXPECT_EQ(N_FAR, ch[i].node);
 		EXPECT_EQ(1, ch[i].generation) TH_LOG("chunk %d: freshly placed", i);
 		EXPECT_EQ(1, ch[i].nr_copies) TH_LOG("chunk %d", i);
-		EXPECT_EQ(0, ch[i].pad);
+		EXPECT_EQ(1, ch[i].good_copies) TH_LOG("chunk %d", i);
 	}
 	for (size_t i = 3 * sizeof(ch[0]); i < sizeof(ch); i++) {
 		ASSERT_EQ(0xa5, ((uint8_t *)ch)[i]) TH_LOG("wrote past nr_chunks_max at byte %zu", i);
@@ -862,12 +866,16 @@ TEST_F(abi, region_info)
 	u.i.size = sizeof(u.i);
 	u.i.flags = 1;
 	EXPECT_EQ(-EINVAL, xioctl(fd, HBMPOOL_IOC_REGION_INFO, &u)) TH_LOG("flags is in: zero");
-	for (int r = 0; r < 4; r++) {
+	for (int r = 0; r < 2; r++) {
 		memset(&u, 0, sizeof(u));
 		u.i.size = sizeof(u.i);
 		u.i.reserved[r] = 1;
 		EXPECT_EQ(-EINVAL, xioctl(fd, HBMPOOL_IOC_REGION_INFO, &u)) TH_LOG("reserved[%d]", r);
 	}
+	memset(&u, 0, sizeof(u));
+	u.i.size = sizeof(u.i);
+	u.i.pad = 1;
+	EXPECT_EQ(-EINVAL, xioctl(fd, HBMPOOL_IOC_REGION_INFO, &u)) TH_LOG("pad is in: zero");
 	/* Bad chunks and nodes pointers are EFAULT, not a crash. */
 	memset(&u, 0, sizeof(u));
 	u.i.size = sizeof(u.i);
@@ -947,7 +955,7 @@ TEST_F(abi, region_info_chunk_stride)
 		EXPECT_EQ(ref[c].node_offset, e.node_offset) TH_LOG("chunk %d", c);
 		EXPECT_EQ(1, e.generation) TH_LOG("chunk %d", c);
 		EXPECT_EQ(1, e.nr_copies) TH_LOG("chunk %d", c);
-		EXPECT_EQ(0, e.pad) TH_LOG("chunk %d", c);
+		EXPECT_EQ(1, e.good_copies) TH_LOG("chunk %d", c);
 		for (int i = 24; i < BIG; i++) {
 			EXPECT_EQ(0, buf[c * BIG + i]) TH_LOG("chunk %d, byte %d of its entry", c, i);
 		}
