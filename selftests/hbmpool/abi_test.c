@@ -119,7 +119,7 @@ TEST_F(abi, features)
 	EXPECT_EQ(24, f.chunk_info_size);
 	EXPECT_EQ(sizeof(struct hbmpool_chunk_info), f.chunk_info_size);
 	EXPECT_EQ(need, f.features & need);
-	EXPECT_EQ(0, f.features & ~((HBMPOOL_FEAT_RESYNC << 1) - 1))
+	EXPECT_EQ(0, f.features & ~((HBMPOOL_FEAT_REPLICAS << 1) - 1))
 		TH_LOG("features 0x%llx: a bit the header does not define",
 		       (unsigned long long)f.features);
 	for (size_t i = 0; i < ARRAY_SIZE(f.reserved); i++) {
