@@ -388,10 +388,41 @@ static int kplacement_params(struct hbmd_agent *a)
 	return ret;
 }
 
+/*
+ * A member in the kernel gets the failure domain its value names (0:
+ * none): it named another one, or the node was in the kernel before it
+ * joined (added with what: not known).  One node-set; a refusal is said
+ * and left (the kernel keeps the old one until the node joins again).
+ */
+static void kfdomain(struct hbmd_agent *a, const struct hbm_member *m)
+{
+	char err[256] = "";
+	int ret;
+
+	if (m->id == a->conf->node_id || a->kstate[m->id] != K_PRESENT)
+		return;
+	if (!a->k.ops->node_failure_domain) {
+		alog(a, LOG_WARNING,
+		     "node %u: cannot set a node's failure domain in this kernel interface: it keeps the one it was added with",
+		     m->id);
+		return;
+	}
+	ret = a->k.ops->node_failure_domain(a->k.ctx, m->id, m->failure_domain, err,
+					    sizeof(err));
+	if (ret)
+		alog(a, LOG_WARNING,
+		     "node %u: failure domain %u: %s; the kernel keeps its old one until the node joins again",
+		     m->id, m->failure_domain, err);
+	else
+		alog(a, LOG_NOTICE, "node %u: failure domain %u%s", m->id, m->failure_domain,
+		     m->failure_domain ? "" : " (none)");
+}
+
 static int kjoin(struct hbmd_agent *a, const struct hbm_member *m)
 {
 	struct hbmd_kernel_peer p = {
 		.id = m->id, .addr = m->addr, .port = m->port,
+		.failure_domain = m->failure_domain,
 		.capacity = m->segment_bytes < HBMD_PEER_CAPACITY_MAX ? m->segment_bytes :
 			    HBMD_PEER_CAPACITY_MAX,
 	};
@@ -435,8 +466,11 @@ static int kjoin(struct hbmd_agent *a, const struct hbm_member *m)
 	     (unsigned long long)m->incarnation, p.distance, hbm_link_type_name(p.link_type),
 	     r == HBM_REL_OTHER ? "location other or not known" : "same ",
 	     r == HBM_REL_OTHER ? "" : hbm_relation_name(r));
-	if (existed)
+	if (existed) {
 		kplace(a, m);	/* what it was added with is not known */
+		if (m->failure_domain)
+			kfdomain(a, m);
+	}
 	kdrain_sync(a, m->id);	/* node-new has no draining: a drained node gets it now */
 	return 0;
 }
@@ -530,6 +564,8 @@ static void apply_events(struct hbmd_agent *a, const struct hbm_member_event *ev
 			} else {
 				if (e->changed & HBM_MCH_LOCATION)
 					kplace(a, &e->new);
+				if (e->changed & HBM_MCH_FAILURE_DOMAIN)
+					kfdomain(a, &e->new);
 				if (e->changed & HBM_MCH_CAPACITY)
 					alog(a, LOG_DEBUG, "node %u: capacity %llu", e->id,
 					     (unsigned long long)e->new.capacity);
@@ -1855,6 +1891,7 @@ static void self_member(const struct hbmd_agent *a, struct hbm_member *me)
 		.id = a->conf->node_id, .port = a->conf->port,
 		.segment_bytes = a->conf->segment_bytes, .capacity = a->conf->segment_bytes,
 		.incarnation = a->incarnation, .loc = a->conf->loc,
+		.failure_domain = a->conf->failure_domain,
 	};
 	snprintf(me->addr, sizeof(me->addr), "%s", a->conf->address);
 }
@@ -1902,10 +1939,11 @@ static int do_register(struct hbmd_agent *a, bool report)
 
 /*
  * A registration taken over holds what the daemon before this one wrote:
- * if the config names another location now, the value is written again
- * with it, under the lease taken over, so that the others set this node's
- * new distance (theirs: a change of its location only; nothing else of
- * the value changes here: a new address would be a leave and a join, its
+ * if the config names another location or failure domain now, the value
+ * is written again with them, under the lease taken over, so that the
+ * others set this node's new distance and failure domain (theirs: a
+ * change of its location or failure domain only; nothing else of the
+ * value changes here: a new address would be a leave and a join, its
  * chunks lost, and is not what a restart on the same segment does).  A
  * failure is said and left: the old value still describes a live segment.
  */
@@ -1915,9 +1953,11 @@ static void republish(struct hbmd_agent *a, const struct hbm_member *old)
 	char *val = NULL, was[3 * HBM_LOC_NAME_MAX + 8], now[3 * HBM_LOC_NAME_MAX + 8];
 	int ret;
 
-	if (hbm_location_equal(&a->conf->loc, &old->loc))
+	if (hbm_location_equal(&a->conf->loc, &old->loc) &&
+	    a->conf->failure_domain == old->failure_domain)
 		return;
 	me.loc = a->conf->loc;
+	me.failure_domain = a->conf->failure_domain;
 	hbm_location_format(&old->loc, was, sizeof(was));
 	hbm_location_format(&me.loc, now, sizeof(now));
 	ret = hbm_member_encode(&me, &val);
@@ -1925,12 +1965,16 @@ static void republish(struct hbmd_agent *a, const struct hbm_member *old)
 		ret = hbm_etcd_put(a->etcd, a->member_key, val, strlen(val), a->lease.id, NULL);
 	free(val);
 	if (ret)
-		alog(a, LOG_WARNING, "%s: writing this node's new location (%s): %s; the others keep %s",
-		     a->member_key, *now ? now : "none", ret == -ENOMEM ? strerror(ENOMEM) :
-		     hbm_etcd_error(a->etcd), *was ? was : "none");
+		alog(a, LOG_WARNING,
+		     "%s: writing this node's new location (%s) and failure domain (%u): %s; the others keep %s and %u",
+		     a->member_key, *now ? now : "none", me.failure_domain,
+		     ret == -ENOMEM ? strerror(ENOMEM) : hbm_etcd_error(a->etcd),
+		     *was ? was : "none", old->failure_domain);
 	else
-		alog(a, LOG_NOTICE, "%s: this node's location is now %s (was %s)", a->member_key,
-		     *now ? now : "none", *was ? was : "none");
+		alog(a, LOG_NOTICE,
+		     "%s: this node's location is now %s (was %s), its failure domain %u (was %u)",
+		     a->member_key, *now ? now : "none", *was ? was : "none", me.failure_domain,
+		     old->failure_domain);
 }
 
 /*
@@ -2529,6 +2573,9 @@ static int member_topology_json(const struct hbmd_agent *a, const struct hbm_mem
 	if (*mb->loc.tray)
 		bad |= json_object_object_add(lo, "tray", json_object_new_string(mb->loc.tray));
 	bad |= json_object_object_add(m, "location", lo);
+	if (mb->failure_domain)
+		bad |= json_object_object_add(m, "failure_domain",
+					      json_object_new_int64(mb->failure_domain));
 	if (mb->id == a->conf->node_id)
 		return bad;
 	r = hbm_topology_place(&a->conf->loc, &mb->loc, &a->conf->dist, &dist, &link);

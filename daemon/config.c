@@ -69,6 +69,7 @@ static const struct key keys[] = {
 	KEY("node", "tray", T_LOC, loc.tray, false, 0, 0, NULL),
 	KEY("node", "rack", T_LOC, loc.rack, false, 0, 0, NULL),
 	KEY("node", "site", T_LOC, loc.site, false, 0, 0, NULL),
+	KEY("node", "failure_domain", T_UINT, failure_domain, false, 0, UINT32_MAX, "(0: none)"),
 	KEY("etcd", "endpoints", T_ENDPOINTS, endpoints, true, 0, 0, NULL),
 	KEY("etcd", "ca_file", T_PATH, ca_file, false, 0, 0, NULL),
 	KEY("etcd", "cert_file", T_PATH, cert_file, false, 0, 0, NULL),

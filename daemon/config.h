@@ -44,6 +44,7 @@ struct hbm_config {
 	uint16_t port;			/* default 7070 */
 	uint64_t segment_bytes;		/* page aligned, 4 KiB..1 TiB */
 	struct hbm_location loc;	/* tray, rack, site: "" when not set */
+	unsigned int failure_domain;	/* the kernel's u32, 0 (default): none */
 
 	/* [etcd] */
 	char *endpoints[HBM_CONF_MAX_ENDPOINTS];	/* "http(s)://host:port" */

@@ -48,6 +48,7 @@ struct hbmd_kernel_peer {
 	uint64_t capacity;		/* bytes */
 	uint32_t distance;
 	int link_type;			/* enum hbmpool_nl_link_type */
+	uint32_t failure_domain;	/* 0: none (not sent) */
 };
 
 #define HBMD_NODE_FENCED	2	/* HBMPOOL_NODE_STATE_FENCED */
@@ -176,6 +177,14 @@ struct hbmd_kernel_ops {
 	 */
 	int (*node_place)(void *ctx, uint32_t id, uint32_t distance, int link_type, char *err,
 			  size_t errlen);
+	/*
+	 * node-set failure-domain of a peer (0: none): its member value
+	 * names another one.  Placement keeps the copies of a replicated
+	 * chunk on distinct failure domains from then on.  May be NULL;
+	 * a kernel without replicated regions refuses the attribute.
+	 */
+	int (*node_failure_domain)(void *ctx, uint32_t id, uint32_t failure_domain, char *err,
+				   size_t errlen);
 	/*
 	 * node-set draining 1|0 of a peer: 1, the node takes no new chunks
 	 * (the regions placed on it keep theirs: moving them needs the

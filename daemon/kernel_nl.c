@@ -228,6 +228,7 @@ static int knl_node_add(void *ctx, const struct hbmd_kernel_peer *p, char *err, 
 	struct hbm_nl_node n = {
 		.id = p->id, .capacity = p->capacity, .distance = p->distance,
 		.transport = "tcp", .link_type = p->link_type, .port = p->port,
+		.failure_domain = p->failure_domain,
 	};
 	struct knl *k = ctx;
 	int ret;
@@ -282,6 +283,21 @@ static int knl_node_place(void *ctx, uint32_t id, uint32_t distance, int link_ty
 	    nla_put_u32(msg, HBMPOOL_A_NODE_LINK_TYPE, (uint32_t)link_type))
 		return put_failed(msg, HBMPOOL_CMD_NODE_SET, err, errlen);
 	return knl_request(k, msg, HBMPOOL_CMD_NODE_SET, 0, NULL, NULL, err, errlen);
+}
+
+static int knl_node_failure_domain(void *ctx, uint32_t id, uint32_t failure_domain,
+				   char *err, size_t errlen)
+{
+	struct knl *k = ctx;
+	struct nl_msg *msg = knl_msg(k, HBMPOOL_CMD_NODE_SET, 0, err, errlen);
+
+	if (!msg)
+		return -ENOMEM;
+	if (nla_put_u32(msg, HBMPOOL_A_NODE_ID, id) ||
+	    nla_put_u32(msg, HBMPOOL_A_NODE_FAILURE_DOMAIN, failure_domain))
+		return put_failed(msg, HBMPOOL_CMD_NODE_SET, err, errlen);
+	return knl_request(k, msg, HBMPOOL_CMD_NODE_SET, HBMPOOL_A_NODE_FAILURE_DOMAIN, NULL,
+			   NULL, err, errlen);
 }
 
 static int knl_node_drain(void *ctx, uint32_t id, bool draining, char *err, size_t errlen)
@@ -986,6 +1002,7 @@ static const struct hbmd_kernel_ops knl_ops = {
 	.node_remove = knl_node_remove,
 	.node_fence = knl_node_fence,
 	.node_place = knl_node_place,
+	.node_failure_domain = knl_node_failure_domain,
 	.node_drain = knl_node_drain,
 	.domain_read = knl_domain_read,
 	.set_epoch = knl_set_epoch,

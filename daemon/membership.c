@@ -163,6 +163,8 @@ int hbm_member_encode(const struct hbm_member *m, char **json)
 	ret = ret ? ret : add_u64(o, "capacity", m->capacity);
 	ret = ret ? ret : add_u64(o, "incarnation", m->incarnation);
 	ret = ret ? ret : add_location(o, &m->loc);
+	if (!ret && m->failure_domain)
+		ret = add_u64(o, "failure_domain", m->failure_domain);
 	if (ret) {
 		json_object_put(o);
 		return ret;
@@ -384,6 +386,11 @@ static int member_fields(json_object *o, uint32_t kid, struct hbm_member *m, cha
 		ret = get_u64(o, "incarnation", 1, UINT64_MAX - 1, &m->incarnation, err, errlen);
 	if (!ret)
 		ret = get_location(o, &m->loc, err, errlen);
+	/* Optional: absent (a daemon before failure domains, or none) is 0. */
+	if (!ret && json_object_object_get_ex(o, "failure_domain", &v)) {
+		ret = get_u64(o, "failure_domain", 0, UINT32_MAX, &u, err, errlen);
+		m->failure_domain = (uint32_t)u;
+	}
 	return ret;
 }
 
@@ -653,6 +660,8 @@ static unsigned int changes(const struct hbm_member *a, const struct hbm_member 
 		c |= HBM_MCH_INCARNATION;
 	if (!hbm_location_equal(&a->loc, &b->loc))
 		c |= HBM_MCH_LOCATION;
+	if (a->failure_domain != b->failure_domain)
+		c |= HBM_MCH_FAILURE_DOMAIN;
 	return c;
 }
 

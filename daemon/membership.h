@@ -9,7 +9,8 @@
  *       {"id": 3, "addr": "10.0.0.3", "port": 7070,
  *        "segment_bytes": 17179869184, "capacity": 17179869184,
  *        "incarnation": 1234567890123,
- *        "location": {"site": "fra1", "rack": "r12", "tray": "t3"}}
+ *        "location": {"site": "fra1", "rack": "r12", "tray": "t3"},
+ *        "failure_domain": 12}
  *   PREFIX/DOMAIN/leader       the elected daemon, under its lease:
  *       {"id": 3, "incarnation": 1234567890123}
  *
@@ -21,6 +22,10 @@
  * (only those the node's config names are there; none: no "location"): a
  * value without it, from a daemon before locations, is a member of no
  * known location.  Each name given is 1..31 of A-Z a-z 0-9 . _ -.
+ * "failure_domain" (the config's [node] failure_domain, sent to the
+ * kernels as the node's failure-domain) is optional too: absent, from a
+ * daemon before failure domains or with none set, is 0 (none); present, it
+ * is 0..4294967295.
  * Unknown fields are ignored (in "location" too), for later versions.
  *
  * The epoch is the etcd revision of the last membership change: the
@@ -52,6 +57,7 @@ struct hbm_member {
 	uint64_t capacity;
 	uint64_t incarnation;
 	struct hbm_location loc;	/* "" where not named */
+	uint32_t failure_domain;	/* 0: none */
 	int64_t create_revision;	/* of its key: when it registered */
 	int64_t mod_revision;
 	int64_t lease;
@@ -137,6 +143,7 @@ enum hbm_member_ev_type {
 #define HBM_MCH_CAPACITY	(1u << 2)
 #define HBM_MCH_INCARNATION	(1u << 3)	/* a new segment: the old one's data is lost */
 #define HBM_MCH_LOCATION	(1u << 4)	/* its tray, rack or site */
+#define HBM_MCH_FAILURE_DOMAIN	(1u << 5)
 
 struct hbm_member_event {
 	enum hbm_member_ev_type type;

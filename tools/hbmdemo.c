@@ -3,11 +3,12 @@
  * hbmdemo: show hbmpool working end to end.
  *
  * Creates a region 4x the current cache budget, interleaved over every
- * remote node that is up, fills it with an address-dependent pattern,
- * verifies every byte, syncs, and prints the placement per node and the
- * region's counters with fetch-latency percentiles.
+ * remote node that is up (with --replicas K, K copies of every chunk on
+ * distinct nodes), fills it with an address-dependent pattern, verifies
+ * every byte, syncs, and prints the placement per node and the region's
+ * counters with fetch-latency percentiles.
  *
- * usage: hbmdemo [--chunk SIZE] [--seed N]
+ * usage: hbmdemo [--chunk SIZE] [--seed N] [--replicas K]
  * Exit 0 only if every byte verified and SYNC succeeded; 1 otherwise.
  */
 #include <errno.h>
@@ -24,9 +25,11 @@
 
 static void usage(FILE *f, const char *argv0)
 {
-	fprintf(f, "usage: %s [--chunk SIZE] [--seed N]\n"
-		"  --chunk SIZE  chunk size (default: the largest power of two <= region/(2*nodes), min 4k)\n"
-		"  --seed N      pattern seed (default 0x4842)\n", argv0);
+	fprintf(f, "usage: %s [--chunk SIZE] [--seed N] [--replicas K]\n"
+		"  --chunk SIZE    chunk size (default: the largest power of two <= region/(2*nodes), min 4k)\n"
+		"  --seed N        pattern seed (default 0x4842)\n"
+		"  --replicas K    copies of every chunk, on K distinct nodes, 1..%d (default 1)\n",
+		argv0, HBMPOOL_REPLICAS_MAX);
 }
 
 static void hist_pct(const struct hbmpool_stats *st, double p, char *buf, size_t len)
@@ -44,23 +47,25 @@ int main(int argc, char **argv)
 	static const struct option opts[] = {
 		{ "chunk", required_argument, NULL, 'c' },
 		{ "seed", required_argument, NULL, 's' },
+		{ "replicas", required_argument, NULL, 'r' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct hbm_node nodes[HBMPOOL_MAX_NODES];
+	struct hbmpool_features feat;
 	struct hbmpool_region_create rc;
 	struct hbmpool_region_info ri;
 	struct hbmpool_chunk_info *ch;
 	struct hbmpool_stats st;
 	struct hbmpool_range rg;
-	uint64_t budget, len, chunk = 0, seed = 0x4842, bad_off = 0;
+	uint64_t budget, len, chunk = 0, seed = 0x4842, bad_off = 0, replicas = 1;
 	struct hbm_nodeset remote;
 	size_t nbad;
 	char hs[32], p50[32], p99[32], p999[32], list[256];
 	int n, nremote = 0, dev, fd, ret, c, self, failed = 0;
 	uint8_t *m;
 
-	while ((c = getopt_long(argc, argv, "c:s:h", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "c:s:r:h", opts, NULL)) != -1) {
 		switch (c) {
 		case 'c':
 			if (hbm_parse_size(optarg, &chunk))
@@ -69,6 +74,14 @@ int main(int argc, char **argv)
 		case 's':
 			if (hbm_parse_u64(optarg, &seed))
 				return hbm_cli_bad("seed", optarg, NULL);
+			break;
+		case 'r':
+			if (hbm_parse_u64(optarg, &replicas) || replicas < 1 ||
+			    replicas > HBMPOOL_REPLICAS_MAX) {
+				snprintf(list, sizeof(list), "(copies of every chunk: 1..%d)",
+					 HBMPOOL_REPLICAS_MAX);
+				return hbm_cli_bad("replicas", optarg, list);
+			}
 			break;
 		default:	/* 'h', or an unknown option */
 			return hbm_cli_usage(usage, argv[0], c == 'h');
@@ -91,6 +104,16 @@ int main(int argc, char **argv)
 		fprintf(stderr, "hbmdemo: open %s: %s\n", HBM_DEV, strerror(-dev));
 		return 1;
 	}
+	ret = hbm_features(dev, &feat);
+	if (ret) {
+		fprintf(stderr, "hbmdemo: GET_FEATURES: %s\n", strerror(-ret));
+		return 1;
+	}
+	if (replicas > 1 && !(feat.features & HBMPOOL_FEAT_REPLICAS)) {
+		fprintf(stderr, "hbmdemo: --replicas %llu: this kernel has no replicated regions (no HBMPOOL_FEAT_REPLICAS)\n",
+			(unsigned long long)replicas);
+		return 1;
+	}
 	self = hbm_self_node(dev);
 	if (self < 0) {
 		fprintf(stderr, "hbmdemo: GET_FEATURES: %s\n", strerror(-self));
@@ -108,6 +131,11 @@ int main(int argc, char **argv)
 			"  hbmctl node add 1 capacity 64M distance 20\n");
 		return 1;
 	}
+	if ((uint64_t)nremote < replicas) {
+		fprintf(stderr, "hbmdemo: --replicas %llu needs %llu remote nodes up, there are %d\n",
+			(unsigned long long)replicas, (unsigned long long)replicas, nremote);
+		return 1;
+	}
 	len = 4 * budget * (uint64_t)sysconf(_SC_PAGESIZE);
 	if (!chunk) {
 		chunk = 4096;
@@ -116,16 +144,20 @@ int main(int argc, char **argv)
 	}
 
 	hbm_create_init(&rc, len, chunk, HBMPOOL_POLICY_INTERLEAVE, &remote, 0, "hbmdemo");
+	if (replicas > 1)
+		hbm_create_replicas(&rc, (uint32_t)replicas);	/* checked above */
 	fd = hbm_region_create(dev, &rc);
 	if (fd < 0) {
-		fprintf(stderr, "hbmdemo: create %s interleaved over nodes %s: %s\n",
+		fprintf(stderr, "hbmdemo: create %s interleaved over nodes %s, %llu cop%s of each chunk: %s\n",
 			hbm_human_size(len, hs, sizeof(hs)),
-			hbm_nodeset_format(&remote, list, sizeof(list)), strerror(-fd));
+			hbm_nodeset_format(&remote, list, sizeof(list)),
+			(unsigned long long)replicas, replicas > 1 ? "ies" : "y", strerror(-fd));
 		return 1;
 	}
-	printf("region %u: %s (4 x budget of %llu pages), chunk %s, interleave over %d node(s)\n",
+	printf("region %u: %s (4 x budget of %llu pages), chunk %s, interleave over %d node(s), %llu cop%s of each chunk\n",
 	       rc.region_id, hbm_human_size(len, hs, sizeof(hs)), (unsigned long long)budget,
-	       hbm_human_size(chunk, p50, sizeof(p50)), nremote);
+	       hbm_human_size(chunk, p50, sizeof(p50)), nremote, (unsigned long long)replicas,
+	       replicas > 1 ? "ies" : "y");
 
 	m = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
 	if (m == MAP_FAILED) {
@@ -155,7 +187,11 @@ int main(int argc, char **argv)
 		fprintf(stderr, "hbmdemo: REGION_INFO failed\n");
 		return 1;
 	}
-	printf("\nplacement\n%-6s %-8s %-12s %8s %8s %12s\n", "node", "distance", "link",
+	if (replicas > 1)
+		printf("copies: %u of each chunk, %u chunk(s) degraded, %u lost\n",
+		       ri.replicas, ri.degraded_chunks, ri.lost_chunks);
+	printf("\nplacement%s\n%-6s %-8s %-12s %8s %8s %12s\n",
+	       replicas > 1 ? " (of each chunk's first copy)" : "", "node", "distance", "link",
 	       "chunks", "share", "bytes");
 	for (int i = 0; i < n; i++) {
 		uint64_t cnt = 0;

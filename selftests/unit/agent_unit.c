@@ -589,6 +589,9 @@ static void test_control(struct node *n, int64_t epoch, int leader)
 		   jint(m3, "distance") == 80 && !strcmp(jstr(m3, "link_type"), "scaleout"),
 		   "... with their locations, and the relation, distance and link type node %u gives them",
 		   n->id);
+		ok(m && jint(m, "failure_domain") == 11 && m3 &&
+		   !json_object_object_get_ex(m3, "failure_domain", NULL),
+		   "... and their failure domains: node 1 11, node 3 none (no \"failure_domain\")");
 	}
 	json_object_put(o);
 }
@@ -957,7 +960,7 @@ static void test_links(struct node *p)
 
 static void test_agents(void)
 {
-	char key[96], line[64], what[256];
+	char key[96], line[128], what[256];
 	int i, lid = -1, nl, max_leaders, sid, new_lid = -1, rid, busy;
 	unsigned int calls[NR], before;
 	int64_t lease_id;
@@ -972,9 +975,12 @@ static void test_agents(void)
 		ok(0, "the domain key file");
 		return;
 	}
-	/* nodes 1 and 2: one rack, two trays; node 3 names no location */
-	nodes[0].loc = "tray = t1\nrack = r1\nsite = s1\n";
-	nodes[1].loc = "tray = t2\nrack = r1\nsite = s1\n";
+	/*
+	 * nodes 1 and 2: one rack, two trays, failure domains 11 and 12;
+	 * node 3 names no location and no failure domain
+	 */
+	nodes[0].loc = "tray = t1\nrack = r1\nsite = s1\nfailure_domain = 11\n";
+	nodes[1].loc = "tray = t2\nrack = r1\nsite = s1\nfailure_domain = 12\n";
 	for (i = 0; i < NR; i++) {
 		nodes[i].i = i;
 		nodes[i].id = (uint32_t)i + 1;
@@ -1022,6 +1028,29 @@ static void test_agents(void)
 		}
 	}
 	ok(good, "each peer added with its relation's distance and link type: nodes 1 and 2 (same rack) 30 scale-out, node 3 (no location) 80 scale-out");
+	for (i = 0, good = true; i < NR; i++) {
+		int j;
+
+		for (j = 0; j < NR; j++) {
+			bool rack = i < 2 && j < 2;
+
+			if (i == j)
+				continue;
+			snprintf(line, sizeof(line),
+				 "add %u 127.0.0.1:%u capacity 1048576 distance %d link 2%s%s",
+				 nodes[j].id, 7070 + nodes[j].id, rack ? 30 : 80,
+				 j == 2 ? "" : " failure-domain ", j == 0 ? "11" : j == 1 ? "12" : "");
+			/* fk_find() matches a prefix: node 3's line must end there */
+			if (j == 2)
+				snprintf(line + strlen(line), sizeof(line) - strlen(line),
+					 " failure-domain");
+			if ((fk_find(&nodes[i].fk, line) < 0) != (j == 2)) {
+				printf("# node %u's kernel: not \"%s\"\n", nodes[i].id, line);
+				good = false;
+			}
+		}
+	}
+	ok(good, "each peer added with the failure domain its member value names: node 1 11, node 2 12, node 3 none (not sent)");
 	t0 = now();
 	while ((!epochs_agree(&e0) || e0 <= 0) && now() - t0 < 3)
 		usleep(20000);

@@ -118,6 +118,7 @@ static void test_good(void)
 	   conf.dist.d[HBM_REL_SITE] == 40 && conf.dist.d[HBM_REL_OTHER] == 80,
 	   "defaults applied");
 	ok(!*conf.loc.tray && !*conf.loc.rack && !*conf.loc.site, "no location: none named");
+	ok(conf.failure_domain == 0, "no failure domain: 0 (none)");
 	ok(!strcmp(conf.etcd_prefix, "/hbmpool") &&
 	   !strcmp(conf.control_socket, "/run/hbmpool/hbmpoold.sock") && !conf.ca_file,
 	   "default prefix and control socket, no TLS");
@@ -127,7 +128,7 @@ static void test_good(void)
 		 "; a comment\n# another\n\n"
 		 "[domain]\nname = a-b_c.9\nkey_file = %s\netcd_prefix = /x/y\n"
 		 "[node]\nid = 1023\naddress = fd00::1\nport = 7071\nsegment_size = 4096\n"
-		 "tray = t-1.a_B\nrack = R12\nsite = fra.1\n"
+		 "tray = t-1.a_B\nrack = R12\nsite = fra.1\nfailure_domain = 4294967295\n"
 		 "[etcd]\nendpoints = https://e1:2379 , https://[::1]:2380/,https://10.1.1.1:1\n"
 		 "ca_file = %s\ncert_file = %s\nkey_file = %s\n"
 		 "connect_timeout_ms = 100\nrequest_timeout_ms = 500\nlease_ttl = 2\n"
@@ -162,10 +163,41 @@ static void test_good(void)
 	   !strcmp(conf.control_socket, "/tmp/x.sock"), "paths read");
 	ok(!strcmp(conf.loc.tray, "t-1.a_B") && !strcmp(conf.loc.rack, "R12") &&
 	   !strcmp(conf.loc.site, "fra.1"), "location read");
+	ok(conf.failure_domain == UINT32_MAX, "failure domain read (its maximum, 2^32 - 1)");
 	ok(conf.dist.d[HBM_REL_TRAY] == 11 && conf.dist.d[HBM_REL_RACK] == 11 &&
 	   conf.dist.d[HBM_REL_SITE] == 255 && conf.dist.d[HBM_REL_OTHER] == 255,
 	   "distances read (equal neighbours allowed)");
 	hbm_config_free(&conf);
+}
+
+/* [node] failure_domain: the kernel's u32, 0 none. */
+static void test_failure_domain(void)
+{
+	struct hbm_config conf;
+	char *err;
+	int ret;
+
+	expect(true, "[node]\nfailure_domain = 4294967296\n",
+	       ":11: [node] failure_domain: must be 0..4294967295 (0: none), not \"4294967296\"",
+	       "a failure domain over 2^32 - 1");
+	expect(true, "[node]\nfailure_domain = -1\n",
+	       ":11: [node] failure_domain: must be 0..4294967295 (0: none), not \"-1\"",
+	       "a negative failure domain");
+	expect(true, "[node]\nfailure_domain = rack1\n",
+	       ":11: [node] failure_domain: must be 0..4294967295 (0: none), not \"rack1\"",
+	       "a failure domain by name (a number is wanted)");
+	expect(true, "[node]\nfailure_domain =\n", ":11: [node] failure_domain: empty value",
+	       "an empty failure domain");
+	expect(true, "[node]\nfailure_domain = 1\nfailure_domain = 2\n",
+	       ":12: [node] failure_domain: given twice (first on line 11)",
+	       "a failure domain twice");
+	err = load(true, "[node]\nfailure_domain = 12\n", &conf, &ret);
+	ok(!ret && !err && conf.failure_domain == 12, "failure_domain = 12: read%s%s",
+	   err ? ": " : "", err ? err : "");
+	if (!ret)
+		hbm_config_free(&conf);
+	free(err);
+	expect_ok(true, "[node]\nfailure_domain = 0\n", "failure_domain = 0 (none): loads");
 }
 
 static void test_topology(void)
@@ -905,6 +937,7 @@ int main(void)
 	test_sizes();
 	test_errors();
 	test_topology();
+	test_failure_domain();
 	test_endpoints();
 	test_files();
 	test_docs();

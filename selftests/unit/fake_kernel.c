@@ -115,8 +115,13 @@ static int fk_node_add(void *ctx, const struct hbmd_kernel_peer *p, char *err, s
 	int ret = 0;
 
 	pthread_mutex_lock(&fk->lock);
-	fk_log(fk, true, "add %u %s:%u capacity %llu distance %u link %d", p->id, p->addr, p->port,
-	       (unsigned long long)p->capacity, p->distance, p->link_type);
+	if (p->failure_domain)
+		fk_log(fk, true, "add %u %s:%u capacity %llu distance %u link %d failure-domain %u",
+		       p->id, p->addr, p->port, (unsigned long long)p->capacity, p->distance,
+		       p->link_type, p->failure_domain);
+	else
+		fk_log(fk, true, "add %u %s:%u capacity %llu distance %u link %d", p->id, p->addr,
+		       p->port, (unsigned long long)p->capacity, p->distance, p->link_type);
 	if (p->id == fk->self_id || p->id >= 1024) {
 		violate(fk, "add of this node or a bad id", p->id);
 		ret = -EINVAL;
@@ -131,6 +136,7 @@ static int fk_node_add(void *ctx, const struct hbmd_kernel_peer *p, char *err, s
 		fk->node[p->id] = FK_LIVE;
 		fk->draining[p->id] = false;
 		fk->capacity[p->id] = p->capacity;
+		fk->failure_domain[p->id] = p->failure_domain;
 		fk_emit_node(fk, HBMD_KEV_NODE_ADD, p->id, 0);
 	}
 	pthread_mutex_unlock(&fk->lock);
@@ -176,6 +182,29 @@ static int fk_node_fence(void *ctx, uint32_t id, char *err, size_t errlen)
 	} else {
 		fk->node[id] = FK_FENCED;
 		fk_emit_node(fk, HBMD_KEV_NODE_CHANGE, id, HBMD_NODE_FENCED);
+	}
+	pthread_mutex_unlock(&fk->lock);
+	snprintf(err, errlen, "%s", ret ? strerror(-ret) : "");
+	return ret;
+}
+
+static int fk_node_failure_domain(void *ctx, uint32_t id, uint32_t failure_domain,
+				  char *err, size_t errlen)
+{
+	struct fake_kernel *fk = ctx;
+	int ret = 0;
+
+	pthread_mutex_lock(&fk->lock);
+	fk_log(fk, true, "failure-domain %u %u", id, failure_domain);
+	if (fk->unsupported) {
+		ret = -EOPNOTSUPP;
+	} else if (id >= 1024 || id == fk->self_id || fk->node[id] == FK_ABSENT) {
+		violate(fk, "failure domain of this node or an unknown node", id);
+		ret = -ENODEV;
+	} else {
+		fk->failure_domain[id] = failure_domain;
+		fk_emit_node(fk, HBMD_KEV_NODE_CHANGE, id,
+			     fk->node[id] == FK_FENCED ? HBMD_NODE_FENCED : 0);
 	}
 	pthread_mutex_unlock(&fk->lock);
 	snprintf(err, errlen, "%s", ret ? strerror(-ret) : "");
@@ -549,6 +578,7 @@ static const struct hbmd_kernel_ops fk_ops = {
 	.node_remove = fk_node_remove,
 	.node_fence = fk_node_fence,
 	.node_place = fk_node_place,
+	.node_failure_domain = fk_node_failure_domain,
 	.node_drain = fk_node_drain,
 	.domain_read = fk_domain_read,
 	.set_epoch = fk_set_epoch,

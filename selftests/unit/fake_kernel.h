@@ -7,7 +7,8 @@
  * once this node fenced itself (reads are fine), a distance in 11..255 and
  * a link type scaleup..scaleacross at add and at node_place ("place ID
  * distance D link L", a peer in the table only: a node-change event);
- * node_drain ("drain ID 1|0") of a peer in the table only, not this node
+ * node_failure_domain ("failure-domain ID FD") of a peer in the table
+ * only: a node-change event; node_drain ("drain ID 1|0") of a peer in the table only, not this node
  * (the kernel refuses draining on its own entry): a node-change event.  unsupported: node_fence,
  * set_epoch and fence_self answer -EOPNOTSUPP, as a kernel without issue
  * 9's kernel side does (the calls are still logged).  The segment: setup
@@ -54,6 +55,7 @@ struct fake_kernel {
 	enum fk_state node[1024];
 	bool draining[1024];		/* node-set draining; cleared by add and del */
 	uint64_t capacity[1024];
+	uint32_t failure_domain[1024];	/* add's, then node_failure_domain's */
 	struct hbmd_kernel_stats stats;
 	/* placement_params: the last values and the calls (not logged) */
 	uint32_t full_pct;

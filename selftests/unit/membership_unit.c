@@ -517,6 +517,73 @@ static void test_location_values(void)
 	hbm_members_free(&b);
 }
 
+/* A member's optional "failure_domain": 0 (none) when absent. */
+static void test_failure_domain_values(void)
+{
+	struct hbm_member m = {
+		.id = 5, .addr = "10.0.0.5", .port = 7070, .segment_bytes = 8192,
+		.capacity = 8192, .incarnation = 9,
+	}, p;
+	struct hbm_members a, b;
+	struct hbm_member_event *ev;
+	struct hbm_etcd_event e;
+	struct hbm_etcd_kv k;
+	char *json, err[320];
+	size_t n;
+	int ret;
+
+	ret = hbm_member_encode(&m, &json);
+	ok(!ret && json && !strstr(json, "failure_domain"),
+	   "no failure domain: no \"failure_domain\": %s", json ? json : "");
+	free(json);
+	m.failure_domain = UINT32_MAX;
+	ret = hbm_member_encode(&m, &json);
+	ok(!ret && json && strstr(json, "\"failure_domain\":4294967295"),
+	   "a failure domain written: %s", json ? json : "");
+	k = kv(PFX "5", json, 30);
+	ret = hbm_member_parse(PFX, &k, &p, err, sizeof(err));
+	ok(!ret && p.failure_domain == UINT32_MAX, "and parsed back");
+	free(json);
+	k = kv(PFX "5", mval(5, "10.0.0.5", 7070, 8192, 8192, 9), 30);
+	ret = hbm_member_parse(PFX, &k, &p, err, sizeof(err));
+	ok(!ret && !p.failure_domain,
+	   "a value without \"failure_domain\" (a daemon before them): failure domain 0");
+	k = kv(PFX "5", "{\"id\":5,\"addr\":\"10.0.0.5\",\"port\":7070,\"segment_bytes\":8192,"
+	       "\"capacity\":8192,\"incarnation\":9,\"failure_domain\":0}", 30);
+	ret = hbm_member_parse(PFX, &k, &p, err, sizeof(err));
+	ok(!ret && !p.failure_domain, "\"failure_domain\": 0 is none");
+
+#define FDVAL(f) "{\"id\":3,\"addr\":\"10.0.0.3\",\"port\":7070,\"segment_bytes\":8192," \
+		 "\"capacity\":8192,\"incarnation\":1,\"failure_domain\":" f "}"
+	bad(PFX "3", FDVAL("4294967296"), PFX "3: \"failure_domain\"",
+	    "a failure domain over 2^32 - 1");
+	bad(PFX "3", FDVAL("-1"), "\"failure_domain\" is negative", "a negative failure domain");
+	bad(PFX "3", FDVAL("\"r1\""), "\"failure_domain\" is not an integer",
+	    "a failure domain not a number");
+	bad(PFX "3", FDVAL("1.5"), "\"failure_domain\" is not an integer",
+	    "a failure domain not an integer");
+#undef FDVAL
+
+	/* a rejoin with a new failure domain: a change, HBM_MCH_FAILURE_DOMAIN alone */
+	k = kv(PFX "5", mval(5, "10.0.0.5", 7070, 8192, 8192, 9), 30);
+	hbm_members_build(PFX, &k, 1, &a);
+	hbm_members_copy(&a, &b);
+	m.failure_domain = 7;
+	hbm_member_encode(&m, &json);
+	e = (struct hbm_etcd_event){ .type = HBM_ETCD_EV_PUT, .kv = kv(PFX "5", json, 31) };
+	ret = hbm_members_apply(&b, PFX, &e, err, sizeof(err));
+	free(json);
+	ev = NULL;
+	ret = ret ? ret : hbm_members_diff(&a, &b, &ev, &n);
+	ok(!ret && n == 1 && ev[0].type == HBM_MEMBER_CHANGE &&
+	   ev[0].changed == HBM_MCH_FAILURE_DOMAIN && !ev[0].old.failure_domain &&
+	   ev[0].new.failure_domain == 7,
+	   "a member whose failure domain changed: a change of its failure domain only");
+	free(ev);
+	hbm_members_free(&a);
+	hbm_members_free(&b);
+}
+
 static void test_topology(void)
 {
 	static const struct {
@@ -593,6 +660,7 @@ int main(void)
 	test_build();
 	test_apply_diff();
 	test_location_values();
+	test_failure_domain_values();
 	test_topology();
 	test_scale();
 	test_fuzz();

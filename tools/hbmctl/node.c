@@ -19,9 +19,11 @@ static void usage(FILE *f)
 		"  node add ID capacity SIZE distance N [transport NAME]\n"
 		"           [link scaleup|scaleout|scaleacross] [name NAME] [addr IP] [port N]\n"
 		"           [device PCI-NAME]   (transport shm: the home's ivshmem device)\n"
+		"           [failure-domain N|none]\n"
 		"  node del ID\n"
 		"  node set ID [name NAME] [distance N] [link scaleup|scaleout|scaleacross]\n"
 		"           [addr IP] [port N] [weight N|auto] [draining on|off]\n"
+		"           [failure-domain N|none]\n"
 		"  node set ID state fenced   (declare it dead: final)\n"
 		"  node drain ID [--wait] [--jobs N]   (draining on, move its chunks off)\n"
 		"  node undrain ID                     (draining off)\n");
@@ -40,6 +42,17 @@ static const char *addr_cell(json_object *row, char *buf, size_t len)
 		snprintf(buf, len, "[%s]:%d", json_object_get_string(a), json_object_get_int(p));
 	else
 		snprintf(buf, len, "%s:%d", json_object_get_string(a), json_object_get_int(p));
+	return buf;
+}
+
+/* The failure domain, "-" when none (0) or not reported. */
+static const char *fdomain_cell(json_object *row, char *buf, size_t len)
+{
+	json_object *v;
+
+	if (!json_object_object_get_ex(row, "failure-domain", &v) || !json_object_get_int64(v))
+		return "-";
+	snprintf(buf, len, "%lld", (long long)json_object_get_int64(v));
 	return buf;
 }
 
@@ -71,6 +84,7 @@ static int cmd_show(int argc, char **argv)
 		{ "WEIGHT", NULL, F_FUNC, weight_cell },
 		{ "DRAINING", "draining", F_STR, NULL },
 		{ "CHUNKS", "chunks", F_STR, NULL },
+		{ "FAILURE-DOMAIN", NULL, F_FUNC, fdomain_cell },
 		{ "ADDR", NULL, F_FUNC, addr_cell },
 	};
 
@@ -87,6 +101,7 @@ struct node_args {
 	bool has_weight;
 	uint32_t weight;
 	int draining;		/* -1: not given */
+	bool has_failure_domain;	/* n.failure_domain given (0: none) */
 };
 
 /* Parse "KEY VALUE..." of argv[first..]; set: node set's keys only. */
@@ -144,6 +159,14 @@ static int parse_args(int argc, char **argv, int first, bool set, struct node_ar
 				a->draining = 0;
 			else
 				return ctl_bad(&ctl_obj_node, "bad draining '%s': on or off", v);
+		} else if (!strcmp(k, "failure-domain")) {
+			if (!strcmp(v, "none"))
+				a->n.failure_domain = 0;
+			else if (ctl_parse_u32(v, &a->n.failure_domain))
+				return ctl_bad(&ctl_obj_node,
+					       "bad failure domain '%s': 0..%u, or none (0)",
+					       v, UINT32_MAX);
+			a->has_failure_domain = true;
 		} else if (!strcmp(k, "port")) {
 			if (ctl_parse_u64(v, &x) || !x || x > 65535)
 				return ctl_bad(&ctl_obj_node, "bad port '%s'", v);
@@ -214,7 +237,9 @@ static int build_set(struct nl_msg *msg, void *arg)
 	    (a->n.port && nla_put_u16(msg, HBMPOOL_A_NODE_PORT, a->n.port)) ||
 	    (a->fence && nla_put_u32(msg, HBMPOOL_A_NODE_STATE, HBMPOOL_NODE_STATE_FENCED)) ||
 	    (a->has_weight && nla_put_u32(msg, HBMPOOL_A_NODE_WEIGHT, a->weight)) ||
-	    (a->draining >= 0 && nla_put_u8(msg, HBMPOOL_A_NODE_DRAINING, (uint8_t)a->draining)))
+	    (a->draining >= 0 && nla_put_u8(msg, HBMPOOL_A_NODE_DRAINING, (uint8_t)a->draining)) ||
+	    (a->has_failure_domain &&
+	     nla_put_u32(msg, HBMPOOL_A_NODE_FAILURE_DOMAIN, a->n.failure_domain)))
 		return -EMSGSIZE;
 	return 0;
 }

@@ -3,7 +3,11 @@
  * hbmctl region: the regions and, with "chunks", their placement
  * (region-get).  A region's chunks that do not fit one message continue in
  * the next ones, each repeating the region's id: they are merged here.
- * region move is a chunk move (resync.c).
+ * A replicated region's chunk names the homes of its good copies
+ * (copy-node-id, in fetch order) and of its outdated ones
+ * (outdated-node-id); both are JSON arrays, empty ones included, whenever
+ * the kernel reports copies (good-copies).  region move is a chunk move
+ * (resync.c).
  */
 #include <errno.h>
 #include <string.h>
@@ -69,6 +73,33 @@ bool ctl_region_merge(json_object *arr, json_object *obj)
 	return true;
 }
 
+/*
+ * A chunk of a kernel that reports copies has both lists, as arrays: a
+ * lost chunk has no copy-node-id attribute, a healthy one no
+ * outdated-node-id, and a reader should not have to tell absent from empty.
+ */
+static void chunk_lists(json_object *arr)
+{
+	static const char *const lists[] = { "copy-node-id", "outdated-node-id" };
+	json_object *reg, *chunks, *ch, *v;
+	size_t i, c, l;
+
+	for (i = 0; i < json_object_array_length(arr); i++) {
+		reg = json_object_array_get_idx(arr, i);
+		if (!json_object_object_get_ex(reg, "chunk", &chunks))
+			continue;
+		for (c = 0; c < json_object_array_length(chunks); c++) {
+			ch = json_object_array_get_idx(chunks, c);
+			if (!json_object_object_get_ex(ch, "good-copies", &v))
+				continue;
+			for (l = 0; l < sizeof(lists) / sizeof(lists[0]); l++)
+				if (!json_object_object_get_ex(ch, lists[l], &v))
+					json_object_object_add(ch, lists[l],
+							       json_object_new_array());
+		}
+	}
+}
+
 static const char *mode_cell(json_object *row, char *buf, size_t len)
 {
 	json_object *m;
@@ -88,6 +119,9 @@ static int cmd_show(int argc, char **argv)
 		{ "CHUNK", "chunk-size", F_SIZE, NULL },
 		{ "CHUNKS", "nr-chunks", F_STR, NULL },
 		{ "POLICY", "policy", F_STR, NULL },
+		{ "REPLICAS", "replicas", F_STR, NULL },
+		{ "DEGRADED", "degraded-chunks", F_STR, NULL },
+		{ "LOST", "lost-chunks", F_STR, NULL },
 		{ "NODES", "node-id", F_STR, NULL },
 		{ "CACHED", "cached-pages", F_PAGES, NULL },
 		{ "DIRTY", "dirty-pages", F_PAGES, NULL },
@@ -98,6 +132,9 @@ static int cmd_show(int argc, char **argv)
 	static const struct out_col ccols[] = {
 		{ "INDEX", "index", F_STR, NULL },
 		{ "NODE", "node-id", F_STR, NULL },
+		{ "GOOD", "good-copies", F_STR, NULL },
+		{ "COPIES", "copy-node-id", F_STR, NULL },
+		{ "OUTDATED", "outdated-node-id", F_STR, NULL },
 		{ "OFFSET", "offset", F_STR, NULL },
 		{ "GENERATION", "generation", F_STR, NULL },
 		{ "MOVING-TO", "syncing-node-id", F_STR, NULL },
@@ -126,6 +163,8 @@ static int cmd_show(int argc, char **argv)
 	 */
 	ret = ctl_request(HBMPOOL_CMD_REGION_GET, !r.has_id || r.chunks, build, &r,
 			  arr, ctl_region_merge);
+	if (!ret)
+		chunk_lists(arr);
 	if (!ret && r.has_id && !json_object_array_length(arr)) {
 		fprintf(stderr, "hbmctl: No such file or directory: no such region\n");
 		ret = CTL_EXIT_FAIL;

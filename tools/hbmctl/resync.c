@@ -1,12 +1,15 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * hbmctl resync: chunk moves (resync-get, resync-del), and
+ * hbmctl resync: chunk moves and re-replications (resync-get, resync-del),
+ * and
  * hbmctl region move (resync-new, then with --wait resync-get until the
  * move ends).
  *
  * A move copies a chunk of a region to another node while the region stays
  * mapped and in use, then switches the chunk to it and frees the source.
  * The kernel keeps a move that ended for 60 s (or until resync cancel).
+ * A job of kind "replicate" is the kernel's own: it copies a chunk of a
+ * replicated region to one more node, and the other copies stay.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -133,6 +136,7 @@ static const char *error_cell(json_object *row, char *buf, size_t len)
 
 static const struct out_col cols[] = {
 	{ "ID", "id", F_STR, NULL },
+	{ "KIND", "kind", F_STR, NULL },
 	{ "REGION", "region-id", F_STR, NULL },
 	{ "CHUNK", "chunk", F_STR, NULL },
 	{ "FROM", "from-node-id", F_STR, NULL },

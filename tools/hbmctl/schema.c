@@ -40,6 +40,10 @@ static const char *const policy_names[] = {
 	[HBMPOOL_PLACEMENT_POLICY_PREFERRED] = "preferred",
 	[HBMPOOL_PLACEMENT_POLICY_WEIGHTED_INTERLEAVE] = "weighted-interleave",
 };
+static const char *const resync_kind_names[] = {
+	[HBMPOOL_RESYNC_KIND_MOVE] = "move",
+	[HBMPOOL_RESYNC_KIND_REPLICATE] = "replicate",
+};
 static const char *const resync_state_names[] = {
 	[HBMPOOL_RESYNC_STATE_COPYING] = "copying",
 	[HBMPOOL_RESYNC_STATE_DONE] = "done",
@@ -53,6 +57,7 @@ const struct ctl_enum ctl_enum_link_type = ENUM(link_type_names);
 const struct ctl_enum ctl_enum_link_state = ENUM(link_state_names);
 const struct ctl_enum ctl_enum_policy = ENUM(policy_names);
 const struct ctl_enum ctl_enum_resync_state = ENUM(resync_state_names);
+const struct ctl_enum ctl_enum_resync_kind = ENUM(resync_kind_names);
 static const struct ctl_enum ctl_enum_link_health = ENUM(link_health_names);
 
 #define SET(var, sname, arr, mx) \
@@ -106,6 +111,7 @@ static const struct ctl_attr node_attrs[HBMPOOL_A_NODE_MAX + 1] = {
 	[HBMPOOL_A_NODE_EFFECTIVE_WEIGHT] = { .name = "effective-weight", .kind = K_U32 },
 	[HBMPOOL_A_NODE_CHUNKS] = { .name = "chunks", .kind = K_U32 },
 	[HBMPOOL_A_NODE_DEVICE] = { .name = "device", .kind = K_STR },
+	[HBMPOOL_A_NODE_FAILURE_DOMAIN] = { .name = "failure-domain", .kind = K_U32 },
 };
 SET(ctl_set_node, "node", node_attrs, HBMPOOL_A_NODE_MAX);
 
@@ -167,6 +173,9 @@ static const struct ctl_attr chunk_attrs[HBMPOOL_A_CHUNK_MAX + 1] = {
 	[HBMPOOL_A_CHUNK_GENERATION] = { .name = "generation", .kind = K_U32 },
 	[HBMPOOL_A_CHUNK_SYNCING_NODE_ID] = { .name = "syncing-node-id", .kind = K_U32 },
 	[HBMPOOL_A_CHUNK_LOST] = { .name = "lost", .kind = K_FLAG },
+	[HBMPOOL_A_CHUNK_COPY_NODE_ID] = { .name = "copy-node-id", .kind = K_U32, .multi = true },
+	[HBMPOOL_A_CHUNK_OUTDATED_NODE_ID] = { .name = "outdated-node-id", .kind = K_U32, .multi = true },
+	[HBMPOOL_A_CHUNK_GOOD_COPIES] = { .name = "good-copies", .kind = K_U32 },
 };
 SET(ctl_set_chunk, "chunk", chunk_attrs, HBMPOOL_A_CHUNK_MAX);
 
@@ -189,6 +198,8 @@ static const struct ctl_attr region_attrs[HBMPOOL_A_REGION_MAX + 1] = {
 	[HBMPOOL_A_REGION_MODE] = { .name = "mode", .kind = K_U32 },
 	[HBMPOOL_A_REGION_SEQ] = { .name = "seq", .kind = K_U64 },
 	[HBMPOOL_A_REGION_LOST_CHUNKS] = { .name = "lost-chunks", .kind = K_U32 },
+	[HBMPOOL_A_REGION_REPLICAS] = { .name = "replicas", .kind = K_U32 },
+	[HBMPOOL_A_REGION_DEGRADED_CHUNKS] = { .name = "degraded-chunks", .kind = K_U32 },
 };
 SET(ctl_set_region, "region", region_attrs, HBMPOOL_A_REGION_MAX);
 
@@ -205,6 +216,7 @@ static const struct ctl_attr resync_attrs[HBMPOOL_A_RESYNC_MAX + 1] = {
 	[HBMPOOL_A_RESYNC_SEQ] = { .name = "seq", .kind = K_U64 },
 	[HBMPOOL_A_RESYNC_ELAPSED_MS] = { .name = "elapsed-ms", .kind = K_U32 },
 	[HBMPOOL_A_RESYNC_PASSES] = { .name = "passes", .kind = K_U32 },
+	[HBMPOOL_A_RESYNC_KIND] = { .name = "kind", .kind = K_U32, .en = &ctl_enum_resync_kind },
 };
 SET(ctl_set_resync, "resync", resync_attrs, HBMPOOL_A_RESYNC_MAX);
 
@@ -240,6 +252,7 @@ static const struct {
 	[HBMPOOL_CMD_RESYNC_GET] = { "resync-get", &ctl_set_resync },
 	[HBMPOOL_CMD_RESYNC_DEL] = { "resync-del", &ctl_set_resync },
 	[HBMPOOL_CMD_RESYNC_CHANGE_NTF] = { "resync-change-ntf", &ctl_set_resync },
+	[HBMPOOL_CMD_REGION_CHANGE_NTF] = { "region-change-ntf", &ctl_set_region },
 };
 
 const char *ctl_cmd_name(int cmd)

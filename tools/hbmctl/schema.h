@@ -44,7 +44,8 @@ extern const struct ctl_set ctl_set_params, ctl_set_stats, ctl_set_node,
 	ctl_set_domain, ctl_set_link, ctl_set_segment, ctl_set_chunk,
 	ctl_set_region, ctl_set_resync;
 extern const struct ctl_enum ctl_enum_node_state, ctl_enum_link_type,
-	ctl_enum_link_state, ctl_enum_policy, ctl_enum_resync_state;
+	ctl_enum_link_state, ctl_enum_policy, ctl_enum_resync_state,
+	ctl_enum_resync_kind;
 
 /* A command's name ("node-add-ntf") and attribute set; NULL if unknown. */
 const char *ctl_cmd_name(int cmd);

@@ -438,7 +438,9 @@ int hbm_nl_node_new(struct hbm_nl *nl, const struct hbm_nl_node *n, char *ext, s
 	    (n->name && nla_put_string(msg, HBMPOOL_A_NODE_NAME, n->name)) ||
 	    (n->addr_len && nla_put(msg, HBMPOOL_A_NODE_ADDR, (int)n->addr_len, n->addr)) ||
 	    (n->port && nla_put_u16(msg, HBMPOOL_A_NODE_PORT, n->port)) ||
-	    (n->device && nla_put_string(msg, HBMPOOL_A_NODE_DEVICE, n->device))) {
+	    (n->device && nla_put_string(msg, HBMPOOL_A_NODE_DEVICE, n->device)) ||
+	    (n->failure_domain &&
+	     nla_put_u32(msg, HBMPOOL_A_NODE_FAILURE_DOMAIN, n->failure_domain))) {
 		nlmsg_free(msg);
 		return -EMSGSIZE;
 	}

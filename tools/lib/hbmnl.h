@@ -81,6 +81,7 @@ struct hbm_nl_node {
 	uint8_t addr[16];
 	size_t addr_len;		/* 0, 4 or 16 */
 	uint16_t port;
+	uint32_t failure_domain;	/* 0: none (not sent: kernels before it refuse it) */
 };
 
 /*

@@ -312,6 +312,14 @@ void hbm_create_init(struct hbmpool_region_create *rc, uint64_t length,
 		snprintf(rc->name, sizeof(rc->name), "%s", name);
 }
 
+int hbm_create_replicas(struct hbmpool_region_create *rc, uint32_t replicas)
+{
+	if (replicas < 1 || replicas > HBMPOOL_REPLICAS_MAX)
+		return -EINVAL;
+	rc->replicas = replicas;
+	return 0;
+}
+
 int hbm_region_create(int devfd, struct hbmpool_region_create *rc)
 {
 	int ret = ioctl(devfd, HBMPOOL_IOC_REGION_CREATE, rc);

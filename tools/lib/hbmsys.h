@@ -83,6 +83,12 @@ void hbm_create_init(struct hbmpool_region_create *rc, uint64_t length,
 		     uint64_t chunk_size, uint32_t policy,
 		     const struct hbm_nodeset *nodes, uint32_t preferred,
 		     const char *name);
+/*
+ * Ask for replicas copies of every chunk (1..HBMPOOL_REPLICAS_MAX; the
+ * kernel needs HBMPOOL_FEAT_REPLICAS for more than 1).  0, or -EINVAL
+ * (rc unchanged) for another count.  hbm_create_init() leaves 0: one copy.
+ */
+int hbm_create_replicas(struct hbmpool_region_create *rc, uint32_t replicas);
 /* Returns the new region fd or -errno. */
 int hbm_region_create(int devfd, struct hbmpool_region_create *rc);
 /* Opens the shared region called name; returns its new fd or -errno. */
