@@ -173,7 +173,7 @@ TEST_F(integrity, placement)
 		EXPECT_EQ(want[c], self->ch[c].node) TH_LOG("chunk %llu", (unsigned long long)c);
 		EXPECT_EQ(1, self->ch[c].generation) TH_LOG("a freshly placed chunk");
 		EXPECT_EQ(1, self->ch[c].nr_copies);
-		EXPECT_EQ(0, self->ch[c].pad);
+		EXPECT_EQ(1, self->ch[c].good_copies);
 		for (int i = 0; i < 3; i++) {
 			if (self->ch[c].node == ids[i])
 				used[i] += CHUNK;
