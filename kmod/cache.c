@@ -210,56 +210,39 @@ static bool hbmpool_page_held(struct page *page, int extra)
 
 #define HBMPOOL_WB_UNLOCKED	BIT(0)	/* req->flags: done with the snapshot */
 #define HBMPOOL_WB_SYNCING	BIT(1)	/* req->flags: to a move's target */
+#define HBMPOOL_WB_COPY_SHIFT	8	/* req->flags: the copy's index in the group */
 
 /*
  * One write-back of a run of pages (consecutive indices of one chunk): a
  * request per copy of its write set, all carrying the one snapshot of the
  * run.  The pages' HBM_PG_WRITEBACK bits are held by the group, released
  * when the last request is done with the snapshot (at its end_io, or at its
- * release after a timeout).
+ * release after a timeout) and what the write-back left is settled
+ * (hbmpool_replica_wb_outcome()): the pages are dirty again if no
+ * up-to-date copy took them; if some did, the copies that missed them are
+ * marked outdated first (hbmpool_map_outdate(), in process context), so
+ * that nothing reads the pages from those copies once they may be evicted.
  */
 struct hbmpool_wb_group {
-	refcount_t ref;			/* one per request */
+	refcount_t ref;			/* one per request, one for the outdate work */
 	atomic_t snap_users;		/* requests that may still read the snapshot */
+	atomic_t took;			/* up-to-date copies that took the write */
+	unsigned long missed;		/* bit c: up-to-date copy c did not; atomic bitops */
 	struct hbmpool_region *r;	/* referenced */
 	struct hbmpool_resync *job;	/* the move of a SYNCING copy written, referenced */
+	struct hbmpool_copy_id copies[HBMPOOL_MAX_COPIES];	/* the write set */
+	struct work_struct outdate_work;
+	u32 chunk;
 	unsigned int nr;
 	struct page *pages[];		/* nr, referenced */
 };
 
-static void hbmpool_wb_snap_done(struct hbmpool_req *req)
+/* The region has the pages dirty again: nothing sees them clean and drops them. */
+static void hbmpool_wb_redirty(struct hbmpool_wb_group *g)
 {
-	struct hbmpool_wb_group *g = req->private;
-	unsigned int i;
-
-	req->flags |= HBMPOOL_WB_UNLOCKED;
-	/* the transports are done with the snapshot: the next write-back may go */
-	if (atomic_dec_and_test(&g->snap_users))
-		for (i = 0; i < g->nr; i++)
-			clear_and_wake_up_bit(HBM_PG_WRITEBACK, &g->pages[i]->private);
-}
-
-/*
- * A write-back request is done.  Any context.  A failed one makes its
- * pages dirty again, before their HBM_PG_WRITEBACK bits are released (with
- * the group), so that nothing sees them clean and drops them; one to a
- * move's target fails the move.  The group holds the region and the pages.
- */
-static void hbmpool_wb_end_io(struct hbmpool_req *req)
-{
-	struct hbmpool_wb_group *g = req->private;
 	struct hbmpool_region *r = g->r;
-	struct hbmpool_node *node = req->node;
 	unsigned int i;
 
-	if (!req->status) {
-		hbmpool_count3(&r->stats, node, HBMPOOL_STAT_WRITEBACKS, g->nr);
-		hbmpool_count3(&r->stats, node, HBMPOOL_STAT_BYTES_WRITTEN_BACK,
-			       (u64)g->nr << PAGE_SHIFT);
-		goto out;
-	}
-	if (req->flags & HBMPOOL_WB_SYNCING)
-		hbmpool_resync_fail(g->job, req->status);
 	for (i = 0; i < g->nr; i++) {
 		struct page *page = g->pages[i];
 
@@ -272,10 +255,96 @@ static void hbmpool_wb_end_io(struct hbmpool_req *req)
 		    !test_and_set_bit(HBM_PG_DIRTY, &page->private))
 			hbmpool_cache_dirty(r, 1);
 	}
+}
+
+/* The next write-back of the pages may go. */
+static void hbmpool_wb_release(struct hbmpool_wb_group *g)
+{
+	unsigned int i;
+
+	for (i = 0; i < g->nr; i++)
+		clear_and_wake_up_bit(HBM_PG_WRITEBACK, &g->pages[i]->private);
+}
+
+static void hbmpool_wb_group_put(struct hbmpool_wb_group *g)
+{
+	unsigned int i;
+
+	if (!refcount_dec_and_test(&g->ref))
+		return;
+	for (i = 0; i < g->nr; i++)
+		put_page(g->pages[i]);
+	hbmpool_region_put(g->r);
+	if (g->job)
+		hbmpool_resync_put(g->job);
+	kfree(g);
+}
+
+/* Process context: the copies that missed the write are outdated, then the pages go. */
+static void hbmpool_wb_outdate_work(struct work_struct *work)
+{
+	struct hbmpool_wb_group *g = container_of(work, struct hbmpool_wb_group,
+						  outdate_work);
+
+	if (hbmpool_map_outdate(g->r, g->chunk, g->copies, g->missed))
+		hbmpool_wb_redirty(g);	/* not marked: the pages stay dirty */
+	hbmpool_wb_release(g);
+	hbmpool_wb_group_put(g);
+}
+
+static void hbmpool_wb_snap_done(struct hbmpool_req *req)
+{
+	struct hbmpool_wb_group *g = req->private;
+
+	req->flags |= HBMPOOL_WB_UNLOCKED;
+	/* the transports are done with the snapshot: every end_io has run */
+	if (!atomic_dec_and_test(&g->snap_users))
+		return;
+	switch (hbmpool_replica_wb_outcome(atomic_read(&g->took),
+					   hweight_long(READ_ONCE(g->missed)))) {
+	case HBMPOOL_WB_CLEAN:
+		break;
+	case HBMPOOL_WB_DIRTY:
+		hbmpool_wb_redirty(g);
+		break;
+	case HBMPOOL_WB_CLEAN_OUTDATE:
+		refcount_inc(&g->ref);		/* the work's */
+		queue_work(hbmpool_outdate_wq, &g->outdate_work);
+		return;
+	}
+	hbmpool_wb_release(g);
+}
+
+/*
+ * A write-back request is done.  Any context.  Its outcome is the group's
+ * (hbmpool_wb_snap_done()); one to a move's target that failed fails the
+ * move.  The group holds the region and the pages.
+ */
+static void hbmpool_wb_end_io(struct hbmpool_req *req)
+{
+	struct hbmpool_wb_group *g = req->private;
+	struct hbmpool_region *r = g->r;
+	struct hbmpool_node *node = req->node;
+	bool syncing = req->flags & HBMPOOL_WB_SYNCING;
+
+	if (!req->status) {
+		if (unlikely(READ_ONCE(node->suspect)))
+			WRITE_ONCE(node->suspect, false);
+		if (!syncing)
+			atomic_inc(&g->took);
+		hbmpool_count3(&r->stats, node, HBMPOOL_STAT_WRITEBACKS, g->nr);
+		hbmpool_count3(&r->stats, node, HBMPOOL_STAT_BYTES_WRITTEN_BACK,
+			       (u64)g->nr << PAGE_SHIFT);
+		goto out;
+	}
+	if (syncing)
+		hbmpool_resync_fail(g->job, req->status);
+	else
+		set_bit(req->flags >> HBMPOOL_WB_COPY_SHIFT, &g->missed);
 	hbmpool_count3(&r->stats, node, HBMPOOL_STAT_ERRORS, 1);
 	if (req->status == -ETIMEDOUT)
 		hbmpool_count3(&r->stats, node, HBMPOOL_STAT_TIMEOUTS, 1);
-	pr_warn_ratelimited("region %u pages %lu+%u: write-back to node %u failed: %d; the pages stay dirty in the cache\n",
+	pr_warn_ratelimited("region %u pages %lu+%u: write-back to node %u failed: %d\n",
 			    r->id, g->pages[0]->index, g->nr, node->id, req->status);
 out:
 	if (!req->timed_out)
@@ -289,18 +358,10 @@ out:
 static void hbmpool_wb_destructor(struct hbmpool_req *req)
 {
 	struct hbmpool_wb_group *g = req->private;
-	unsigned int i;
 
 	if (!(req->flags & HBMPOOL_WB_UNLOCKED))
 		hbmpool_wb_snap_done(req);
-	if (!refcount_dec_and_test(&g->ref))
-		return;
-	for (i = 0; i < g->nr; i++)
-		put_page(g->pages[i]);
-	hbmpool_region_put(g->r);
-	if (g->job)
-		hbmpool_resync_put(g->job);
-	kfree(g);
+	hbmpool_wb_group_put(g);
 }
 
 /* Releases the HBM_PG_WRITEBACK bit lock of @page when no request took it. */
@@ -313,6 +374,7 @@ static void hbmpool_wb_unlock(struct page *page)
 struct hbmpool_wb_copy {
 	struct hbmpool_node *node;	/* referenced */
 	u64 offset;			/* of the page */
+	struct hbmpool_copy_id id;	/* of the copy, in its map */
 	u32 gen;
 	bool syncing;
 };
@@ -339,6 +401,11 @@ static unsigned int hbmpool_wb_sample(struct hbmpool_region *r,
 		set[n].node = map->copies[c].node;
 		set[n].offset = map->copies[c].offset + in_chunk;
 		set[n].gen = map->copies[c].gen;
+		set[n].id = (struct hbmpool_copy_id){
+			.node_id = map->copies[c].node->id,
+			.gen = map->copies[c].gen,
+			.offset = map->copies[c].offset,
+		};
 		set[n].syncing = map->copies[c].state == HBMPOOL_COPY_SYNCING;
 		hbmpool_node_get(set[n].node);
 		if (set[n].syncing) {
@@ -406,8 +473,8 @@ static int hbmpool_wb_group_add(struct hbmpool_region *r, struct page *first,
 		if (!reqs[i])
 			err = -ENOMEM;
 	}
-	if (WARN_ON_ONCE(!ncopies))
-		err = -EIO;
+	if (!ncopies)
+		err = -EIO;	/* no copy takes writes: the chunk is lost */
 	if (err) {
 		/* nothing went: dirty again, as after a failed write-back */
 		for (i = 0; i < ncopies; i++)
@@ -426,6 +493,12 @@ static int hbmpool_wb_group_add(struct hbmpool_region *r, struct page *first,
 	/* The group holds the bit locks, pages and region until its requests go. */
 	refcount_set(&g->ref, ncopies);
 	atomic_set(&g->snap_users, ncopies);
+	atomic_set(&g->took, 0);
+	g->missed = 0;
+	INIT_WORK(&g->outdate_work, hbmpool_wb_outdate_work);
+	for (i = 0; i < ncopies; i++)
+		g->copies[i] = set[i].id;
+	g->chunk = hbmpool_chunk_of(r, run[0]->index);
 	kref_get(&r->ref);
 	g->r = r;
 	g->nr = nr;
@@ -441,7 +514,8 @@ static int hbmpool_wb_group_add(struct hbmpool_region *r, struct page *first,
 		reqs[i]->data_gen = set[i].gen;
 		reqs[i]->owner = run[0];
 		reqs[i]->private = g;
-		reqs[i]->flags = set[i].syncing ? HBMPOOL_WB_SYNCING : 0;
+		reqs[i]->flags = (set[i].syncing ? HBMPOOL_WB_SYNCING : 0) |
+				 ((unsigned long)i << HBMPOOL_WB_COPY_SHIFT);
 		reqs[i]->end_io = hbmpool_wb_end_io;
 		reqs[i]->destructor = hbmpool_wb_destructor;
 		w->reqs[w->nr++] = reqs[i];
@@ -533,12 +607,15 @@ int hbmpool_writeback_run(struct hbmpool_region *r, struct page **pages,
 
 	for (i = 0; i < w->nr; i++)
 		hbmpool_req_submit(w->reqs[i], READ_ONCE(hbmpool_fetch_timeout_ms));
+	for (i = 0; i < w->nr && !err; i++)
+		if (wait_for_completion_killable(&w->reqs[i]->done))
+			err = -EINTR;	/* the requests go on; end_io decides */
+	/* a group succeeded when an up-to-date copy took it (replicas) */
 	for (i = 0; i < w->nr; i++) {
 		struct hbmpool_req *req = w->reqs[i];
+		struct hbmpool_wb_group *g = req->private;
 
-		if (!err && wait_for_completion_killable(&req->done))
-			err = -EINTR;	/* the requests go on; end_io decides */
-		else if (!err)
+		if (!err && req->status && !atomic_read(&g->took))
 			err = req->status;
 		hbmpool_req_put(req);
 	}

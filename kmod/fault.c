@@ -119,9 +119,37 @@ static void hbmpool_count_fetch(struct hbmpool_region *r,
 }
 
 /*
+ * Whether another copy of the chunk of page @index can serve a fetch that
+ * failed at @node (hbmpool_replica_failover()).  Any context.
+ */
+static bool hbmpool_fetch_failover(struct hbmpool_region *r, pgoff_t index,
+				   struct hbmpool_node *node)
+{
+	struct hbmpool_rcopy rc[HBMPOOL_MAX_COPIES];
+	const struct hbmpool_chunk_map *map;
+	bool ok = false;
+	int c, failed = -1;
+
+	rcu_read_lock();
+	map = hbmpool_chunk_map(r, index);
+	if (map->nr_copies > 1) {
+		for (c = 0; c < map->nr_copies; c++)
+			if (map->copies[c].node == node)
+				failed = c;
+		hbmpool_map_rcopies(map, rc);
+		ok = hbmpool_replica_failover(rc, map->nr_copies, failed);
+	}
+	rcu_read_unlock();
+	return ok;
+}
+
+/*
  * A fetch request is done: its pages become up to date, or failed, and are
  * unlocked.  Any context.  The region is alive until the unlock: its
- * release waits for the lock of every page it drops.
+ * release waits for the lock of every page it drops.  A failure marks the
+ * node suspect, so that fetches of replicated chunks go elsewhere; when
+ * another copy can serve, a fault's page is fetched again (STALE and
+ * HBMPOOL_FETCH_FAILOVER) instead of failing.
  */
 static void hbmpool_fetch_end_io(struct hbmpool_req *req)
 {
@@ -131,11 +159,18 @@ static void hbmpool_fetch_end_io(struct hbmpool_req *req)
 	unsigned int i;
 
 	if (!req->status) {
+		if (unlikely(READ_ONCE(node->suspect)))
+			WRITE_ONCE(node->suspect, false);
 		hbmpool_count_fetch(r, node, req->nr_pages,
 				    ktime_get_ns() - req->start_ns);
 		for (i = 0; i < req->nr_pages; i++)
 			set_bit(HBM_PG_UPTODATE, &req->pages[i]->private);
 	} else {
+		WRITE_ONCE(node->suspect, true);
+		if (fault && hbmpool_fetch_failover(r, req->pages[0]->index, node)) {
+			fault = false;
+			req->flags |= HBMPOOL_FETCH_FAILOVER;
+		}
 		hbmpool_count3(&r->stats, node, HBMPOOL_STAT_ERRORS, 1);
 		if (req->status == -ETIMEDOUT)
 			hbmpool_count3(&r->stats, node, HBMPOOL_STAT_TIMEOUTS, 1);
@@ -341,7 +376,8 @@ out:
  * @nr: set to the pages in the run, if not NULL
  *
  * Return: 0, -EEXIST (someone else has @index or is fetching it), -EINTR,
- * -ENOMEM, or the fetch's error.  A failure of a fault-driven fetch
+ * -ENOMEM, -EAGAIN (the fetch failed but another copy of the chunk can
+ * serve: fetch again), or the fetch's error.  A failure of a fault-driven fetch
  * (HBMPOOL_FETCH_FAULT) leaves the first page marked ERROR for the next
  * fault, others STALE.
  */
@@ -359,6 +395,8 @@ int hbmpool_fill(struct hbmpool_region *r, pgoff_t index, unsigned int max,
 		*nr = ret;
 	if (folio_wait_locked_killable(page_folio(req->pages[0])))
 		ret = -EINTR;	/* the request goes on; its end_io decides */
+	else if (req->status && (req->flags & HBMPOOL_FETCH_FAILOVER))
+		ret = -EAGAIN;
 	else
 		ret = req->status;
 	hbmpool_req_put(req);
@@ -381,6 +419,7 @@ static struct page *hbmpool_fill_nowait(struct vm_fault *vmf,
 					pgoff_t index, unsigned int max,
 					unsigned int *nr)
 {
+	const struct hbmpool_copy *cp;
 	struct page *one, **pages;
 	struct hbmpool_node *node;
 	u64 offset, start;
@@ -389,11 +428,11 @@ static struct page *hbmpool_fill_nowait(struct vm_fault *vmf,
 	int n, err;
 
 	rcu_read_lock();
-	node = hbmpool_read_copy(r, index, NULL);
-	ok = node->transport->ops->copy_nowait &&
-	     hbmpool_node_usable(node) &&
-	     hbmpool_read_copy_gen(r, index) == hbmpool_node_data_gen(node) &&
-	     !READ_ONCE(node->fail_fetch) && !hbmpool_fail_request_armed();
+	cp = hbmpool_read_copy_of(r, index);
+	ok = cp && cp->node->transport->ops->copy_nowait &&
+	     hbmpool_node_usable(cp->node) &&
+	     cp->gen == hbmpool_node_data_gen(cp->node) &&
+	     !READ_ONCE(cp->node->fail_fetch) && !hbmpool_fail_request_armed();
 	rcu_read_unlock();
 	max = hbmpool_run_max(r, index, max);
 	if (!ok || !hbmpool_make_room_nowait(max))
@@ -407,7 +446,17 @@ static struct page *hbmpool_fill_nowait(struct vm_fault *vmf,
 
 	/* ->copy_nowait() does not sleep: the copy's node is valid throughout */
 	rcu_read_lock();
-	node = hbmpool_read_copy(r, index, &offset);
+	cp = hbmpool_read_copy_of(r, index);
+	if (!cp || cp->gen != hbmpool_node_data_gen(cp->node) ||
+	    !cp->node->transport->ops->copy_nowait) {
+		rcu_read_unlock();	/* the map changed: the slow path decides */
+		for (i = 0; i < n; i++)
+			hbmpool_page_abandon(r, pages[i]);
+		hbmpool_run_free(pages, &one);
+		return NULL;
+	}
+	node = cp->node;
+	offset = cp->offset + hbmpool_offset_in_chunk(r, index);
 	/*
 	 * local_clock(), not ktime_get_ns(): a CPU copy is timed on this CPU,
 	 * and the clocksource may cost more than the copy (an emulated HPET
@@ -498,7 +547,7 @@ repeat:
 				hbmpool_ra_record(ra, index, nr);
 			if (err == -ENOMEM)
 				return VM_FAULT_OOM;
-			if (err && err != -EEXIST)
+			if (err && err != -EEXIST && err != -EAGAIN)
 				return VM_FAULT_SIGBUS;
 			goto repeat;
 		}

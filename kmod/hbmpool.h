@@ -35,6 +35,7 @@
 #include <linux/sysfs.h>
 #include <linux/hbmpool.h>
 
+#include "replica.h"
 #include "transport.h"
 
 struct hbmpool_node;
@@ -128,6 +129,7 @@ enum hbmpool_event {
 	HBMPOOL_EVENT_PARAMS_CHANGE,	/* none */
 	HBMPOOL_EVENT_DOMAIN_CHANGE,	/* none */
 	HBMPOOL_EVENT_RESYNC_CHANGE,	/* struct hbmpool_resync_info */
+	HBMPOOL_EVENT_REGION_CHANGE,	/* struct hbmpool_region: its chunks' health */
 	HBMPOOL_NR_EVENTS,
 };
 
@@ -228,6 +230,7 @@ struct hbmpool_node_conf {
 	enum hbmpool_link link;
 	u32 weight;			/* 0: automatic, see hbmpool_node_weight() */
 	bool draining;			/* no new chunks go to the node */
+	u32 failure_domain;		/* 0: none; copies of a chunk never share one */
 	char device[HBMPOOL_NL_DEVICE_MAX + 1];	/* shm: the home's PCI device; node-new only */
 };
 
@@ -252,6 +255,12 @@ struct hbmpool_node {
 	/* transport-independent fault injection (debugfs nodeN/), READ_ONCE */
 	bool fail_fetch;
 	bool fail_writeback;
+	/*
+	 * A fetch from the node failed since its last successful request
+	 * (or link up): fetches of replicated chunks go to other copies
+	 * first.  READ_ONCE/WRITE_ONCE, any context.
+	 */
+	bool suspect;
 	struct hbmpool_counters stats;
 };
 
@@ -281,6 +290,7 @@ enum {
 	HBMPOOL_CONF_LINK = BIT(4),
 	HBMPOOL_CONF_WEIGHT = BIT(5),
 	HBMPOOL_CONF_DRAINING = BIT(6),
+	HBMPOOL_CONF_FAILURE_DOMAIN = BIT(7),
 };
 
 u32 hbmpool_node_weight(struct hbmpool_node *node, const struct hbmpool_node_conf *conf);
@@ -319,12 +329,6 @@ struct hbmpool_node *__hbmpool_node_lookup(u32 id);
 extern unsigned int hbmpool_place_full_pct;		/* 1..100 */
 extern unsigned int hbmpool_place_avoid_degraded;	/* 0 or 1 */
 
-/* What a copy of a chunk holds. */
-enum hbmpool_copy_state {
-	HBMPOOL_COPY_UPTODATE,		/* read from it, write to it */
-	HBMPOOL_COPY_SYNCING,		/* being filled (resync.c): written, never read */
-};
-
 /* One copy of a chunk. */
 struct hbmpool_copy {
 	struct hbmpool_node *node;	/* referenced by its map */
@@ -334,6 +338,13 @@ struct hbmpool_copy {
 };
 
 struct hbmpool_resync;
+
+/* Which copy of a chunk: its home, the home's data generation, its offset there. */
+struct hbmpool_copy_id {
+	u32 node_id;
+	u32 gen;
+	u64 offset;
+};
 
 /* The most copies one chunk map names: k replicas and a move's target. */
 #define HBMPOOL_MAX_COPIES	8
@@ -362,14 +373,26 @@ void hbmpool_unplace(struct hbmpool_region *r);
 bool hbmpool_chunk_on_node(struct hbmpool_region *r, u32 i,
 			   struct hbmpool_node *node);
 bool hbmpool_map_lost(const struct hbmpool_chunk_map *map);
-u32 hbmpool_region_lost_chunks(struct hbmpool_region *r);
+u32 hbmpool_region_lost_chunks(struct hbmpool_region *r, u32 *degraded);
+
+/* ---- replication (replication.c) ---- */
+
+extern struct workqueue_struct *hbmpool_outdate_wq;
+int hbmpool_map_outdate(struct hbmpool_region *r, u32 i,
+			const struct hbmpool_copy_id *ids, unsigned long missed);
+void hbmpool_replicate_kick(void);
+void hbmpool_replicate_stop(void);
+int hbmpool_replication_init(void);
+void hbmpool_replication_exit(void);
+u32 hbmpool_map_good(const struct hbmpool_chunk_map *map);
+bool hbmpool_chunk_good(struct hbmpool_region *r, u32 i);
 u32 hbmpool_node_chunks(struct hbmpool_node *node);
 u64 hbmpool_chunk_len(struct hbmpool_region *r, u32 i);
 struct hbmpool_chunk_map *hbmpool_map_alloc(u32 nr_copies, u32 gen);
 void hbmpool_map_free(struct hbmpool_region *r, u32 i,
 		      struct hbmpool_chunk_map *map, unsigned long give_back);
 struct hbmpool_node *hbmpool_place_copy(struct hbmpool_region *r, u32 i,
-					u32 to, u64 *offset, u32 *gen,
+					u32 to, u32 from, u64 *offset, u32 *gen,
 					const char **why);
 
 /* ---- regions (region.c) ---- */
@@ -380,6 +403,9 @@ struct hbmpool_region {
 	bool shared;			/* found by name through REGION_OPEN */
 	u32 policy;
 	u32 preferred;
+	u32 replicas;			/* copies each chunk should have, 1..HBMPOOL_REPLICAS_MAX */
+	u32 ntf_degraded;		/* degraded chunks last announced: the scanner's */
+	u32 ntf_lost;			/* lost chunks last announced: the scanner's */
 	unsigned int chunk_shift;	/* log2(chunk_size) */
 	u64 length;
 	u64 chunk_size;
@@ -428,27 +454,51 @@ hbmpool_chunk_map(struct hbmpool_region *r, pgoff_t index)
 }
 
 /*
- * Under rcu_read_lock(): the copy to read page @index of @r from, and the
- * page's byte offset in that node's segment.  The node is valid until
- * rcu_read_unlock(); take a reference to keep it.  It is also the node a
- * page's events are counted for.
+ * A request with this data generation is refused (-EIO): it is about data
+ * no good copy holds.  Node data generations never reach it.
+ */
+#define HBMPOOL_GEN_NONE	U32_MAX
+
+void hbmpool_map_rcopies(const struct hbmpool_chunk_map *map,
+			 struct hbmpool_rcopy *rc);
+int hbmpool_map_pick(const struct hbmpool_chunk_map *map);
+
+/*
+ * Under rcu_read_lock(): the copy a fetch of page @index of @r reads
+ * (hbmpool_replica_pick()), or NULL when no copy is good (the chunk is
+ * lost).  Valid until rcu_read_unlock().
+ */
+static inline const struct hbmpool_copy *
+hbmpool_read_copy_of(struct hbmpool_region *r, pgoff_t index)
+{
+	const struct hbmpool_chunk_map *map = hbmpool_chunk_map(r, index);
+	int c;
+
+	/* one copy, no move: the common case, whatever its state */
+	if (likely(map->nr_copies == 1))
+		return map->copies[0].state == HBMPOOL_COPY_UPTODATE ?
+		       &map->copies[0] : NULL;
+	c = hbmpool_map_pick(map);
+	return c < 0 ? NULL : &map->copies[c];
+}
+
+/*
+ * Under rcu_read_lock(): the node page @index of @r is read from (its first
+ * copy if none is good), and the page's byte offset in that node's
+ * segment.  The node is valid until rcu_read_unlock(); take a reference to
+ * keep it.  It is also the node a page's events are counted for.
  */
 static inline struct hbmpool_node *hbmpool_read_copy(struct hbmpool_region *r,
 						     pgoff_t index, u64 *offset)
 {
-	const struct hbmpool_chunk_map *map = hbmpool_chunk_map(r, index);
+	const struct hbmpool_copy *cp = hbmpool_read_copy_of(r, index);
 	u64 in_chunk = ((u64)index << PAGE_SHIFT) & (r->chunk_size - 1);
 
-	/* copies[0] is up to date: a SYNCING copy is never first */
+	if (!cp)
+		cp = &hbmpool_chunk_map(r, index)->copies[0];
 	if (offset)
-		*offset = map->copies[0].offset + in_chunk;
-	return map->copies[0].node;
-}
-
-/* Under rcu_read_lock(): the generation of the home's data page @index is in. */
-static inline u32 hbmpool_read_copy_gen(struct hbmpool_region *r, pgoff_t index)
-{
-	return hbmpool_chunk_map(r, index)->copies[0].gen;
+		*offset = cp->offset + in_chunk;
+	return cp->node;
 }
 
 /*
@@ -465,12 +515,21 @@ hbmpool_write_set(struct hbmpool_region *r, pgoff_t index)
 
 bool hbmpool_resync_failed(struct hbmpool_resync *job);
 
-/* Whether writes go to copy @c of @map: up to date, or filled by a live move. */
+/*
+ * Whether writes go to copy @c of @map: up to date, or filled by a live
+ * move; an outdated copy takes none.
+ */
 static inline bool hbmpool_copy_writable(const struct hbmpool_chunk_map *map,
 					 u32 c)
 {
-	return map->copies[c].state == HBMPOOL_COPY_UPTODATE ||
-	       !hbmpool_resync_failed(map->job);
+	switch (map->copies[c].state) {
+	case HBMPOOL_COPY_UPTODATE:
+		return true;
+	case HBMPOOL_COPY_SYNCING:
+		return !hbmpool_resync_failed(map->job);
+	default:
+		return false;
+	}
 }
 
 /* The chunk page @index of @r is in. */
@@ -487,17 +546,27 @@ static inline u64 hbmpool_offset_in_chunk(struct hbmpool_region *r,
 
 /*
  * A reference to the node page @index of @r is read from, the offset, and
- * the generation of the node's data the chunk was placed in.
+ * the generation of the node's data the chunk was placed in: with no good
+ * copy, HBMPOOL_GEN_NONE, which the request is refused for.
  */
 static inline struct hbmpool_node *hbmpool_read_copy_get(struct hbmpool_region *r,
 							 pgoff_t index,
 							 u64 *offset, u32 *gen)
 {
+	u64 in_chunk = hbmpool_offset_in_chunk(r, index);
+	const struct hbmpool_copy *cp;
 	struct hbmpool_node *node;
 
 	rcu_read_lock();
-	node = hbmpool_read_copy(r, index, offset);
-	*gen = hbmpool_read_copy_gen(r, index);
+	cp = hbmpool_read_copy_of(r, index);
+	if (cp) {
+		*gen = cp->gen;
+	} else {
+		cp = &hbmpool_chunk_map(r, index)->copies[0];
+		*gen = HBMPOOL_GEN_NONE;
+	}
+	node = cp->node;
+	*offset = cp->offset + in_chunk;
 	hbmpool_node_get(node);
 	rcu_read_unlock();
 	return node;
@@ -535,6 +604,7 @@ extern unsigned int hbmpool_fetch_timeout_ms;
 #define HBMPOOL_FETCH_FAULT		BIT(0)	/* a failure is the fault's SIGBUS */
 #define HBMPOOL_FETCH_MAY_WRITEBACK	BIT(1)	/* no mmap_lock held */
 #define HBMPOOL_FETCH_AHEAD		BIT(2)	/* read ahead: nobody touched it yet */
+#define HBMPOOL_FETCH_FAILOVER		BIT(3)	/* req->flags: failed, another copy serves */
 
 int hbmpool_fetch_start(struct hbmpool_region *r, pgoff_t index,
 			unsigned int max, unsigned int mark,

@@ -139,7 +139,8 @@ static long hbmpool_ioc_features(void __user *argp)
 		     HBMPOOL_FEAT_POLICY_PREFERRED | HBMPOOL_FEAT_REGION_INFO |
 		     HBMPOOL_FEAT_REGION_STATS | HBMPOOL_FEAT_REGION_SYNC |
 		     HBMPOOL_FEAT_REGION_PREFETCH | HBMPOOL_FEAT_REGION_OPEN |
-		     HBMPOOL_FEAT_POLICY_WEIGHTED_INTERLEAVE | HBMPOOL_FEAT_RESYNC;
+		     HBMPOOL_FEAT_POLICY_WEIGHTED_INTERLEAVE | HBMPOOL_FEAT_RESYNC |
+		     HBMPOOL_FEAT_REPLICAS;
 	f.max_nodes = HBMPOOL_MAX_NODES;
 	f.page_size = PAGE_SIZE;
 	f.self_node = READ_ONCE(hbmpool_self_id);
@@ -258,9 +259,13 @@ static int __init hbmpool_init(void)
 	if (err)
 		goto err_cache_exit;
 
-	err = misc_register(&hbmpool_miscdev);
+	err = hbmpool_replication_init();
 	if (err)
 		goto err_resync_exit;
+
+	err = misc_register(&hbmpool_miscdev);
+	if (err)
+		goto err_replication_exit;
 
 	err = hbmpool_netlink_init();
 	if (err)
@@ -276,6 +281,9 @@ static int __init hbmpool_init(void)
 
 err_misc_deregister:
 	misc_deregister(&hbmpool_miscdev);
+err_replication_exit:
+	hbmpool_replicate_stop();
+	hbmpool_replication_exit();
 err_resync_exit:
 	hbmpool_resync_exit();
 err_cache_exit:
@@ -318,10 +326,12 @@ static void __exit hbmpool_exit(void)
 	 */
 	hbmpool_netlink_exit();
 	misc_deregister(&hbmpool_miscdev);
+	hbmpool_replicate_stop();	/* it starts resync jobs */
 	hbmpool_resync_exit();		/* a move's work may be putting a region */
 	hbmpool_cache_exit();
 	hbmpool_tcp_home_exit();	/* nothing serves the segment any more */
 	hbmpool_nodes_exit();
+	hbmpool_replication_exit();	/* no write-back request is left */
 	hbmpool_export_exit();		/* no node, so no client of it, is left */
 	hbmpool_domain_exit();
 	hbmpool_regions_exit();

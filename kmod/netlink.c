@@ -109,7 +109,7 @@ static const struct nla_policy hbmpool_node_id_policy[HBMPOOL_A_NODE_ID + 1] = {
 };
 
 /* Attributes not listed (state, free, ...) are refused by strict validation. */
-static const struct nla_policy hbmpool_node_new_policy[HBMPOOL_A_NODE_DEVICE + 1] = {
+static const struct nla_policy hbmpool_node_new_policy[HBMPOOL_A_NODE_FAILURE_DOMAIN + 1] = {
 	[HBMPOOL_A_NODE_ID] = HBMPOOL_NL_ID,
 	[HBMPOOL_A_NODE_TRANSPORT] = { .type = NLA_NUL_STRING, .len = 15 },
 	[HBMPOOL_A_NODE_DISTANCE] = NLA_POLICY_RANGE(NLA_U32, HBMPOOL_DISTANCE_LOCAL + 1,
@@ -123,9 +123,10 @@ static const struct nla_policy hbmpool_node_new_policy[HBMPOOL_A_NODE_DEVICE + 1
 	[HBMPOOL_A_NODE_WEIGHT] = NLA_POLICY_FULL_RANGE(NLA_U32, &hbmpool_weight_range),
 	[HBMPOOL_A_NODE_DRAINING] = NLA_POLICY_MAX(NLA_U8, 1),
 	[HBMPOOL_A_NODE_DEVICE] = { .type = NLA_NUL_STRING, .len = HBMPOOL_NL_DEVICE_MAX },
+	[HBMPOOL_A_NODE_FAILURE_DOMAIN] = { .type = NLA_U32 },
 };
 
-static const struct nla_policy hbmpool_node_set_policy[HBMPOOL_A_NODE_DRAINING + 1] = {
+static const struct nla_policy hbmpool_node_set_policy[HBMPOOL_A_NODE_FAILURE_DOMAIN + 1] = {
 	[HBMPOOL_A_NODE_ID] = HBMPOOL_NL_ID,
 	[HBMPOOL_A_NODE_STATE] = NLA_POLICY_MAX(NLA_U32, HBMPOOL_NODE_STATE_REMOVED),
 	[HBMPOOL_A_NODE_DISTANCE] = NLA_POLICY_RANGE(NLA_U32, HBMPOOL_DISTANCE_LOCAL + 1,
@@ -137,6 +138,7 @@ static const struct nla_policy hbmpool_node_set_policy[HBMPOOL_A_NODE_DRAINING +
 	[HBMPOOL_A_NODE_PORT] = NLA_POLICY_FULL_RANGE(NLA_U16, &hbmpool_port_range),
 	[HBMPOOL_A_NODE_WEIGHT] = NLA_POLICY_FULL_RANGE(NLA_U32, &hbmpool_weight_range),
 	[HBMPOOL_A_NODE_DRAINING] = NLA_POLICY_MAX(NLA_U8, 1),
+	[HBMPOOL_A_NODE_FAILURE_DOMAIN] = { .type = NLA_U32 },
 };
 
 static const struct nla_policy hbmpool_domain_set_policy[HBMPOOL_A_DOMAIN_MAX + 1] = {
@@ -547,6 +549,8 @@ void hbmpool_nl_notify(enum hbmpool_event ev, void *obj, u64 seq)
 						  hbmpool_nl_domain_fill },
 		[HBMPOOL_EVENT_RESYNC_CHANGE] = { HBMPOOL_CMD_RESYNC_CHANGE_NTF,
 						  hbmpool_nl_resync_fill },
+		[HBMPOOL_EVENT_REGION_CHANGE] = { HBMPOOL_CMD_REGION_CHANGE_NTF,
+						  hbmpool_nl_region_fill_obj },
 	};
 	struct hbmpool_nl_msg m = { .cmd = event[ev].cmd, .evseq = seq };
 	size_t size = NLMSG_GOODSIZE;
@@ -555,7 +559,8 @@ void hbmpool_nl_notify(enum hbmpool_event ev, void *obj, u64 seq)
 
 	if (!hbmpool_nl_listened())
 		return;
-	if (ev == HBMPOOL_EVENT_REGION_NEW || ev == HBMPOOL_EVENT_REGION_DEL)
+	if (ev == HBMPOOL_EVENT_REGION_NEW || ev == HBMPOOL_EVENT_REGION_DEL ||
+	    ev == HBMPOOL_EVENT_REGION_CHANGE)
 		size = hbmpool_nl_region_event_size(obj);
 	msg = genlmsg_new(size, GFP_KERNEL);
 	if (msg)

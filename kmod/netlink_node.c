@@ -48,6 +48,7 @@ int hbmpool_nl_node_fill(struct sk_buff *msg, struct hbmpool_node *node,
 	    (!node->transport && nla_put_flag(msg, HBMPOOL_A_NODE_SELF)) ||
 	    nla_put_u32(msg, HBMPOOL_A_NODE_WEIGHT, conf.weight) ||
 	    nla_put_u8(msg, HBMPOOL_A_NODE_DRAINING, conf.draining) ||
+	    nla_put_u32(msg, HBMPOOL_A_NODE_FAILURE_DOMAIN, conf.failure_domain) ||
 	    nla_put_u32(msg, HBMPOOL_A_NODE_EFFECTIVE_WEIGHT,
 			hbmpool_node_weight(node, &conf)) ||
 	    (m->has_chunks && nla_put_u32(msg, HBMPOOL_A_NODE_CHUNKS, m->chunks)) ||
@@ -175,7 +176,11 @@ static int hbmpool_nl_node_conf(struct genl_info *info,
 	struct nlattr **tb = info->attrs;
 	unsigned int which = 0;
 
-	/* both policies reach draining: their attrs[] arrays are that long */
+	/* both policies reach failure-domain: their attrs[] arrays are that long */
+	if (tb[HBMPOOL_A_NODE_FAILURE_DOMAIN]) {
+		conf->failure_domain = nla_get_u32(tb[HBMPOOL_A_NODE_FAILURE_DOMAIN]);
+		which |= HBMPOOL_CONF_FAILURE_DOMAIN;
+	}
 	if (tb[HBMPOOL_A_NODE_WEIGHT]) {
 		conf->weight = nla_get_u32(tb[HBMPOOL_A_NODE_WEIGHT]);
 		which |= HBMPOOL_CONF_WEIGHT;
@@ -299,7 +304,7 @@ int hbmpool_nl_node_set(struct sk_buff *skb, struct genl_info *info)
 	}
 	if (!which) {
 		NL_SET_ERR_MSG(info->extack,
-			       "nothing to set: name, distance, link-type, addr, port, weight, draining or state");
+			       "nothing to set: name, distance, link-type, addr, port, weight, draining, failure-domain or state");
 		return -EINVAL;
 	}
 	return hbmpool_node_set(nla_get_u32(info->attrs[HBMPOOL_A_NODE_ID]), &conf,

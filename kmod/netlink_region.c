@@ -16,7 +16,7 @@
  * Room for a chunk's nest: index, node, offset (with its pad), generation,
  * syncing node, lost.
  */
-#define HBMPOOL_NL_CHUNK_SIZE	80
+#define HBMPOOL_NL_CHUNK_SIZE	160
 
 /*
  * Every part of a region dump has room for a region over every node: its
@@ -43,21 +43,34 @@ size_t hbmpool_nl_region_event_size(struct hbmpool_region *r)
 static int hbmpool_nl_put_chunk(struct sk_buff *msg, struct hbmpool_region *r,
 				u32 i)
 {
+	u32 node, gen, c, syncing = U32_MAX, ngood = 0, nbad = 0;
+	u32 good[HBMPOOL_MAX_COPIES], bad[HBMPOOL_MAX_COPIES];
+	struct hbmpool_rcopy rc[HBMPOOL_MAX_COPIES];
 	const struct hbmpool_chunk_map *map;
 	struct nlattr *nest;
-	u32 node, gen, c, syncing = U32_MAX;
-	bool lost;
+	int first;
 	u64 offset;
 
 	rcu_read_lock();
 	map = rcu_dereference(r->chunks[i].map);
-	node = map->copies[0].node->id;
-	offset = map->copies[0].offset;
+	hbmpool_map_rcopies(map, rc);
+	/* node-id and offset: the copy fetches read, else the first */
+	first = hbmpool_replica_pick(rc, map->nr_copies, -1);
+	if (first < 0)
+		first = 0;
+	node = map->copies[first].node->id;
+	offset = map->copies[first].offset;
 	gen = map->gen;
-	for (c = 0; c < map->nr_copies; c++)
+	if (hbmpool_rcopy_good(&rc[first]))
+		good[ngood++] = node;
+	for (c = 0; c < map->nr_copies; c++) {
 		if (map->copies[c].state == HBMPOOL_COPY_SYNCING)
 			syncing = map->copies[c].node->id;
-	lost = hbmpool_map_lost(map);
+		else if (!hbmpool_rcopy_good(&rc[c]))
+			bad[nbad++] = map->copies[c].node->id;
+		else if (c != first)
+			good[ngood++] = map->copies[c].node->id;
+	}
 	rcu_read_unlock();
 
 	nest = nla_nest_start(msg, HBMPOOL_A_REGION_CHUNK);
@@ -69,12 +82,20 @@ static int hbmpool_nl_put_chunk(struct sk_buff *msg, struct hbmpool_region *r,
 	    nla_put_u32(msg, HBMPOOL_A_CHUNK_GENERATION, gen) ||
 	    (syncing != U32_MAX &&
 	     nla_put_u32(msg, HBMPOOL_A_CHUNK_SYNCING_NODE_ID, syncing)) ||
-	    (lost && nla_put_flag(msg, HBMPOOL_A_CHUNK_LOST))) {
-		nla_nest_cancel(msg, nest);
-		return -EMSGSIZE;
-	}
+	    (!ngood && nla_put_flag(msg, HBMPOOL_A_CHUNK_LOST)) ||
+	    nla_put_u32(msg, HBMPOOL_A_CHUNK_GOOD_COPIES, ngood))
+		goto cancel;
+	for (c = 0; c < ngood; c++)
+		if (nla_put_u32(msg, HBMPOOL_A_CHUNK_COPY_NODE_ID, good[c]))
+			goto cancel;
+	for (c = 0; c < nbad; c++)
+		if (nla_put_u32(msg, HBMPOOL_A_CHUNK_OUTDATED_NODE_ID, bad[c]))
+			goto cancel;
 	nla_nest_end(msg, nest);
 	return 0;
+cancel:
+	nla_nest_cancel(msg, nest);
+	return -EMSGSIZE;
 }
 
 /* Everything about @r but its chunks. */
@@ -139,6 +160,7 @@ int hbmpool_nl_region_fill(struct sk_buff *msg, struct hbmpool_region *r,
 {
 	bool cont = next_chunk && *next_chunk;	/* continues the region */
 	u32 i, first = next_chunk ? *next_chunk : 0;
+	u32 lost, degraded;
 	void *hdr;
 	int err;
 
@@ -146,11 +168,13 @@ int hbmpool_nl_region_fill(struct sk_buff *msg, struct hbmpool_region *r,
 	if (!hdr)
 		return -EMSGSIZE;
 	err = -EMSGSIZE;
+	lost = cont ? 0 : hbmpool_region_lost_chunks(r, &degraded);
 	if (nla_put_u32(msg, HBMPOOL_A_REGION_ID, r->id) ||
 	    nla_put_u64_64bit(msg, HBMPOOL_A_REGION_SEQ, m->evseq,
 			      HBMPOOL_A_REGION_PAD) ||
-	    (!cont && nla_put_u32(msg, HBMPOOL_A_REGION_LOST_CHUNKS,
-				  hbmpool_region_lost_chunks(r))))
+	    (!cont && (nla_put_u32(msg, HBMPOOL_A_REGION_LOST_CHUNKS, lost) ||
+		       nla_put_u32(msg, HBMPOOL_A_REGION_DEGRADED_CHUNKS, degraded) ||
+		       nla_put_u32(msg, HBMPOOL_A_REGION_REPLICAS, r->replicas))))
 		goto err_cancel;
 	if (!cont) {
 		err = hbmpool_nl_region_put(msg, r, m);

@@ -31,7 +31,8 @@ int hbmpool_nl_resync_fill(struct sk_buff *msg, void *obj,
 	    nla_put_u64_64bit(msg, HBMPOOL_A_RESYNC_SEQ, m->evseq,
 			      HBMPOOL_A_RESYNC_PAD) ||
 	    nla_put_u32(msg, HBMPOOL_A_RESYNC_ELAPSED_MS, info->elapsed_ms) ||
-	    nla_put_u32(msg, HBMPOOL_A_RESYNC_PASSES, info->passes)) {
+	    nla_put_u32(msg, HBMPOOL_A_RESYNC_PASSES, info->passes) ||
+	    nla_put_u32(msg, HBMPOOL_A_RESYNC_KIND, info->kind)) {
 		genlmsg_cancel(msg, hdr);
 		return -EMSGSIZE;
 	}

@@ -145,6 +145,7 @@ void hbmpool_node_data_lost_end(struct hbmpool_node *node)
 	}
 	kvfree(regions);
 	hbmpool_event(HBMPOOL_EVENT_NODE_CHANGE, node);
+	hbmpool_replicate_kick();	/* its copies are not good any more */
 }
 EXPORT_SYMBOL_GPL(hbmpool_node_data_lost_end);
 
@@ -187,8 +188,12 @@ void hbmpool_node_link_changed(struct hbmpool_node *node, bool up)
 	 * removal waits for under hbmpool_nodes_lock (a debugfs knob).
 	 * Removal sets REMOVED before it waits, so no event follows it.
 	 */
+	if (up)
+		WRITE_ONCE(node->suspect, false);
 	if (cmpxchg(&node->state, from, to) == from &&
 	    device_is_registered(&node->dev)) {
+		if (up)
+			hbmpool_replicate_kick();	/* a source or target is back */
 		atomic64_inc(&node->flaps);
 		kobject_uevent(&node->dev.kobj, KOBJ_CHANGE);
 		hbmpool_event(HBMPOOL_EVENT_NODE_CHANGE, node);
@@ -587,6 +592,8 @@ int hbmpool_node_set(u32 id, const struct hbmpool_node_conf *conf,
 		node->conf.weight = conf->weight;
 	if (which & HBMPOOL_CONF_DRAINING)
 		node->conf.draining = conf->draining;
+	if (which & HBMPOOL_CONF_FAILURE_DOMAIN)
+		WRITE_ONCE(node->conf.failure_domain, conf->failure_domain);
 	spin_unlock(&node->conf_lock);
 	kobject_uevent(&node->dev.kobj, KOBJ_CHANGE);
 	hbmpool_event(HBMPOOL_EVENT_NODE_CHANGE, node);
@@ -736,6 +743,7 @@ static void hbmpool_node_remove(struct hbmpool_node *node)
 	kvfree(regions);
 	pr_info("node %u removed\n", node->id);
 	hbmpool_node_put(node);
+	hbmpool_replicate_kick();	/* its copies are not good any more */
 }
 
 /*

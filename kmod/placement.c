@@ -3,8 +3,8 @@
  * Placement: which nodes hold the chunks of a region, under its policy, and
  * the chunk maps that record it.
  *
- * A chunk's map lists its copies (one today, two while it moves; replicas
- * later) with a generation.  Maps are published with rcu_assign_pointer()
+ * A chunk's map lists its copies (the region's replicas, plus a move's or a
+ * re-replication's target while one fills it) with a generation.  Maps are published with rcu_assign_pointer()
  * and read under rcu_read_lock() through hbmpool_read_copy() and
  * hbmpool_write_set(); a map that changes is replaced whole (resync.c,
  * under the region's maps_lock), never edited in place.  Each copy holds a
@@ -12,7 +12,11 @@
  *
  * Which node takes a chunk is pchoice.c's pure logic; this file gathers
  * what it needs of the nodes (their class, distance, weight, free bytes)
- * under hbmpool_nodes_lock and asks the homes for the chunks.
+ * under hbmpool_nodes_lock and asks the homes for the chunks.  A region
+ * with replicas k gets k copies of every chunk on k distinct nodes, of
+ * distinct failure domains where the nodes name theirs; which copies are
+ * good, and which one a fetch reads, is replica.c's pure logic over
+ * hbmpool_map_rcopies().
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -25,6 +29,58 @@
 #include "linkstate.h"
 #include "pchoice.h"
 #include "resync.h"
+
+/* Whether copy @cp's home still has the memory the copy was placed in. */
+static bool hbmpool_copy_current(const struct hbmpool_copy *cp)
+{
+	enum hbmpool_node_state st = READ_ONCE(cp->node->state);
+
+	return cp->gen == hbmpool_node_data_gen(cp->node) &&
+	       st != HBMPOOL_NODE_FENCED && st != HBMPOOL_NODE_REMOVED;
+}
+
+/**
+ * hbmpool_map_rcopies - describe a chunk map's copies for replica.c
+ * @map: the map, under RCU or its region's maps_lock
+ * @rc: map->nr_copies entries to fill
+ *
+ * Any context.
+ */
+void hbmpool_map_rcopies(const struct hbmpool_chunk_map *map,
+			 struct hbmpool_rcopy *rc)
+{
+	u32 c;
+
+	for (c = 0; c < map->nr_copies; c++) {
+		const struct hbmpool_copy *cp = &map->copies[c];
+
+		rc[c] = (struct hbmpool_rcopy){
+			.state = cp->state,
+			.intact = hbmpool_copy_current(cp),
+			.reachable = hbmpool_node_usable(cp->node) &&
+				     !READ_ONCE(cp->node->suspect),
+			.domain = READ_ONCE(cp->node->conf.failure_domain),
+		};
+	}
+}
+
+/* The copy of @map a fetch reads (hbmpool_replica_pick()), or -1: none is good. */
+int hbmpool_map_pick(const struct hbmpool_chunk_map *map)
+{
+	struct hbmpool_rcopy rc[HBMPOOL_MAX_COPIES];
+
+	hbmpool_map_rcopies(map, rc);
+	return hbmpool_replica_pick(rc, map->nr_copies, -1);
+}
+
+/* Good copies of @map (hbmpool_rcopy_good()). */
+u32 hbmpool_map_good(const struct hbmpool_chunk_map *map)
+{
+	struct hbmpool_rcopy rc[HBMPOOL_MAX_COPIES];
+
+	hbmpool_map_rcopies(map, rc);
+	return hbmpool_replica_good(rc, map->nr_copies);
+}
 
 u64 hbmpool_chunk_len(struct hbmpool_region *r, u32 i)
 {
@@ -76,35 +132,27 @@ void hbmpool_map_free(struct hbmpool_region *r, u32 i,
 }
 
 /*
- * Asks @node, the home, for @len bytes and records them as the only copy of
- * chunk @i: the home chooses the offset, so chunks of different clients
- * never overlap.
+ * Asks @node, the home, for @len bytes and records them as copy @c of
+ * chunk @i's map @map: the home chooses the offset, so chunks of different
+ * clients never overlap.
  */
 static bool hbmpool_chunk_alloc(struct hbmpool_region *r, u32 i,
+				struct hbmpool_chunk_map *map, u32 c,
 				struct hbmpool_node *node)
 {
-	struct hbmpool_chunk_map *map;
 	u64 offset;
 	u32 gen;
 
-	if (!node)
-		return false;
-	map = hbmpool_map_alloc(1, 1);
-	if (!map)
-		return false;
 	/* before the home answers: a loss meanwhile makes the chunk lost, not wrong */
 	gen = hbmpool_node_data_gen(node);
 	if (node->transport->ops->alloc_chunks(node, hbmpool_chunk_len(r, i),
-					       &offset)) {
-		kfree(map);
+					       &offset))
 		return false;
-	}
 	hbmpool_node_get(node);
-	map->copies[0].node = node;
-	map->copies[0].offset = offset;
-	map->copies[0].gen = gen;
-	map->copies[0].state = HBMPOOL_COPY_UPTODATE;
-	rcu_assign_pointer(r->chunks[i].map, map);
+	map->copies[c].node = node;
+	map->copies[c].offset = offset;
+	map->copies[c].gen = gen;
+	map->copies[c].state = HBMPOOL_COPY_UPTODATE;
 	return true;
 }
 
@@ -168,8 +216,86 @@ static void hbmpool_pcand_init(struct hbmpool_pcand *c, struct hbmpool_region *r
 }
 
 /*
- * Chooses a home for every chunk of @r under its policy (hbmpool_pchoose())
- * and reserves the capacity; all or nothing.  Only eligible nodes take
+ * Hides from a choice the candidates that may not take another copy of a
+ * chunk whose first @ncopies copies are in @map: their nodes, and nodes of
+ * their (non-zero) failure domains.  @saved keeps the classes for
+ * hbmpool_place_unhide().  Under hbmpool_nodes_lock.
+ */
+static void hbmpool_place_hide(struct hbmpool_pcand *cand,
+			       struct hbmpool_node **set, unsigned int nr,
+			       const struct hbmpool_chunk_map *map, u32 ncopies,
+			       u8 *saved)
+{
+	unsigned int j;
+	u32 c;
+
+	lockdep_assert_held(&hbmpool_nodes_lock);
+	for (j = 0; j < nr; j++) {
+		u32 fd = set[j]->conf.failure_domain;
+
+		saved[j] = cand[j].pclass;
+		for (c = 0; c < ncopies; c++)
+			if (map->copies[c].node == set[j] ||
+			    (fd && map->copies[c].node->conf.failure_domain == fd))
+				cand[j].pclass = HBMPOOL_PCLASS_NEVER;
+	}
+}
+
+static void hbmpool_place_unhide(struct hbmpool_pcand *cand, unsigned int nr,
+				 const u8 *saved)
+{
+	unsigned int j;
+
+	for (j = 0; j < nr; j++)
+		cand[j].pclass = saved[j];
+}
+
+/*
+ * Places the copies of chunk @i of @r (r->replicas of them) with the
+ * candidates @cand of nodes @set; a home that refuses takes no more of the
+ * region.  -ENOSPC: not enough eligible nodes of distinct failure domains
+ * with room.
+ */
+static int hbmpool_place_chunk(struct hbmpool_region *r, u32 i,
+			       struct hbmpool_pcand *cand,
+			       struct hbmpool_node **set, unsigned int nr,
+			       struct hbmpool_pstate *st, u8 *saved)
+{
+	u64 len = hbmpool_chunk_len(r, i);
+	struct hbmpool_chunk_map *map;
+	u32 c;
+	int k = -1;
+
+	map = hbmpool_map_alloc(r->replicas, 1);
+	if (!map)
+		return -ENOMEM;
+	for (c = 0; c < r->replicas; c++) {
+		hbmpool_place_hide(cand, set, nr, map, c, saved);
+		while ((k = hbmpool_pchoose(cand, nr, st, len)) >= 0) {
+			if (hbmpool_chunk_alloc(r, i, map, c, set[k])) {
+				cand[k].free -= len;
+				break;
+			}
+			saved[k] = HBMPOOL_PCLASS_NEVER;
+			cand[k].pclass = HBMPOOL_PCLASS_NEVER;
+		}
+		hbmpool_place_unhide(cand, nr, saved);
+		if (k < 0)
+			break;
+	}
+	if (k < 0) {
+		map->nr_copies = c;	/* those placed go back */
+		hbmpool_map_free(r, i, map, ~0UL);
+		return -ENOSPC;
+	}
+	rcu_assign_pointer(r->chunks[i].map, map);
+	return 0;
+}
+
+/*
+ * Chooses the homes of every chunk of @r under its policy (hbmpool_pchoose()),
+ * r->replicas distinct ones per chunk, and reserves the capacity; all or
+ * nothing.  Only eligible nodes take
  * chunks: live, link up, not draining, with room; one whose link is
  * degraded only when no other is.  A home that refuses a chunk takes no
  * more of this region.  -ENODEV: a node of the set does not exist;
@@ -185,14 +311,16 @@ int hbmpool_place(struct hbmpool_region *r)
 	struct hbmpool_pcand *cand;
 	unsigned int nr = 0, n, bit;
 	u64 avail = 0;
+	u8 *saved;
 	u32 i;
 	int err = -ENOMEM;
 
 	n = bitmap_weight(r->nodes, HBMPOOL_MAX_NODES);
 	set = kcalloc(n, sizeof(*set), GFP_KERNEL);
 	cand = kcalloc(n, sizeof(*cand), GFP_KERNEL);
+	saved = kcalloc(n, sizeof(*saved), GFP_KERNEL);
 	li = kmalloc(sizeof(*li), GFP_KERNEL);
-	if (!set || !cand || !li)
+	if (!set || !cand || !saved || !li)
 		goto out_free;
 
 	err = 0;
@@ -212,25 +340,15 @@ int hbmpool_place(struct hbmpool_region *r)
 			avail += c->free;
 		}
 	}
-	if (r->length > avail) {
+	if (r->length * r->replicas > avail) {
 		err = -ENOSPC;
 		goto out_unlock;
 	}
 
 	for (i = 0; i < r->nr_chunks; i++) {
-		u64 len = hbmpool_chunk_len(r, i);
-		int k;
-
-		while ((k = hbmpool_pchoose(cand, nr, &st, len)) >= 0) {
-			if (hbmpool_chunk_alloc(r, i, set[k])) {
-				cand[k].free -= len;
-				break;
-			}
-			cand[k].pclass = HBMPOOL_PCLASS_NEVER;
-		}
-		if (k < 0) {
+		err = hbmpool_place_chunk(r, i, cand, set, nr, &st, saved);
+		if (err) {
 			hbmpool_chunks_free(r, i);
-			err = -ENOSPC;
 			goto out_unlock;
 		}
 		if (!(i % 1024))
@@ -240,6 +358,7 @@ out_unlock:
 	mutex_unlock(&hbmpool_nodes_lock);
 out_free:
 	kfree(li);
+	kfree(saved);
 	kfree(cand);
 	kfree(set);
 	return err;
@@ -271,6 +390,17 @@ bool hbmpool_chunk_on_node(struct hbmpool_region *r, u32 i,
 	return on;
 }
 
+/* Whether chunk @i of @r has a good copy (hbmpool_rcopy_good()). */
+bool hbmpool_chunk_good(struct hbmpool_region *r, u32 i)
+{
+	bool good;
+
+	rcu_read_lock();
+	good = hbmpool_map_good(rcu_dereference(r->chunks[i].map));
+	rcu_read_unlock();
+	return good;
+}
+
 /* This node's chunks with an up-to-date copy on @node: what a drain has left. */
 u32 hbmpool_node_chunks(struct hbmpool_node *node)
 {
@@ -291,24 +421,56 @@ u32 hbmpool_node_chunks(struct hbmpool_node *node)
 	return nr;
 }
 
+/*
+ * Why @nd may not take a new copy of chunk @i of @r: -EEXIST, it holds a
+ * good copy or one being filled; -EXDEV, a good copy (other than on node
+ * @from, a move's source) shares its failure domain.  0: it may.
+ */
+static int hbmpool_copy_blocked(struct hbmpool_region *r, u32 i,
+				struct hbmpool_node *nd, u32 from)
+{
+	struct hbmpool_rcopy rc[HBMPOOL_MAX_COPIES];
+	const struct hbmpool_chunk_map *map;
+	u32 c, n = 0;
+	int err = 0;
+
+	rcu_read_lock();
+	map = rcu_dereference(r->chunks[i].map);
+	hbmpool_map_rcopies(map, rc);
+	for (c = 0; c < map->nr_copies; c++) {
+		if (map->copies[c].node == nd &&
+		    (hbmpool_rcopy_good(&rc[c]) || rc[c].state == HBMPOOL_COPY_SYNCING))
+			err = -EEXIST;
+		if (map->copies[c].node->id != from)
+			rc[n++] = rc[c];
+	}
+	if (!err && !hbmpool_replica_domain_free(rc, n, READ_ONCE(nd->conf.failure_domain)))
+		err = -EXDEV;
+	rcu_read_unlock();
+	return err;
+}
+
 /**
  * hbmpool_place_copy - reserve a new copy of chunk @i of @r for a move
  * @r: the region (placed)
  * @i: the chunk
  * @to: the node asked for, or U32_MAX: placement chooses among the
  *	region's node set, under its policy (hbmpool_pchoose_target())
+ * @from: the node of a move's source (its failure domain is freed), or
+ *	U32_MAX for a re-replication
  * @offset: set to the copy's offset at its home
  * @gen: set to the home's data generation the copy is placed in
  * @why: set to the reason of a refusal
  *
- * Eligible: a node of the set that holds no copy of the chunk, live, link
- * up, not draining, with room (a degraded link as a last resort).  Return:
- * the home, referenced, or ERR_PTR(-EINVAL) (not in the set, this node,
- * draining), -EEXIST (it holds a copy), -ENODEV (no such node, or not
- * usable), -ENOSPC, -ENOMEM.
+ * Eligible: a node of the set that holds no good copy of the chunk (nor one
+ * being filled), shares no failure domain with another good copy, live,
+ * link up, not draining, with room (a degraded link as a last resort).
+ * Return: the home, referenced, or ERR_PTR(-EINVAL) (not in the set, this
+ * node, draining, its failure domain taken), -EEXIST (it holds a copy),
+ * -ENODEV (no such node, or not usable), -ENOSPC, -ENOMEM.
  */
 struct hbmpool_node *hbmpool_place_copy(struct hbmpool_region *r, u32 i,
-					u32 to, u64 *offset, u32 *gen,
+					u32 to, u32 from, u64 *offset, u32 *gen,
 					const char **why)
 {
 	u64 len = hbmpool_chunk_len(r, i);
@@ -337,7 +499,7 @@ struct hbmpool_node *hbmpool_place_copy(struct hbmpool_region *r, u32 i,
 	for_each_set_bit(bit, r->nodes, HBMPOOL_MAX_NODES) {
 		struct hbmpool_node *nd = __hbmpool_node_lookup(bit);
 		struct hbmpool_pcand *c;
-		bool holds;
+		int blocked;
 
 		if (to != U32_MAX && bit != to)
 			continue;
@@ -357,14 +519,19 @@ struct hbmpool_node *hbmpool_place_copy(struct hbmpool_region *r, u32 i,
 			}
 			continue;
 		}
-		holds = hbmpool_chunk_on_node(r, i, nd);
+		blocked = hbmpool_copy_blocked(r, i, nd, from);
 		c = &cand[nr];
 		hbmpool_pcand_init(c, r, nd, li);
-		if (holds)
+		if (blocked)
 			c->pclass = HBMPOOL_PCLASS_NEVER;
-		if (to != U32_MAX && holds) {
+		if (to != U32_MAX && blocked == -EEXIST) {
 			node = ERR_PTR(-EEXIST);
 			*why = "the target already holds the chunk";
+			goto out_unlock;
+		}
+		if (to != U32_MAX && blocked) {
+			node = ERR_PTR(-EINVAL);
+			*why = "another copy of the chunk is in the target's failure domain";
 			goto out_unlock;
 		}
 		if (to != U32_MAX && nd->conf.draining) {
@@ -406,34 +573,33 @@ out_free:
  * hbmpool_map_lost - whether a chunk's data is gone
  * @map: the chunk's map, under RCU or its region's maps_lock
  *
- * A chunk is lost when one of its up-to-date copies lives on memory its home
- * lost since the copy was placed (the node's data generation moved on):
- * such a copy is never read, and with one copy per chunk nothing else holds
- * the data.  A SYNCING copy on lost memory only fails its move.
+ * A chunk is lost when no copy is good: each lives on memory its home lost
+ * since the copy was placed (the node's data generation moved on, or it was
+ * fenced), or missed a write.  Such copies are never read.  A SYNCING copy
+ * on lost memory only fails its move.
  */
 bool hbmpool_map_lost(const struct hbmpool_chunk_map *map)
 {
-	u32 c;
-
-	for (c = 0; c < map->nr_copies; c++)
-		if (map->copies[c].state == HBMPOOL_COPY_UPTODATE &&
-		    map->copies[c].gen != hbmpool_node_data_gen(map->copies[c].node))
-			return true;
-	return false;
+	return !hbmpool_map_good(map);
 }
 
-/* Chunks of @r that are lost (hbmpool_map_lost()). */
-u32 hbmpool_region_lost_chunks(struct hbmpool_region *r)
+/* Chunks of @r that are lost (hbmpool_map_lost()), and *@degraded: with fewer good copies than replicas. */
+u32 hbmpool_region_lost_chunks(struct hbmpool_region *r, u32 *degraded)
 {
 	const struct hbmpool_chunk_map *map;
-	u32 i, lost = 0;
+	u32 i, lost = 0, deg = 0, good;
 
 	rcu_read_lock();
 	for (i = 0; r->placed && i < r->nr_chunks; i++) {
 		map = rcu_dereference(r->chunks[i].map);
-		if (map && hbmpool_map_lost(map))
-			lost++;
+		if (!map)
+			continue;
+		good = hbmpool_map_good(map);
+		lost += !good;
+		deg += good < r->replicas;
 	}
 	rcu_read_unlock();
+	if (degraded)
+		*degraded = deg;
 	return lost;
 }

@@ -390,9 +390,10 @@ static int hbmpool_info_chunks(struct hbmpool_region *r, void __user *uptr,
 		ci.node = map->copies[0].node->id;
 		ci.generation = map->gen;
 		ci.node_offset = map->copies[0].offset;
-		/* up-to-date ones: a move's target is not a copy yet */
+		/* a move's target is not a copy yet */
 		for (c = 0; c < map->nr_copies; c++)
-			ci.nr_copies += map->copies[c].state == HBMPOOL_COPY_UPTODATE;
+			ci.nr_copies += map->copies[c].state != HBMPOOL_COPY_SYNCING;
+		ci.good_copies = hbmpool_map_good(map);
 		rcu_read_unlock();
 
 		/* an older caller's smaller entry gets what it knows */
@@ -420,7 +421,7 @@ static long hbmpool_ioc_info(struct hbmpool_region *r, void __user *argp)
 	if (err)
 		return err;
 	stride = info.chunk_entry_size;
-	if (info.flags || memchr_inv(info.reserved, 0, sizeof(info.reserved)) ||
+	if (info.flags || info.pad || memchr_inv(info.reserved, 0, sizeof(info.reserved)) ||
 	    info.nr_node_bits > HBMPOOL_NODE_BITS_MAX ||
 	    (info.chunks_ptr && (stride < HBMPOOL_CHUNK_INFO_SIZE_VER0 ||
 				 stride % 8 || stride > PAGE_SIZE)))
@@ -451,6 +452,8 @@ static long hbmpool_ioc_info(struct hbmpool_region *r, void __user *argp)
 	info.chunk_entry_size = sizeof(struct hbmpool_chunk_info);
 	info.cached_pages = atomic_long_read(&r->nr_cached);
 	info.dirty_pages = atomic_long_read(&r->nr_dirty);
+	info.replicas = r->replicas;
+	info.lost_chunks = hbmpool_region_lost_chunks(r, &info.degraded_chunks);
 	return hbmpool_copy_out(argp, &info, sizeof(info), usize);
 }
 
@@ -646,8 +649,10 @@ static int hbmpool_check_create(struct hbmpool_region_create *req,
 
 	if (req->flags & ~HBMPOOL_REGION_FLAGS)
 		why = "unknown flags";
-	else if (memchr_inv(req->reserved, 0, sizeof(req->reserved)))
-		why = "reserved fields must be zero";
+	else if (req->pad || memchr_inv(req->reserved, 0, sizeof(req->reserved)))
+		why = "pad and reserved fields must be zero";
+	else if (req->replicas > HBMPOOL_REPLICAS_MAX)
+		why = "replicas: 1..4 (0: 1)";
 	else if (req->mode & ~0777U)
 		why = "mode must be permission bits (0..0777)";
 	else if (!req->length || !PAGE_ALIGNED(req->length))
@@ -683,6 +688,8 @@ static int hbmpool_check_create(struct hbmpool_region_create *req,
 		why = "preferred node not in the node set";
 	else if (req->policy != HBMPOOL_POLICY_PREFERRED && req->preferred_node)
 		why = "preferred_node is for the preferred policy only";
+	else if (bitmap_weight(nodes, HBMPOOL_MAX_NODES) < (req->replicas ?: 1))
+		why = "replicas: more copies than nodes in the set";
 	if (!why)
 		return 0;
 	err = -EINVAL;
@@ -802,6 +809,7 @@ long hbmpool_ioc_region_create(void __user *argp)
 	r->chunk_shift = ilog2(r->chunk_size);
 	r->policy = req.policy;
 	r->preferred = req.preferred_node;
+	r->replicas = req.replicas ?: 1;
 	memcpy(r->name, req.name, sizeof(r->name));
 	r->nr_pages = r->length >> PAGE_SHIFT;
 	r->nr_chunks = hbmpool_nr_chunks(r->length, r->chunk_size);
@@ -908,7 +916,8 @@ void hbmpool_region_node_removed(struct hbmpool_region *r,
 			if (map->copies[c].node == node)
 				hbmpool_resync_fail(map->job, -ENODEV);
 		rcu_read_unlock();
-		if (!hbmpool_chunk_on_node(r, i, node))
+		/* a replicated chunk with a good copy left keeps its pages */
+		if (!hbmpool_chunk_on_node(r, i, node) || hbmpool_chunk_good(r, i))
 			continue;
 		xa_for_each_range(&r->pages, index, entry, (pgoff_t)i * per_chunk,
 				  (pgoff_t)(i + 1) * per_chunk - 1) {

@@ -49,6 +49,7 @@
 #include <linux/wait_bit.h>
 #include <linux/workqueue.h>
 #include <linux/xarray.h>
+#include <linux/hbmpool_nl.h>
 #include <net/netlink.h>
 
 #include "hbmpool.h"
@@ -71,6 +72,7 @@ struct hbmpool_resync {
 	u32 region_id;
 	struct hbmpool_region *r;	/* under hbmpool_resync_lock; NULL once released */
 	u32 chunk;
+	u32 kind;			/* enum hbmpool_nl_resync_kind: move or replicate */
 	u32 from;			/* source node id */
 	u32 to;				/* target node id */
 	u32 pages;
@@ -177,6 +179,7 @@ static void hbmpool_resync_snapshot(struct hbmpool_resync *job,
 		.elapsed_ms = div_u64((end ?: ktime_get_ns()) - job->start_ns,
 				      NSEC_PER_MSEC),
 		.passes = READ_ONCE(job->passes),
+		.kind = job->kind,
 	};
 }
 
@@ -459,7 +462,8 @@ static int hbmpool_resync_replace(struct hbmpool_resync *job,
 				  struct hbmpool_region *r, bool done)
 {
 	struct hbmpool_chunk_map *old, *new;
-	u32 c, n = 0, drop = U32_MAX;
+	unsigned long drop = 0;		/* bit c: copy c goes */
+	u32 c, n = 0;
 
 	mutex_lock(&r->maps_lock);
 	old = rcu_dereference_protected(r->chunks[job->chunk].map,
@@ -468,27 +472,39 @@ static int hbmpool_resync_replace(struct hbmpool_resync *job,
 		mutex_unlock(&r->maps_lock);
 		return -ESTALE;
 	}
-	for (c = 0; c < old->nr_copies; c++) {
-		bool syncing = old->copies[c].state == HBMPOOL_COPY_SYNCING;
+	if (done && job->kind == HBMPOOL_RESYNC_KIND_REPLICATE) {
+		struct hbmpool_rcopy rc[HBMPOOL_MAX_COPIES];
 
-		if (done ? (!syncing && old->copies[c].node->id == job->from) : syncing)
-			drop = c;
+		/* the copies that are not good go: the target replaces them */
+		hbmpool_map_rcopies(old, rc);
+		drop = hbmpool_replica_discard(rc, old->nr_copies);
+	} else {
+		for (c = 0; c < old->nr_copies; c++) {
+			bool syncing = old->copies[c].state == HBMPOOL_COPY_SYNCING;
+
+			if (done ? (!syncing && old->copies[c].node->id == job->from) :
+			    syncing)
+				drop = BIT(c);
+		}
+		if (WARN_ON_ONCE(!drop)) {
+			mutex_unlock(&r->maps_lock);
+			return -ENOMEM;
+		}
 	}
-	new = hbmpool_map_alloc(old->nr_copies - 1, old->gen + 1);
-	if (WARN_ON_ONCE(drop == U32_MAX) || !new) {
+	new = hbmpool_map_alloc(old->nr_copies - hweight_long(drop), old->gen + 1);
+	if (!new) {
 		mutex_unlock(&r->maps_lock);
-		kfree(new);
 		return -ENOMEM;
 	}
-	/* up-to-date copies first: the target takes the source's place */
+	/* a move's target takes the source's place; a new replica goes last */
 	for (c = 0; c < old->nr_copies; c++) {
 		struct hbmpool_copy *cp = &new->copies[n];
 
-		if (c == drop)
+		if (drop & BIT(c))
 			continue;
 		*cp = old->copies[c];
 		if (cp->state == HBMPOOL_COPY_SYNCING) {
-			if (n) {
+			if (n && job->kind == HBMPOOL_RESYNC_KIND_MOVE) {
 				swap(new->copies[0], *cp);
 				cp = &new->copies[0];
 			}
@@ -502,7 +518,7 @@ static int hbmpool_resync_replace(struct hbmpool_resync *job,
 
 	synchronize_rcu();
 	hbmpool_resync_quiesce(job, r);
-	hbmpool_map_free(r, job->chunk, old, BIT(drop));
+	hbmpool_map_free(r, job->chunk, old, drop);
 	return 0;
 }
 
@@ -519,10 +535,12 @@ static void hbmpool_resync_end(struct hbmpool_resync *job, int err)
 	WRITE_ONCE(job->end_ns, ktime_get_ns());
 	WRITE_ONCE(job->state, state);
 	if (state == HBMPOOL_RESYNC_FAILED)
-		pr_warn("move %u (region %u chunk %u, node %u -> %u) failed: %d\n",
+		pr_warn("%s %u (region %u chunk %u, node %u -> %u) failed: %d\n",
+			job->kind == HBMPOOL_RESYNC_KIND_MOVE ? "move" : "replication",
 			job->id, job->region_id, job->chunk, job->from, job->to,
 			atomic_read(&job->error));
 	hbmpool_resync_announce(job);
+	hbmpool_replicate_kick();	/* the chunk's health changed, or a slot is free */
 	bitmap_free(job->done);		/* only the work used it */
 	job->done = NULL;
 	mod_delayed_work(system_wq, &hbmpool_resync_reaper,
@@ -602,6 +620,128 @@ static void hbmpool_resync_reap(void)
 	mutex_unlock(&hbmpool_resync_lock);
 }
 
+/*
+ * Starts a job of @kind on chunk @chunk of @r, whose map was @old at
+ * generation @map_gen when the caller checked it (compared, not read: it
+ * may be gone): places the target (@to, or placement's choice), publishes
+ * the map with it SYNCING, and queues the work.  -EBUSY: the map changed.
+ */
+static int hbmpool_resync_start(struct hbmpool_region *r, u32 chunk, u32 kind,
+				u32 from, u32 to,
+				const struct hbmpool_chunk_map *old, u32 map_gen,
+				struct hbmpool_resync_info *info,
+				struct netlink_ext_ack *extack)
+{
+	struct hbmpool_chunk_map *cur, *new = NULL;
+	struct hbmpool_resync *job = NULL;
+	struct hbmpool_node *node;
+	const char *why;
+	u32 c, gen, old_nr;
+	u64 offset;
+	int err;
+
+	mutex_lock(&r->maps_lock);
+	cur = rcu_dereference_protected(r->chunks[chunk].map,
+					lockdep_is_held(&r->maps_lock));
+	old_nr = cur->nr_copies;
+	err = cur != old || cur->gen != map_gen ? -EBUSY : 0;
+	mutex_unlock(&r->maps_lock);
+	if (err) {
+		NL_SET_ERR_MSG(extack, "the chunk is being moved");
+		return err;
+	}
+	node = hbmpool_place_copy(r, chunk, to,
+				  kind == HBMPOOL_RESYNC_KIND_MOVE ? from : U32_MAX,
+				  &offset, &gen, &why);
+	if (IS_ERR(node)) {
+		err = PTR_ERR(node);
+		if (extack)
+			extack->_msg = why;	/* a string literal of hbmpool_place_copy() */
+		return err;
+	}
+	err = -ENOMEM;
+	job = kzalloc(sizeof(*job), GFP_KERNEL);
+	if (!job)
+		goto out_free_chunk;
+	job->pages = hbmpool_chunk_len(r, chunk) >> PAGE_SHIFT;
+	job->done = bitmap_zalloc(job->pages, GFP_KERNEL);
+	new = hbmpool_map_alloc(old_nr + 1, map_gen + 1);
+	if (!job->done || !new)
+		goto out_free_chunk;
+	kref_init(&job->ref);		/* the table's */
+	job->region_id = r->id;
+	job->r = r;
+	job->chunk = chunk;
+	job->kind = kind;
+	job->from = from;
+	job->to = node->id;
+	job->start_ns = ktime_get_ns();
+	atomic_set(&job->error, 0);
+	atomic_set(&job->reqs, 0);
+	init_waitqueue_head(&job->wq);
+	INIT_WORK(&job->work, hbmpool_resync_work);
+
+	mutex_lock(&hbmpool_resync_lock);
+	err = xa_alloc_cyclic(&hbmpool_resyncs, &job->id, job,
+			      XA_LIMIT(1, U32_MAX), &hbmpool_resync_next_id,
+			      GFP_KERNEL);
+	mutex_unlock(&hbmpool_resync_lock);
+	if (err < 0)
+		goto out_free_chunk;
+
+	mutex_lock(&r->maps_lock);
+	cur = rcu_dereference_protected(r->chunks[chunk].map,
+					lockdep_is_held(&r->maps_lock));
+	if (cur != old || cur->gen != map_gen || cur->nr_copies != old_nr) {
+		/* another move came first, or a copy changed */
+		mutex_unlock(&r->maps_lock);
+		mutex_lock(&hbmpool_resync_lock);
+		xa_erase(&hbmpool_resyncs, job->id);
+		mutex_unlock(&hbmpool_resync_lock);
+		err = -EBUSY;
+		NL_SET_ERR_MSG(extack, "the chunk is being moved");
+		goto out_free_chunk;
+	}
+	for (c = 0; c < cur->nr_copies; c++) {
+		new->copies[c] = cur->copies[c];
+		hbmpool_node_get(new->copies[c].node);
+	}
+	new->copies[c] = (struct hbmpool_copy){
+		.node = node,		/* place_copy's reference */
+		.offset = offset,
+		.gen = gen,
+		.state = HBMPOOL_COPY_SYNCING,
+	};
+	new->job = job;
+	kref_get(&job->ref);		/* the map's */
+	rcu_assign_pointer(r->chunks[chunk].map, new);
+	mutex_unlock(&r->maps_lock);
+
+	kref_get(&job->ref);		/* the work's */
+	hbmpool_resync_snapshot(job, info);
+	hbmpool_resync_announce(job);
+	queue_work(hbmpool_resync_wq, &job->work);
+	pr_info("%s %u: region %u chunk %u, node %u -> %u\n",
+		kind == HBMPOOL_RESYNC_KIND_MOVE ? "move" : "replication",
+		job->id, r->id, chunk, from, job->to);
+	synchronize_rcu();
+	hbmpool_map_free(r, chunk, cur, 0);
+	return 0;
+
+out_free_chunk:
+	if (node->transport->ops->free_chunks && gen == hbmpool_node_data_gen(node))
+		node->transport->ops->free_chunks(node, offset,
+						  hbmpool_chunk_len(r, chunk), gen);
+	hbmpool_node_put(node);
+	kfree(new);
+	if (job) {
+		bitmap_free(job->done);
+		kfree(job);
+	}
+	return err;
+}
+
+
 /**
  * hbmpool_resync_new - start moving chunk @chunk of region @region_id
  * @region_id: the region
@@ -619,15 +759,11 @@ int hbmpool_resync_new(u32 region_id, u32 chunk, u32 from, u32 to,
 		       struct hbmpool_resync_info *info,
 		       struct netlink_ext_ack *extack)
 {
-	struct hbmpool_chunk_map *old, *new = NULL;
-	struct hbmpool_resync *job = NULL;
 	/* old: compared, not read, after maps_lock is dropped */
+	struct hbmpool_chunk_map *old;
 	struct hbmpool_region *r;
-	struct hbmpool_node *node;
-	const char *why;
-	u32 c, src, gen, map_gen, nr_copies;
+	u32 c, src, map_gen, nr_copies;
 	bool busy, lost = false;
-	u64 offset;
 	int err;
 
 	hbmpool_resync_reap();
@@ -688,94 +824,50 @@ int hbmpool_resync_new(u32 region_id, u32 chunk, u32 from, u32 to,
 		goto out_put;
 	}
 
-	node = hbmpool_place_copy(r, chunk, to, &offset, &gen, &why);
-	if (IS_ERR(node)) {
-		err = PTR_ERR(node);
-		if (extack)
-			extack->_msg = why;	/* a string literal of hbmpool_place_copy() */
-		goto out_put;
-	}
-	err = -ENOMEM;
-	job = kzalloc(sizeof(*job), GFP_KERNEL);
-	if (!job)
-		goto out_free_chunk;
-	job->pages = hbmpool_chunk_len(r, chunk) >> PAGE_SHIFT;
-	job->done = bitmap_zalloc(job->pages, GFP_KERNEL);
-	new = hbmpool_map_alloc(nr_copies + 1, map_gen + 1);
-	if (!job->done || !new)
-		goto out_free_chunk;
-	kref_init(&job->ref);		/* the table's */
-	job->region_id = region_id;
-	job->r = r;
-	job->chunk = chunk;
-	job->from = from;
-	job->to = node->id;
-	job->start_ns = ktime_get_ns();
-	atomic_set(&job->error, 0);
-	atomic_set(&job->reqs, 0);
-	init_waitqueue_head(&job->wq);
-	INIT_WORK(&job->work, hbmpool_resync_work);
-
-	mutex_lock(&hbmpool_resync_lock);
-	err = xa_alloc_cyclic(&hbmpool_resyncs, &job->id, job,
-			      XA_LIMIT(1, U32_MAX), &hbmpool_resync_next_id,
-			      GFP_KERNEL);
-	mutex_unlock(&hbmpool_resync_lock);
-	if (err < 0)
-		goto out_free_chunk;
-
-	mutex_lock(&r->maps_lock);
-	if (rcu_dereference_protected(r->chunks[chunk].map,
-				      lockdep_is_held(&r->maps_lock)) != old ||
-	    old->gen != map_gen) {
-		/* another move came first, or a copy changed */
-		mutex_unlock(&r->maps_lock);
-		mutex_lock(&hbmpool_resync_lock);
-		xa_erase(&hbmpool_resyncs, job->id);
-		mutex_unlock(&hbmpool_resync_lock);
-		err = -EBUSY;
-		NL_SET_ERR_MSG(extack, "the chunk is being moved");
-		goto out_free_chunk;
-	}
-	for (c = 0; c < old->nr_copies; c++) {
-		new->copies[c] = old->copies[c];
-		hbmpool_node_get(new->copies[c].node);
-	}
-	new->copies[c] = (struct hbmpool_copy){
-		.node = node,		/* place_copy's reference */
-		.offset = offset,
-		.gen = gen,
-		.state = HBMPOOL_COPY_SYNCING,
-	};
-	new->job = job;
-	kref_get(&job->ref);		/* the map's */
-	rcu_assign_pointer(r->chunks[chunk].map, new);
-	mutex_unlock(&r->maps_lock);
-
-	kref_get(&job->ref);		/* the work's */
-	hbmpool_resync_snapshot(job, info);
-	hbmpool_resync_announce(job);
-	queue_work(hbmpool_resync_wq, &job->work);
-	pr_info("move %u: region %u chunk %u, node %u -> %u\n", job->id,
-		region_id, chunk, from, job->to);
-	synchronize_rcu();
-	hbmpool_map_free(r, chunk, old, 0);
-	hbmpool_region_put(r);
-	return 0;
-
-out_free_chunk:
-	if (node->transport->ops->free_chunks && gen == hbmpool_node_data_gen(node))
-		node->transport->ops->free_chunks(node, offset,
-						  hbmpool_chunk_len(r, chunk), gen);
-	hbmpool_node_put(node);
-	kfree(new);
-	if (job) {
-		bitmap_free(job->done);
-		kfree(job);
-	}
+	err = hbmpool_resync_start(r, chunk, HBMPOOL_RESYNC_KIND_MOVE, from, to,
+				   old, map_gen, info, extack);
 out_put:
 	hbmpool_region_put(r);
 	return err;
+}
+
+/**
+ * hbmpool_resync_replicate - start filling one more copy of a chunk
+ * @r: the region (referenced by the caller)
+ * @chunk: a chunk of @r that wants a copy (hbmpool_replica_wants_copy())
+ *
+ * For the re-replication scanner (replication.c): the target is chosen by
+ * placement among the eligible nodes of the region's set; the good copies
+ * stay, and those that are not good go when the target is full.
+ * Return: 0, -EBUSY (a job holds the chunk, or it wants no copy any more),
+ * -ENODATA (no good copy), -ENOSPC/-ENODEV (no target), -ENOMEM.
+ */
+int hbmpool_resync_replicate(struct hbmpool_region *r, u32 chunk)
+{
+	struct hbmpool_rcopy rc[HBMPOOL_MAX_COPIES];
+	struct hbmpool_resync_info info;
+	struct hbmpool_chunk_map *old;
+	u32 map_gen, from = 0;
+	bool wants;
+	int src;
+
+	mutex_lock(&r->maps_lock);
+	old = rcu_dereference_protected(r->chunks[chunk].map,
+					lockdep_is_held(&r->maps_lock));
+	hbmpool_map_rcopies(old, rc);
+	src = hbmpool_replica_pick(rc, old->nr_copies, -1);
+	wants = !old->job && old->nr_copies < HBMPOOL_MAX_COPIES &&
+		hbmpool_replica_wants_copy(rc, old->nr_copies, r->replicas);
+	if (src >= 0)
+		from = old->copies[src].node->id;
+	map_gen = old->gen;
+	mutex_unlock(&r->maps_lock);
+	if (src < 0)
+		return -ENODATA;
+	if (!wants)
+		return -EBUSY;
+	return hbmpool_resync_start(r, chunk, HBMPOOL_RESYNC_KIND_REPLICATE, from,
+				    HBMPOOL_RESYNC_NONE, old, map_gen, &info, NULL);
 }
 
 static void hbmpool_resync_reap_work(struct work_struct *work)

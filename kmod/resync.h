@@ -32,6 +32,7 @@ struct hbmpool_resync_info {
 	u32 error;		/* positive errno, or 0 */
 	u32 elapsed_ms;
 	u32 passes;
+	u32 kind;		/* enum hbmpool_nl_resync_kind */
 };
 
 #define HBMPOOL_RESYNC_NONE	U32_MAX		/* no node given */
@@ -44,6 +45,7 @@ extern unsigned int hbmpool_resync_jobs;
 int hbmpool_resync_new(u32 region_id, u32 chunk, u32 from, u32 to,
 		       struct hbmpool_resync_info *info,
 		       struct netlink_ext_ack *extack);
+int hbmpool_resync_replicate(struct hbmpool_region *r, u32 chunk);
 int hbmpool_resync_get(u32 id, struct hbmpool_resync_info *info);
 int hbmpool_resync_get_next(unsigned long *id, struct hbmpool_resync_info *info);
 int hbmpool_resync_del(u32 id, struct netlink_ext_ack *extack);
