@@ -68,10 +68,12 @@
 #   R1, R2, R6 (one act): rA (k=2 over 2,3,4) with a writer (write+verify
 #     rounds, new seeds), rB (k=3 over 2,3,4,5) with a verifier, rC (k=2
 #     over 4,5); re-replication limited (resync-mbps 1, resync-jobs 1);
-#     kill VM5, fence 5; once a replicate job is copying (a watcher in
-#     VM1), kill VM4 (R2: the second death during the first
-#     re-replication; R1: a copy's VM of rA); rounds of both loops begun
-#     after the kill, then the fence of 4 and the limits lifted:
+#     kill VM5; stop VM4 (QMP stop), fence 5: replicate jobs onto 4 (rB
+#     chunks on 2,3,5 can go nowhere else) exist and cannot finish; kill
+#     VM4 (R2: the second death during the first re-replication; R1: a
+#     copy's VM of rA); rounds of both loops begun after the kill, then
+#     the fence of 4 and the limits lifted; the jobs onto 4 end failed
+#     (none done):
 #     R1: rA's degraded-chunks 0 within 180 s of the fence (time printed,
 #       from the fence and from the kill), every chunk 2 good copies on
 #       2,3, no lost chunk; every writer round exact (no SIGBUS, no bad
@@ -373,6 +375,7 @@ rnum() {
 # (copy-node-id lists a chunk's good copies, outdated-node-id the others:
 # outdated, or on a fenced node or an old incarnation; a chunk without
 # copy-node-id at all, on a kernel without replicas, has its node-id.)
+#   hasset NODES   the chunks whose good copies are exactly NODES
 #   summary        one line: index:copies/outdated/good-copies per chunk
 chunkq() {
 	/usr/bin/python3 -c '
@@ -416,6 +419,9 @@ elif what == "goodset":
     nodes = sorted(set(int(x) for x in arg.split(",")))
     bad = ["%s:%s" % (i, ",".join(map(str, gn))) for i, cp, o, gn, g, l in rows if sorted(gn) != nodes]
     print("yes" if not bad else "no: " + " ".join(bad))
+elif what == "hasset":
+    nodes = sorted(set(int(x) for x in arg.split(",")))
+    print(sum(1 for r in rows if sorted(r[3]) == nodes))
 elif what == "outdated":
     print(sum(1 for r in rows if int(arg) in r[2]))
 elif what == "holds":
@@ -475,6 +481,22 @@ rep = [j for j in d if str(next((j[k] for k in kk if k in j), "")) in ("replicat
 st = [str(next((j[k] for k in sk if k in j), "?")) for j in rep]
 print(st.count("copying"), len(rep), " ".join("%s=%d" % (x, st.count(x)) for x in sorted(set(st))))
 ' "$J_KIND" "$J_STATE"
+}
+
+# jobs_to N: "COUNT STATES" of the replicate jobs onto node N.
+jobs_to() {
+	q 1 "$H -j resync list" | /usr/bin/python3 -c '
+import json, sys
+kk, sk, n = sys.argv[1].split("|"), sys.argv[2].split("|"), int(sys.argv[3])
+try:
+    d = json.load(sys.stdin)
+except ValueError:
+    d = []
+d = d if isinstance(d, list) else [d]
+st = [str(next((j[k] for k in sk if k in j), "?")) for j in d
+      if str(next((j[k] for k in kk if k in j), "")) in ("replicate", "1") and j.get("to-node-id") == n]
+print(len(st), " ".join("%s=%d" % (x, st.count(x)) for x in sorted(set(st))) or "-")
+' "$J_KIND" "$J_STATE" "$1"
 }
 
 # Background loops in VM1 (replica_loop.sh): job ids in $job_*; their
@@ -558,6 +580,7 @@ check "0: VM1's links to 2..$N and theirs to 1 are up ($UP) within 90 s" wait_li
 feat=$(q 1 "$RIO features")
 echo "# VM1: $(tr '\n' ' ' <<<"$feat")"
 REPL=1
+grep -q '^replicas \(yes\|no\)$' <<<"$feat" || bail "cannot read VM1's module features (regionio features)"
 if ! grep -q '^replicas yes' <<<"$feat"; then
 	if [ "$PLUMB" = 1 ]; then
 		echo "# REPLICA_TEST_PLUMBING=1: the module has no replicas; regions get one copy, replica checks will fail"
@@ -712,15 +735,23 @@ job_w=$(loop wv rA 100 r1)
 job_v=$(loop v rB 200 r1)
 check "R1: VM1's writer of rA runs" begun "$job_w"
 check "R2: VM1's verifier of rB runs" begun "$job_v"
+c4=$(chunks rB hasset 2,3,5)
+check "R2: rB has chunks with copies on exactly 2,3,5 ($c4): once 5 is fenced they must be copied onto 4" gt "$c4" 0
 check "R2: kill VM5 (copies of rB and rC)" ctl kill 5
 check "R2: VM1's link to 5 leaves live within 60 s" wait_links 60 "down|connecting" 1:5
-# a watcher in VM1 marks r2.copying once a resync job is copying (only
-# replicate jobs run in this test): the host waits for the marker, not for
-# hbmctl round trips, to kill VM4 while the re-replication runs
-ctl spawn 1 "for i in \$(seq 900); do [ -e $RIG_SYNC/r2.watched ] && exit 0; $H -j resync list 2>/dev/null | grep -q '\"copying\"' && { touch $RIG_SYNC/r2.copying; exit 0; }; sleep 0.1; done; exit 1" >/dev/null
+# VM4 stopped before 5 is fenced: the replicate jobs onto it cannot finish
+# before it is killed, which makes its death come during the
+# re-replication however fast the rest of it goes
+check "R2: stop VM4 (QMP stop: it answers nothing from now on)" ctl freeze 4
 check "R2: VM1 fences node 5 (the leader's decision, played by the test)" gx 1 "$H node set 5 state fenced"
-check "R2: VM1 sees a replicate job copying within 90 s" ctl wait -t 90 r2.copying
-ctl mark r2.watched
+jt="0 -"
+for _ in $(seq 60); do
+	jt=$(jobs_to 4)
+	gt "${jt%% *}" 0 && break
+	sleep 1
+done
+echo "# R2: replicate jobs onto node 4 (count, states): $jt; all: $(replicating)"
+check "R2: the re-replication runs: replicate jobs onto node 4 exist ($jt)" gt "${jt%% *}" 0
 check "R1: kill VM4 during the re-replication (copies of rA, rB, rC)" ctl kill 4
 tk=$SECONDS
 ctl mark r1.dead
@@ -733,6 +764,14 @@ check "R2: the verifier of rB did a round begun after the kill, within 300 s" wa
 check "R1: VM1 fences node 4" gx 1 "$H node set 4 state fenced"
 tf=$SECONDS
 check "R1: VM1 lifts the re-replication limits" gx 1 "$H params set resync-mbps 0 resync-jobs 4"
+jt=""
+for _ in $(seq 60); do
+	jt=$(jobs_to 4)
+	[[ "$jt" == *copying* ]] || break
+	sleep 1
+done
+check "R2: the replicate jobs onto node 4 ended, none done: the second death interrupted them ($jt)" \
+	test -n "$jt" -a "${jt%% *}" -gt 0 -a -n "${jt##*copying*}" -a -n "${jt##*done*}"
 wait_degraded 180 0 rA; r=$?
 check "R1: rA's degraded-chunks 0 within 180 s of the fence (${waited}s)" test $r = 0
 echo "# R1: re-replication: k=2 again ${waited}s after the fence, $((SECONDS - tk))s after the kill (polled every second)"
