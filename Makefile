@@ -306,6 +306,7 @@ rig-multi:
 	@rc=0; selftests/multi/rig_test.sh || rc=1; \
 	selftests/multi/tcp_test.sh || rc=1; \
 	selftests/multi/shm_test.sh || rc=1; \
+	selftests/multi/replica_test.sh; r=$$?; [ $$r = 0 ] || [ $$r = 4 ] || rc=1; \
 	selftests/multi/daemon_test.sh; r=$$?; [ $$r = 0 ] || [ $$r = 4 ] || rc=1; exit $$rc
 
 # Sub-makes, so that KDIR and KVER are found after deps installed them.

@@ -4,8 +4,11 @@
  * for the multi-VM tests (selftests/multi/tcp_test.sh).  Runs in a guest.
  *
  *   regionio create --name N --size S [--chunk C] [--policy P] --nodes LIST
- *                   [--preferred ID] [--hold] [--pidfile F]
- *       Create a SHARED region called N (mode 0600), print "region ID".  A
+ *                   [--preferred ID] [--replicas K] [--hold] [--pidfile F]
+ *       Create a SHARED region called N (mode 0600), print "region ID".
+ *       --replicas K asks for K copies of every chunk (region_create.replicas;
+ *       default 0, which the kernel takes as 1; a kernel without
+ *       HBMPOOL_FEAT_REPLICAS refuses K > 1 with EINVAL).  A
  *       region lives while a descriptor or mapping of it exists, so without
  *       --hold it is gone when regionio exits; with --hold regionio keeps it
  *       open (and writes its pid to F) until SIGTERM/SIGINT, so that later
@@ -17,19 +20,28 @@
  *       ioctl (msync if the kernel lacks it).  Exit 0 if every page was
  *       written and synced.
  *   regionio verify --name N --seed X [--order O] [--threads T]
- *                   [--expect-sigbus-on NODE [--max-cached M]]
+ *                   [--expect-sigbus-on NODE [--max-cached M] | --allow-sigbus]
  *       Read every page: good (the pattern of seed X), bad (other bytes;
- *       the first few mismatches are printed with their page index), or
+ *       the first few mismatches are printed with their page index; a bad
+ *       page whose first wrong word is 0 is also counted in "zero"), or
  *       SIGBUS (caught per page).  Prints one line
- *         "verify: pages=.. good=.. bad=.. sigbus=.. secs=.."
- *       and exits 0 only if every page is good.  With --expect-sigbus-on
+ *         "verify: pages=.. good=.. bad=.. sigbus=.. secs=.. zero=.."
+ *       and exits 0 only if every page is good.  With --allow-sigbus, a
+ *       page may SIGBUS (the region lost every copy there) but bad bytes
+ *       still fail: exit 0 iff bad = 0.  With --expect-sigbus-on
  *       NODE, the pages of chunks whose home (REGION_INFO) is NODE must
  *       SIGBUS and all the others must be good; a page of NODE that reads
  *       back good counts as "cached" (it was still in the local cache) and
  *       up to M (default 0) of them are accepted.  Bad bytes always fail.
  *   regionio info --name N
  *       Region id, length, chunk size, policy, node set, cached and dirty
- *       pages, and "node K: C chunks" for every home node.
+ *       pages, and "node K: C chunks" for every home node (the node of each
+ *       chunk's first copy); then "replicas K degraded D lost L" and
+ *       "copies: C/G ..." (copies and good copies of every chunk) from
+ *       REGION_INFO (all 0 on a kernel without replicated regions).
+ *   regionio features
+ *       "features 0x.." (GET_FEATURES) and "replicas yes|no"
+ *       (HBMPOOL_FEAT_REPLICAS: region_create.replicas is understood).
  *
  * Orders: seq (default), rev, rand (a permutation from the seed), stride
  * (pages 0, 17, 34, ... then 1, 18, ...).
@@ -88,6 +100,8 @@ static struct opts {
 	unsigned int threads;
 	long expect_node;	/* -1: none */
 	uint64_t max_cached;
+	int allow_sigbus;
+	uint32_t replicas;
 } o = { .policy = HBMPOOL_POLICY_INTERLEAVE, .preferred = -1,
 	.threads = 1, .expect_node = -1 };
 
@@ -95,11 +109,12 @@ static void usage(void)
 {
 	fprintf(stderr,
 		"usage: regionio create --name N --size S [--chunk C] [--policy interleave|bind|preferred|weighted-interleave]\n"
-		"                       --nodes LIST [--preferred ID] [--hold] [--pidfile F]\n"
+		"                       --nodes LIST [--preferred ID] [--replicas K] [--hold] [--pidfile F]\n"
 		"       regionio write  --name N --seed X [--order seq|rev|rand|stride] [--threads T]\n"
 		"       regionio verify --name N --seed X [--order seq|rev|rand|stride] [--threads T]\n"
-		"                       [--expect-sigbus-on NODE [--max-cached M]]\n"
-		"       regionio info   --name N\n");
+		"                       [--expect-sigbus-on NODE [--max-cached M] | --allow-sigbus]\n"
+		"       regionio info   --name N\n"
+		"       regionio features\n");
 	exit(EXIT_USAGE);
 }
 
@@ -152,6 +167,8 @@ static void parse(int argc, char **argv)
 		{ "threads", required_argument, NULL, 't' },
 		{ "expect-sigbus-on", required_argument, NULL, 'e' },
 		{ "max-cached", required_argument, NULL, 'm' },
+		{ "allow-sigbus", no_argument, NULL, 'A' },
+		{ "replicas", required_argument, NULL, 'R' },
 		{ NULL, 0, NULL, 0 }
 	};
 	int c;
@@ -218,10 +235,21 @@ static void parse(int argc, char **argv)
 				usage();
 			break;
 		case 'm': o.max_cached = num("max-cached", optarg, 0); break;
+		case 'A': o.allow_sigbus = 1; break;
+		case 'R': {
+			uint64_t v = num("replicas", optarg, 0);
+
+			if (v > UINT32_MAX)
+				usage();
+			o.replicas = (uint32_t)v;
+			break;
+		}
 		default: usage();
 		}
 	}
-	if (optind != argc || !o.name)
+	if (!strcmp(o.cmd, "features") && optind == argc)
+		return;
+	if (optind != argc || !o.name || (o.allow_sigbus && o.expect_node >= 0))
 		usage();
 }
 
@@ -263,6 +291,8 @@ struct region {
 	uint64_t len, chunk, page, npages;
 	uint32_t nr_chunks;
 	uint32_t *home;		/* home node of each chunk, or NULL */
+	uint32_t *copies;	/* copies of each chunk (nr_copies), or NULL */
+	uint32_t *good;		/* of which good (good_copies), or NULL */
 	struct hbmpool_region_info info;
 	struct hbm_nodeset set;
 	uint8_t *map;
@@ -310,7 +340,9 @@ static void region_info(struct region *r, int with_chunks)
 		return;
 	ci = calloc(r->nr_chunks, sizeof(*ci));
 	r->home = calloc(r->nr_chunks, sizeof(*r->home));
-	if (!ci || !r->home)
+	r->copies = calloc(r->nr_chunks, sizeof(*r->copies));
+	r->good = calloc(r->nr_chunks, sizeof(*r->good));
+	if (!ci || !r->home || !r->copies || !r->good)
 		die_sys("calloc", ENOMEM);
 	memset(in, 0, sizeof(*in));
 	in->size = sizeof(*in);
@@ -319,8 +351,11 @@ static void region_info(struct region *r, int with_chunks)
 	in->chunk_entry_size = sizeof(*ci);
 	if (ioctl(r->fd, HBMPOOL_IOC_REGION_INFO, in) < 0)
 		die_sys("REGION_INFO (chunks)", errno);
-	for (uint32_t i = 0; i < r->nr_chunks; i++)
+	for (uint32_t i = 0; i < r->nr_chunks; i++) {
 		r->home[i] = ci[i].node;
+		r->copies[i] = ci[i].nr_copies;
+		r->good[i] = ci[i].good_copies;
+	}
 	free(ci);
 }
 
@@ -426,10 +461,16 @@ static int cmd_create(void)
 		rc.preferred_node = o.preferred >= 0 ? (uint32_t)o.preferred :
 				    (uint32_t)hbm_nodeset_first(&o.nodes);
 	rc.mode = 0600;
+	rc.replicas = o.replicas;
 	snprintf(rc.name, sizeof(rc.name), "%s", o.name);
 	fd = ioctl(dev, HBMPOOL_IOC_REGION_CREATE, &rc);
-	if (fd < 0)
-		die_sys("REGION_CREATE", errno);
+	if (fd < 0) {
+		int e = errno;
+
+		if (o.replicas > 1 && !(features(dev, NULL) & HBMPOOL_FEAT_REPLICAS))
+			fprintf(stderr, "regionio: the kernel lacks HBMPOOL_FEAT_REPLICAS (replicated regions)\n");
+		die_sys("REGION_CREATE", e);
+	}
 	close(dev);
 	printf("region %u\n", rc.region_id);
 	fflush(stdout);
@@ -462,7 +503,7 @@ struct work {
 	const uint32_t *pages;
 	uint64_t n;
 	int verify;
-	uint64_t good, bad, sigbus, cached, expected_sigbus, unexpected_sigbus;
+	uint64_t good, bad, zero, sigbus, cached, expected_sigbus, unexpected_sigbus;
 };
 
 static pthread_mutex_t report_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -485,7 +526,7 @@ static void report(const struct region *r, uint64_t pg, const char *what,
 	pthread_mutex_unlock(&report_lock);
 }
 
-/* 0 good, 1 bad (reported), SIGBUS. */
+/* 0 good, 1 bad (reported), 2 bad with a zero word first (reported), SIGBUS. */
 static int do_page(struct work *w, uint64_t pg)
 {
 	const struct region *r = w->r;
@@ -508,7 +549,7 @@ static int do_page(struct work *w, uint64_t pg)
 		if (got != want) {
 			bus_armed = 0;
 			report(r, pg, NULL, 8 * i, got, want);
-			return 1;
+			return got ? 1 : 2;
 		}
 	}
 	bus_armed = 0;
@@ -534,6 +575,8 @@ static void *worker(void *arg)
 			}
 		} else if (res) {
 			w->bad++;
+			if (res == 2)
+				w->zero++;
 		} else if (on_node) {
 			w->cached++;
 			w->good++;
@@ -587,6 +630,7 @@ static int cmd_io(int verify)
 			pthread_join(w->tid, NULL);
 		tot.good += w->good;
 		tot.bad += w->bad;
+		tot.zero += w->zero;
 		tot.sigbus += w->sigbus;
 		tot.cached += w->cached;
 		tot.expected_sigbus += w->expected_sigbus;
@@ -621,23 +665,27 @@ static int cmd_io(int verify)
 	}
 
 	if (o.expect_node < 0) {
-		ok = tot.good == r.npages;
-		printf("verify: region=%u name=%s seed=%llu order=%s pages=%llu good=%llu bad=%llu sigbus=%llu secs=%.2f%s\n",
+		/* --allow-sigbus: every page good or SIGBUS, none bad */
+		ok = o.allow_sigbus ? !tot.bad && tot.good + tot.sigbus == r.npages :
+				      tot.good == r.npages;
+		printf("verify: region=%u name=%s seed=%llu order=%s pages=%llu good=%llu bad=%llu sigbus=%llu secs=%.2f zero=%llu%s%s\n",
 		       r.id, o.name, (unsigned long long)o.seed, order_name(),
 		       (unsigned long long)r.npages, (unsigned long long)tot.good,
 		       (unsigned long long)tot.bad, (unsigned long long)tot.sigbus,
-		       now() - t0, ok ? "" : " FAIL");
+		       now() - t0, (unsigned long long)tot.zero,
+		       o.allow_sigbus ? " allow-sigbus" : "", ok ? "" : " FAIL");
 	} else {
 		/* Pages of the node: SIGBUS, or good if still cached (up to max_cached). */
 		ok = !tot.bad && !tot.unexpected_sigbus && tot.cached <= o.max_cached &&
 		     tot.good + tot.expected_sigbus == r.npages;
-		printf("verify: region=%u name=%s seed=%llu order=%s pages=%llu good=%llu bad=%llu sigbus=%llu expect-sigbus-on=%ld expected_sigbus=%llu unexpected_sigbus=%llu cached=%llu secs=%.2f%s\n",
+		printf("verify: region=%u name=%s seed=%llu order=%s pages=%llu good=%llu bad=%llu sigbus=%llu expect-sigbus-on=%ld expected_sigbus=%llu unexpected_sigbus=%llu cached=%llu secs=%.2f zero=%llu%s\n",
 		       r.id, o.name, (unsigned long long)o.seed, order_name(),
 		       (unsigned long long)r.npages, (unsigned long long)tot.good,
 		       (unsigned long long)tot.bad, (unsigned long long)tot.sigbus,
 		       o.expect_node, (unsigned long long)tot.expected_sigbus,
 		       (unsigned long long)tot.unexpected_sigbus,
-		       (unsigned long long)tot.cached, now() - t0, ok ? "" : " FAIL");
+		       (unsigned long long)tot.cached, now() - t0,
+		       (unsigned long long)tot.zero, ok ? "" : " FAIL");
 	}
 	return ok ? EXIT_OK : EXIT_FAIL;
 }
@@ -677,6 +725,23 @@ static int cmd_info(void)
 		if (count[n])
 			printf("node %u: %u chunks\n", n, count[n]);
 	free(count);
+	printf("replicas %u degraded %u lost %u\n", r.info.replicas,
+	       r.info.degraded_chunks, r.info.lost_chunks);
+	printf("copies:");
+	for (uint32_t i = 0; i < r.nr_chunks; i++)
+		printf(" %u/%u", r.copies[i], r.good[i]);
+	printf("\n");
+	return EXIT_OK;
+}
+
+static int cmd_features(void)
+{
+	int dev = dev_open();
+	uint64_t f = features(dev, NULL);
+
+	close(dev);
+	printf("features 0x%llx\nreplicas %s\n", (unsigned long long)f,
+	       f & HBMPOOL_FEAT_REPLICAS ? "yes" : "no");
 	return EXIT_OK;
 }
 
@@ -692,6 +757,8 @@ int main(int argc, char **argv)
 		return cmd_io(1);
 	if (!strcmp(o.cmd, "info"))
 		return cmd_info();
+	if (!strcmp(o.cmd, "features"))
+		return cmd_features();
 	usage();
 	return EXIT_USAGE;
 }

@@ -96,6 +96,11 @@ check "node 3: link_down=1" bash -c "echo 1 >$dbg/node3/link_down"
 check "verify --expect-sigbus-on 3: node 3's pages SIGBUS, the rest good" \
 	run "$RIO" verify --name $NAME --seed 8 --expect-sigbus-on 3 --max-cached 64
 check "plain verify fails (SIGBUS)" fails_with "$RIO" verify --name $NAME --seed 8
+check "verify --allow-sigbus: exit 0, node 3's pages counted as SIGBUS, none bad" \
+	bash -c "'$RIO' verify --name $NAME --seed 8 --allow-sigbus >/tmp/allow.out && grep -q ' bad=0 sigbus=[1-9][0-9]* .* allow-sigbus' /tmp/allow.out"
+sed 's/^/# /' /tmp/allow.out
+check "verify --allow-sigbus with a wrong seed: bad pages, exit 1" \
+	bash -c "'$RIO' verify --name $NAME --seed 5 --allow-sigbus >/tmp/allow2.out; [ \$? = 1 ] && grep -q 'good=0 bad=[1-9]' /tmp/allow2.out"
 check "--expect-sigbus-on 2 fails (node 3's pages SIGBUS unexpectedly)" \
 	fails_with "$RIO" verify --name $NAME --seed 8 --expect-sigbus-on 2
 check "write while node 3's link is down: SIGBUS on its pages, exit 1" \
@@ -121,8 +126,8 @@ release() { kill "$hold" && wait "$hold"; local rc=$?; hold=; [ $rc = 0 ]; }
 "$RIO" create --name fresh --size 1M --nodes 3 --policy bind --hold >/tmp/hold2.out 2>&1 &
 hold2=$!
 for _ in $(seq 50); do grep -q holding /tmp/hold2.out && break; sleep 0.1; done
-check "a region never written (zeros): every page bad" \
-	bash -c "'$RIO' verify --name fresh --seed 1 >/tmp/zero.out; [ \$? = 1 ] && grep -q 'pages=256 good=0 bad=256 sigbus=0' /tmp/zero.out"
+check "a region never written (zeros): every page bad, counted as zero" \
+	bash -c "'$RIO' verify --name fresh --seed 1 >/tmp/zero.out; [ \$? = 1 ] && grep -q 'pages=256 good=0 bad=256 sigbus=0 .* zero=256' /tmp/zero.out"
 grep '^verify' /tmp/zero.out | sed 's/^/# /'
 kill "$hold2"; wait "$hold2"
 check "release the region (SIGTERM to the holder, which exits 0)" release
