@@ -30,17 +30,21 @@
 #              CHUNK chunks, interleave over 2,3,4, k = 2), fills it, syncs,
 #              then reads one word of every page in a loop with the cache
 #              budget at 64 pages (nearly every access a fetch), timing
-#              each access.  Epochs, started by the host: 0 baseline (5 s);
-#              1 "cut": VM2's NIC down (multi-ctl.sh cut), for timeout + 6 s;
-#              2 VM2's NIC up again, until VM1's link to 2 is live + 3 s;
-#              3 "kill": VM2 quit through QMP, for timeout + 6 s.  Per epoch
+#              each access.  Epochs, started by the host: 0 warm-up (the
+#              reader starts with the region in the cache); 1 baseline, from
+#              the budget's change (8 s); 2 "cut": VM2's NIC down
+#              (multi-ctl.sh cut), for timeout + 6 s; 3 VM2's NIC up again,
+#              until VM1's link to 2 is live + 3 s; 4 "kill": VM2 quit
+#              through QMP, for timeout + 6 s.  Per epoch
 #              the longest access, p50, p99, bad words and SIGBUSes; the
 #              stall of a scenario is its epoch's longest access, reported
 #              against fetch-timeout-ms + 100 ms (the issue's goal) and
 #              against the baseline epoch's longest access
 #   (b) re-replication: the reader stops (the region stays), then in one
 #              command on VM1: node 2 fenced, degraded-chunks of P polled
-#              (every 50 ms) until 0.  Bytes = P's chunks that had a copy
+#              (every 250 ms: the poll costs VM1's one vCPU too) until 0;
+#              then the jobs' ELAPSED-MS (resync list).  Bytes = P's chunks
+#              that had a copy
 #              on 2 (region show before the kill) x CHUNK; MB/s = bytes /
 #              time from the fence; against iperf3 (A and B, both pairs)
 #   iperf3 B   the same as A, in the reverse order (VM3 -> VM1, then VM3
@@ -55,7 +59,7 @@
 # Environment: BENCH_REPL_SIZE (region P, default 16M), BENCH_REPL_CHUNK
 # (default 512K), BENCH_REPL_TIMEOUT_MS (VM1's fetch-timeout-ms, default
 # 2000), BENCH_REPL_WB_SIZE (hbmbench regions, default 4M),
-# BENCH_REPL_WB_PASSES (default 2), BENCH_REPL_CUT (1: the cut scenario
+# BENCH_REPL_WB_PASSES (default 4), BENCH_REPL_CUT (1: the cut scenario
 # before the kill, default 1), MULTI_TIMEOUT (the whole run, default
 # 1800 s), RIG_BUILD.
 set -u
@@ -102,7 +106,7 @@ size=${BENCH_REPL_SIZE:-16M}
 chunk=${BENCH_REPL_CHUNK:-512K}
 to_ms=${BENCH_REPL_TIMEOUT_MS:-2000}
 wb_size=${BENCH_REPL_WB_SIZE:-4M}
-wb_passes=${BENCH_REPL_WB_PASSES:-2}
+wb_passes=${BENCH_REPL_WB_PASSES:-4}
 do_cut=${BENCH_REPL_CUT:-1}
 victim=2
 pdir=$RIG_SYNC/probe
@@ -226,7 +230,10 @@ put chunks_on_victim "${nvict:-?}"
 mark=0
 next_mark() { mark=$((mark + 1)); : >"$pdir/mark.$mark"; }
 hold_s=$(((to_ms + 999) / 1000 + 6))
-sleep 5
+# The reader ran on a warm cache until now: the baseline starts here.
+next_mark
+base_epoch=$mark
+sleep 8
 if [ "$do_cut" = 1 ]; then
 	say "cut VM$victim's NIC (epoch $((mark + 1)))"
 	next_mark
@@ -252,11 +259,11 @@ done
 [ -e "$pdir/result" ] || die "no result from the probe: $(ctl exec 1 'cat /tmp/probe.log')"
 cp "$pdir/result" "$raw/probe.result.txt"
 ep() { sed -n "s/^epoch $1 .*\b$2=\([0-9]*\).*/\1/p" "$pdir/result"; }
-base_max=$(ep 0 max_ns)
+base_max=$(ep $base_epoch max_ns)
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (a != "" && b > 0) printf "%.3f", a / b; else print "?" }'; }
 for sc in baseline cut restored kill; do
 	case $sc in
-	baseline) e=0 ;;
+	baseline) e=$base_epoch ;;
 	cut) [ "$do_cut" = 1 ] || continue; e=$cut_epoch ;;
 	restored) [ "$do_cut" = 1 ] || continue; e=$((cut_epoch + 1)) ;;
 	kill) e=$kill_epoch ;;
@@ -276,7 +283,7 @@ ctl exec -t 900 1 "t0=\$(date +%s%N); $H node set $victim state fenced || exit 1
 		d=\$($H -j region show $rid | grep -o '\"degraded-chunks\": *[0-9]*' | grep -o '[0-9]*\$')
 		[ \"\$d\" = 0 ] && break
 		[ \$(( (\$(date +%s%N) - t0) / 1000000000 )) -ge 800 ] && { echo timeout degraded=\$d; exit 1; }
-		sleep 0.05
+		sleep 0.25
 	done; echo rerepl_ms=\$(( (\$(date +%s%N) - t0) / 1000000 ))" >"$raw/rerepl.txt" 2>&1 ||
 	{ echo "bench-replica: re-replication did not end: $(cat "$raw/rerepl.txt")"; failed=1; }
 ctl exec 1 "$H -j region show $rid chunks" >"$raw/region.after.json" 2>&1
@@ -287,6 +294,14 @@ rr_mbps=$(awk -v b="$rr_bytes" -v ms="${rr_ms:-0}" 'BEGIN { if (ms > 0) printf "
 put rerepl.ms "${rr_ms:-?}"
 put rerepl.bytes "$rr_bytes"
 put rerepl.mbps "$rr_mbps"
+ctl exec 1 "$H resync list" >"$raw/resync.txt" 2>&1
+# The replicate jobs: count, sum and max of ELAPSED-MS.
+read -r njobs jsum jmax < <(awk '$2 == "replicate" && $7 == "done" { n++; s += $(NF - 1); if ($(NF - 1) > m) m = $(NF - 1) }
+	END { printf "%d %d %d\n", n, s, m }' "$raw/resync.txt")
+put rerepl.jobs "$njobs"
+put rerepl.job_ms_sum "$jsum"
+put rerepl.job_ms_max "$jmax"
+put rerepl.job_mbps_mean "$(awk -v n="$njobs" -v s="$jsum" -v c="$(numfmt --from=iec "$chunk")" 'BEGIN { if (s > 0) printf "%.3f", n * c / (s / 1000) / 1e6; else print "?" }')"
 
 say "iperf3 B"
 run_iperf B
@@ -332,6 +347,7 @@ g() { sed -n "s/^replica\.$1=//p" "$kv" | head -1; }
 	done
 	echo
 	echo "(b) re-replication after the fence: ${nvict:-?} chunks x $chunk = $rr_bytes bytes in ${rr_ms:-?} ms = $rr_mbps MB/s"
+	echo "    $njobs replicate jobs done, ELAPSED-MS sum $jsum max $jmax (one job alone: $(g rerepl.job_mbps_mean) MB/s)"
 	printf '%-6s %14s %9s %14s %9s\n' iperf3 home-home_MB/s ratio client_MB/s ratio
 	for p in A B; do
 		printf '%-6s %14s %9s %14s %9s\n' $p "$(g iperf3.$p.home_home_mbps)" "$(g rerepl.ratio_vs_home_home.$p)" \
