@@ -545,6 +545,7 @@ int hbmpool_writeback_run(struct hbmpool_region *r, struct page **pages,
 	struct hbmpool_resync *job = NULL;
 	unsigned int ncopies = 0, i, j, n = 0, got;
 	struct hbmpool_wb_reqs *w;
+	bool outdating = false;
 	int err = 0, e;
 
 	if (written)
@@ -617,8 +618,18 @@ int hbmpool_writeback_run(struct hbmpool_region *r, struct page **pages,
 
 		if (!err && req->status && !atomic_read(&g->took))
 			err = req->status;
+		if (!err && req->status)
+			outdating = true;
 		hbmpool_req_put(req);
 	}
+	/*
+	 * Copies missed it: they are outdated before the pages' bits go
+	 * (hbmpool_wb_outdate_work()), and a caller that syncs returns only
+	 * then, so that what it reports (the region's degraded chunks) is so.
+	 */
+	for (i = 0; outdating && !err && i < n; i++)
+		if (wait_on_bit(&run[i]->private, HBM_PG_WRITEBACK, TASK_KILLABLE))
+			err = -EINTR;
 	if (!err && written)
 		*written = n;
 out:

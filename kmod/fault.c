@@ -118,44 +118,144 @@ static void hbmpool_count_fetch(struct hbmpool_region *r,
 	hbmpool_count_latency(&r->stats, node, lat, nr);	/* per page */
 }
 
+/* A fetch that failed at one copy, going to the next (hbmpool_fetch_retry_work()). */
+struct hbmpool_fetch_retry {
+	struct work_struct work;
+	struct hbmpool_req *req;	/* the failed request, referenced */
+};
+
+static void hbmpool_fetch_end_io(struct hbmpool_req *req);
+
 /*
- * Whether another copy of the chunk of page @index can serve a fetch that
- * failed at @node (hbmpool_replica_failover()).  Any context.
+ * The fetch @req failed for good: its pages are marked and unlocked.  The
+ * faulting page's failure is its fault's SIGBUS; pages read ahead are
+ * fetched again by whoever touches them, and so is every page when
+ * @failover (another copy serves a fault that timed out).
  */
-static bool hbmpool_fetch_failover(struct hbmpool_region *r, pgoff_t index,
-				   struct hbmpool_node *node)
+static void hbmpool_fetch_fail(struct hbmpool_req *req, bool failover)
 {
+	bool fault = (req->flags & HBMPOOL_FETCH_FAULT) && !failover;
+	unsigned int i;
+
+	for (i = 0; i < req->nr_pages; i++) {
+		clear_bit(HBM_PG_READAHEAD, &req->pages[i]->private);
+		set_bit(!i && fault ? HBM_PG_ERROR : HBM_PG_STALE,
+			&req->pages[i]->private);
+	}
+	for (i = 0; i < req->nr_pages; i++)
+		unlock_page(req->pages[i]);
+}
+
+/*
+ * Process context: the failed fetch @retry->req goes to the next good copy
+ * it has not tried, into the same pages, still locked; none left, or no
+ * memory: it fails.
+ */
+static void hbmpool_fetch_retry_work(struct work_struct *work)
+{
+	struct hbmpool_fetch_retry *retry = container_of(work, struct hbmpool_fetch_retry,
+							 work);
+	struct hbmpool_rcopy rc[HBMPOOL_MAX_COPIES];
+	struct hbmpool_req *old = retry->req, *req = NULL;
+	struct hbmpool_region *r = old->private;
+	pgoff_t index = old->pages[0]->index;
+	unsigned long tried = old->flags >> HBMPOOL_FETCH_TRIED_SHIFT;
+	const struct hbmpool_chunk_map *map;
+	struct hbmpool_node *node = NULL;
+	u64 offset = 0;
+	u32 gen = 0;
+	int c;
+
+	rcu_read_lock();
+	map = hbmpool_chunk_map(r, index);
+	hbmpool_map_rcopies(map, rc);
+	c = hbmpool_replica_next(rc, map->nr_copies, tried);
+	if (c >= 0) {
+		node = map->copies[c].node;
+		hbmpool_node_get(node);
+		offset = map->copies[c].offset + hbmpool_offset_in_chunk(r, index);
+		gen = map->copies[c].gen;
+	}
+	rcu_read_unlock();
+	if (node) {
+		req = hbmpool_req_alloc(node, HBMPOOL_REQ_READ, offset, old->pages,
+					old->nr_pages, GFP_KERNEL);
+		hbmpool_node_put(node);		/* the request has its own */
+	}
+	if (!req) {
+		hbmpool_fetch_fail(old, false);
+	} else {
+		req->data_gen = gen;
+		req->end_io = hbmpool_fetch_end_io;
+		req->private = r;
+		req->flags = (old->flags & ~(0xffUL << HBMPOOL_FETCH_TRIED_SHIFT)) |
+			     ((tried | BIT(c)) << HBMPOOL_FETCH_TRIED_SHIFT);
+		hbmpool_req_submit(req, READ_ONCE(hbmpool_fetch_timeout_ms));
+		hbmpool_req_put(req);
+	}
+	hbmpool_req_put(old);
+	kfree(retry);
+}
+
+/*
+ * The fetch @req failed at its node: whether it goes on elsewhere.  One
+ * that did not time out goes to the next good copy it has not tried, into
+ * the same pages (hbmpool_fetch_retry_work()); one that timed out, whose
+ * pages the transport may still write, fails, and *@failover says whether
+ * another reachable copy will serve the fault when it fetches again.  Any
+ * context.
+ */
+static bool hbmpool_fetch_retry(struct hbmpool_req *req, bool *failover)
+{
+	struct hbmpool_region *r = req->private;
+	pgoff_t index = req->pages[0]->index;
 	struct hbmpool_rcopy rc[HBMPOOL_MAX_COPIES];
 	const struct hbmpool_chunk_map *map;
-	bool ok = false;
-	int c, failed = -1;
+	struct hbmpool_fetch_retry *retry;
+	unsigned long tried = req->flags >> HBMPOOL_FETCH_TRIED_SHIFT;
+	int c, failed = -1, next = -1;
 
+	*failover = false;
 	rcu_read_lock();
 	map = hbmpool_chunk_map(r, index);
 	if (map->nr_copies > 1) {
 		for (c = 0; c < map->nr_copies; c++)
-			if (map->copies[c].node == node)
+			if (map->copies[c].node == req->node)
 				failed = c;
 		hbmpool_map_rcopies(map, rc);
-		ok = hbmpool_replica_failover(rc, map->nr_copies, failed);
+		if (req->timed_out)
+			*failover = hbmpool_replica_failover(rc, map->nr_copies, failed);
+		else
+			next = hbmpool_replica_next(rc, map->nr_copies,
+						    failed >= 0 ? tried | BIT(failed) : tried);
 	}
 	rcu_read_unlock();
-	return ok;
+	if (next < 0)
+		return false;
+	retry = kmalloc(sizeof(*retry), GFP_ATOMIC);
+	if (!retry)
+		return false;
+	if (failed >= 0)
+		req->flags |= BIT(failed) << HBMPOOL_FETCH_TRIED_SHIFT;
+	kref_get(&req->ref);		/* the work's */
+	retry->req = req;
+	INIT_WORK(&retry->work, hbmpool_fetch_retry_work);
+	queue_work(hbmpool_outdate_wq, &retry->work);
+	return true;
 }
 
 /*
  * A fetch request is done: its pages become up to date, or failed, and are
  * unlocked.  Any context.  The region is alive until the unlock: its
  * release waits for the lock of every page it drops.  A failure marks the
- * node suspect, so that fetches of replicated chunks go elsewhere; when
- * another copy can serve, a fault's page is fetched again (STALE and
- * HBMPOOL_FETCH_FAILOVER) instead of failing.
+ * node suspect, so that fetches of replicated chunks go elsewhere first,
+ * and goes to another copy if there is one (hbmpool_fetch_retry()).
  */
 static void hbmpool_fetch_end_io(struct hbmpool_req *req)
 {
 	struct hbmpool_region *r = req->private;
 	struct hbmpool_node *node = req->node;
-	bool fault = req->flags & HBMPOOL_FETCH_FAULT;
+	bool failover;
 	unsigned int i;
 
 	if (!req->status) {
@@ -165,30 +265,22 @@ static void hbmpool_fetch_end_io(struct hbmpool_req *req)
 				    ktime_get_ns() - req->start_ns);
 		for (i = 0; i < req->nr_pages; i++)
 			set_bit(HBM_PG_UPTODATE, &req->pages[i]->private);
-	} else {
-		WRITE_ONCE(node->suspect, true);
-		if (fault && hbmpool_fetch_failover(r, req->pages[0]->index, node)) {
-			fault = false;
-			req->flags |= HBMPOOL_FETCH_FAILOVER;
-		}
-		hbmpool_count3(&r->stats, node, HBMPOOL_STAT_ERRORS, 1);
-		if (req->status == -ETIMEDOUT)
-			hbmpool_count3(&r->stats, node, HBMPOOL_STAT_TIMEOUTS, 1);
-		pr_warn_ratelimited("region %u pages %lu+%u: fetch from node %u failed: %d\n",
-				    r->id, req->pages[0]->index, req->nr_pages,
-				    node->id, req->status);
-		/*
-		 * The faulting page's failure is its fault's SIGBUS; pages
-		 * read ahead are fetched again by whoever touches them.
-		 */
-		for (i = 0; i < req->nr_pages; i++) {
-			clear_bit(HBM_PG_READAHEAD, &req->pages[i]->private);
-			set_bit(!i && fault ? HBM_PG_ERROR : HBM_PG_STALE,
-				&req->pages[i]->private);
-		}
+		for (i = 0; i < req->nr_pages; i++)
+			unlock_page(req->pages[i]);
+		return;
 	}
-	for (i = 0; i < req->nr_pages; i++)
-		unlock_page(req->pages[i]);
+	WRITE_ONCE(node->suspect, true);
+	hbmpool_count3(&r->stats, node, HBMPOOL_STAT_ERRORS, 1);
+	if (req->status == -ETIMEDOUT)
+		hbmpool_count3(&r->stats, node, HBMPOOL_STAT_TIMEOUTS, 1);
+	pr_warn_ratelimited("region %u pages %lu+%u: fetch from node %u failed: %d\n",
+			    r->id, req->pages[0]->index, req->nr_pages,
+			    node->id, req->status);
+	if (hbmpool_fetch_retry(req, &failover))
+		return;
+	if (failover)
+		req->flags |= HBMPOOL_FETCH_FAILOVER;
+	hbmpool_fetch_fail(req, failover);
 }
 
 /*
@@ -395,10 +487,12 @@ int hbmpool_fill(struct hbmpool_region *r, pgoff_t index, unsigned int max,
 		*nr = ret;
 	if (folio_wait_locked_killable(page_folio(req->pages[0])))
 		ret = -EINTR;	/* the request goes on; its end_io decides */
-	else if (req->status && (req->flags & HBMPOOL_FETCH_FAILOVER))
+	else if (test_bit(HBM_PG_UPTODATE, &req->pages[0]->private))
+		ret = 0;	/* perhaps from another copy (hbmpool_fetch_retry()) */
+	else if (req->flags & HBMPOOL_FETCH_FAILOVER)
 		ret = -EAGAIN;
 	else
-		ret = req->status;
+		ret = req->status ?: -EIO;
 	hbmpool_req_put(req);
 	return ret;
 }

@@ -10,8 +10,11 @@
  *
  * A fetch reads the first good copy in map order (nearest first) whose
  * home is reachable; when none is, the first good one, whose failure then
- * reports the loss of service.  A failed fetch is served by another good,
- * reachable copy at once, if there is one.
+ * reports the loss of service.  A fetch that failed is retried from the
+ * next good copy it has not tried (hbmpool_replica_next()); one that timed
+ * out, whose pages the transport may still write, is fetched again into
+ * new pages from another good copy that is reachable
+ * (hbmpool_replica_failover()).
  *
  * A write-back goes to every up-to-date copy (and a move's target).  If
  * at least one took it, it succeeded: the copies that missed it are marked
@@ -67,6 +70,27 @@ bool hbmpool_replica_failover(const struct hbmpool_rcopy *c, unsigned int n,
 	int i = hbmpool_replica_pick(c, n, failed);
 
 	return i >= 0 && c[i].reachable;
+}
+
+/*
+ * The copy a fetch that failed at the copies of @tried (bit i: copy i)
+ * retries from: the first good one not tried, reachable ones first.  A
+ * fetch retried this way tries each copy at most once.  -1: none is left.
+ */
+int hbmpool_replica_next(const struct hbmpool_rcopy *c, unsigned int n,
+			 unsigned long tried)
+{
+	int i, first = -1;
+
+	for (i = 0; i < (int)n && i < (int)(8 * sizeof(tried)); i++) {
+		if ((tried & (1UL << i)) || !hbmpool_rcopy_good(&c[i]))
+			continue;
+		if (c[i].reachable)
+			return i;
+		if (first < 0)
+			first = i;
+	}
+	return first;
 }
 
 /* @took and @missed: up-to-date copies that took a write-back, and not. */

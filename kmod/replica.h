@@ -46,6 +46,8 @@ int hbmpool_replica_pick(const struct hbmpool_rcopy *c, unsigned int n,
 			 int skip);
 bool hbmpool_replica_failover(const struct hbmpool_rcopy *c, unsigned int n,
 			      int failed);
+int hbmpool_replica_next(const struct hbmpool_rcopy *c, unsigned int n,
+			 unsigned long tried);
 enum hbmpool_wb_outcome hbmpool_replica_wb_outcome(unsigned int took,
 						   unsigned int missed);
 bool hbmpool_replica_wants_copy(const struct hbmpool_rcopy *c, unsigned int n,

@@ -78,6 +78,24 @@ static void test_failover(void)
 	ok(hbmpool_replica_failover(c, 3, -1), "a fetch from no known copy may go to a good one");
 }
 
+static void test_next(void)
+{
+	struct hbmpool_rcopy c[3] = {
+		rc(UP, true, true, 0), rc(UP, true, false, 0), rc(UP, true, true, 0),
+	};
+
+	ok(hbmpool_replica_next(c, 3, 0x1) == 2,
+	   "copy 0 failed: the next reachable good copy (2) before an unreachable one (1)");
+	ok(hbmpool_replica_next(c, 3, 0x5) == 1,
+	   "0 and 2 failed: the unreachable (suspect) good copy is tried too");
+	ok(hbmpool_replica_next(c, 3, 0x7) == -1, "every copy tried: none left, the fetch fails");
+	c[2].state = OUT;
+	ok(hbmpool_replica_next(c, 3, 0x1) == 1, "an outdated copy is never tried");
+	c[1].intact = false;
+	ok(hbmpool_replica_next(c, 3, 0x1) == -1, "nor one on lost memory");
+	ok(hbmpool_replica_next(c, 1, 0) == 0, "nothing tried: the only good copy");
+}
+
 static void test_wb_outcome(void)
 {
 	ok(hbmpool_replica_wb_outcome(2, 0) == HBMPOOL_WB_CLEAN, "every copy took it: clean");
@@ -127,6 +145,7 @@ int main(void)
 	test_good();
 	test_pick();
 	test_failover();
+	test_next();
 	test_wb_outcome();
 	test_wants();
 	test_domains();
