@@ -66,7 +66,7 @@ SHELL_SCRIPTS  = $(shell find . -path ./build -prune -o -path ./.git -prune -o \
 		   -name '*.sh' -type f -print) .ci/run
 
 .PHONY: all deps kinfo ksft ynl module tools selftests install lint lint-checkpatch lint-netlink \
-	lint-sparse lint-shell unit rig-tests rig-multi check demo bench bench-tcp bench-membership clean help \
+	lint-sparse lint-shell unit rig-tests rig-multi check demo bench bench-tcp bench-replica bench-membership clean help \
 	daemon
 
 all: module tools selftests daemon
@@ -345,6 +345,15 @@ bench-tcp:
 	@$(MAKE) --no-print-directory deps
 	@$(MAKE) --no-print-directory all
 	$(RIG)/bench-tcp.sh
+
+# Replicated regions over TCP, 4 VMs (multi.sh run "replbench"): node loss
+# to served-again, re-replication against iperf3, write-back of k = 2, 3
+# against k = 1; summary in build/rig/bench-replica.txt, figures in
+# Documentation/performance.rst by hand.  BENCH_REPL_* (see the script).
+bench-replica:
+	@$(MAKE) --no-print-directory deps
+	@$(MAKE) --no-print-directory all
+	$(RIG)/bench-replica.sh
 
 # hbmpoold's membership core as N simulated nodes against one etcd on
 # 127.0.0.1, no VM (tools/bench/membership_scale): the table also goes to

@@ -40,6 +40,20 @@
  *   pread_hbm        pread of the HBM bytes of a cold region from the node's
  *                    debugfs "hbm" file, 4 KiB at a time (sim only)
  *
+ * Replicated write-back (--replicas K, 2..4; needs K bench nodes):
+ *   wb_kN            a region with N copies of each chunk (region_create.
+ *                    replicas), every page read first (fetched from one
+ *                    copy, before the clock), then timed: every page
+ *                    written (memset of 4 KiB, timed per page), then
+ *                    REGION_SYNC of the whole region (every page written
+ *                    back to every copy); the cache holds the region
+ *   Pairs wb_kN against wb_k1 for N = 2..K, both sides next to each other in
+ *   every pass, the order alternating as for the others: ratio of MB/s
+ *   (write + sync) and of the sync alone ("sync MB/s": bytes / sync time).
+ *   With simulated nodes (no latency) this is the CPU cost of the extra
+ *   copies; over a transport, also the link's.  --only-replicas runs these
+ *   pairs alone.
+ *
  * Each pair (phase, baseline) is measured in every pass; odd passes run the
  * pairs in order, each phase before its baseline, even passes run the whole
  * sequence reversed, so that a machine that drifts favours neither side.
@@ -81,8 +95,8 @@
 #define MAX_PASSES	20
 #define MAX_THREADS	64
 
-enum need { ALWAYS, SIM, EVICT, THREADS, WORKLOAD };
-enum metric { MBPS, P50, P99, TIME };
+enum need { ALWAYS, SIM, EVICT, THREADS, WORKLOAD, REPL2, REPL3, REPL4, NNEED };
+enum metric { MBPS, P50, P99, TIME, SYNC_MBPS };
 
 static const struct pair {
 	enum hbmb_phase a, b;	/* phase, its baseline */
@@ -97,6 +111,9 @@ static const struct pair {
 	{ ANON_FAULT_MT, ANON_FAULT, THREADS },
 	{ SEQ_FAULT, SEQ_FAULT_RETRY, SIM },
 	{ SEQ_FAULT, PREAD_HBM, SIM },
+	{ WB_K2, WB_K1, REPL2 },
+	{ WB_K3, WB_K1, REPL3 },
+	{ WB_K4, WB_K1, REPL4 },
 };
 #define NPAIR (sizeof(pairs) / sizeof(pairs[0]))
 
@@ -119,10 +136,16 @@ static struct goal {
 	{ "anon_fault_mt_vs_anon_fault", 6, MBPS, 0, 0, 0 },
 	{ "seq_fault_vs_seq_fault_retry", 7, MBPS, 0, 0, 0 },
 	{ "seq_fault_vs_pread_hbm", 8, MBPS, 0, 0, 0 },
+	{ "wb_k2_vs_wb_k1", 9, MBPS, 0, 0, 0 },
+	{ "wb_k2_vs_wb_k1_sync", 9, SYNC_MBPS, 0, 0, 0 },
+	{ "wb_k3_vs_wb_k1", 10, MBPS, 0, 0, 0 },
+	{ "wb_k3_vs_wb_k1_sync", 10, SYNC_MBPS, 0, 0, 0 },
+	{ "wb_k4_vs_wb_k1", 11, MBPS, 0, 0, 0 },
+	{ "wb_k4_vs_wb_k1_sync", 11, SYNC_MBPS, 0, 0, 0 },
 };
 #define NGOAL (sizeof(goals) / sizeof(goals[0]))
 
-static const char *const metric_name[] = { "MB/s", "p50", "p99", "time" };
+static const char *const metric_name[] = { "MB/s", "p50", "p99", "time", "sync MB/s" };
 
 static struct hbmb_ctx ctx;
 static struct hbmb_meas meas[MAX_PASSES][NPAIR][2];
@@ -181,6 +204,8 @@ static double metric(enum hbmb_phase ph, const struct hbmb_meas *m, enum metric 
 		return (double)hbmb_percentile(ph, m->lat_from, m->lat_to, 50);
 	case P99:
 		return (double)hbmb_percentile(ph, m->lat_from, m->lat_to, 99);
+	case SYNC_MBPS:
+		return mbps_of(m->bytes, m->sync_ns);
 	default:
 		return (double)m->total_ns;
 	}
@@ -264,6 +289,7 @@ static void usage(FILE *f, const char *argv0)
 {
 	fprintf(f, "usage: %s [--size SIZE] [--node N | --nodes LIST] [--passes N] [--iterations N]\n"
 		"          [--evict] [--workload] [--threads N] [--window PAGES]\n"
+		"          [--replicas K [--only-replicas]]\n"
 		"       %s --regions N [--node N | --nodes LIST]\n"
 		"  --size SIZE       bytes per region (default 8M; k/M/G suffixes)\n"
 		"  --node N          use remote node N (0..1023, not this node's id; any transport)\n"
@@ -277,6 +303,10 @@ static void usage(FILE *f, const char *argv0)
 		"                    threads (2..%d)\n"
 		"  --window PAGES    set " WINDOW_PARAM " (the fetch window bound) for the\n"
 		"                    run, restored at exit\n"
+		"  --replicas K      add wb_k1..wb_kK: write + REGION_SYNC of regions with\n"
+		"                    1..K copies per chunk (2..4; K bench nodes at least),\n"
+		"                    each k >= 2 against k = 1\n"
+		"  --only-replicas   with --replicas: only those pairs\n"
 		"  --regions N       instead: kernel memory per region, N one-page regions,\n"
 		"                    against a one-page memfd\n", argv0, argv0, MAX_PASSES, MAX_THREADS);
 }
@@ -294,19 +324,21 @@ int main(int argc, char **argv)
 		{ "threads", required_argument, NULL, 't' },
 		{ "window", required_argument, NULL, 'W' },
 		{ "regions", required_argument, NULL, 'r' },
+		{ "replicas", required_argument, NULL, 'R' },
+		{ "only-replicas", no_argument, NULL, 'O' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
 	uint64_t v, nregions = 0, passes = 2, window = 0;
 	struct hbm_node nodes[HBMPOOL_MAX_NODES];
-	int c, n, self, all_sim = 1, want[WORKLOAD + 1] = { 1, 1, 0, 0, 0 };
+	int c, n, self, all_sim = 1, only_repl = 0, want[NNEED] = { 1, 1, 0, 0, 0, 0, 0, 0 };
 	char transport[HBMPOOL_MAX_NODES][16];
 	char list[256];
 
 	ctx.size = 8ULL << 20;
 	ctx.iters = 3;
 	ctx.threads = 1;
-	while ((c = getopt_long(argc, argv, "s:n:N:p:i:ewt:W:r:h", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "s:n:N:p:i:ewt:W:r:R:Oh", opts, NULL)) != -1) {
 		switch (c) {
 		case 's':
 			if (hbm_parse_size(optarg, &ctx.size) || !ctx.size || ctx.size % HBMB_PAGE ||
@@ -351,6 +383,14 @@ int main(int argc, char **argv)
 			if (hbm_parse_u64(optarg, &nregions) || !nregions || nregions > 1000000)
 				return hbm_cli_bad("regions", optarg, "(1..1000000)");
 			break;
+		case 'R':
+			if (hbm_parse_u64(optarg, &v) || v < 2 || v > HBMPOOL_REPLICAS_MAX)
+				return hbm_cli_bad("replicas", optarg, "(2..4)");
+			ctx.replicas = (unsigned int)v;
+			break;
+		case 'O':
+			only_repl = 1;
+			break;
 		default:	/* 'h', or an unknown option */
 			return hbm_cli_usage(usage, argv[0], c == 'h');
 		}
@@ -359,6 +399,15 @@ int main(int argc, char **argv)
 		fprintf(stderr, "hbmbench: unexpected argument '%s'\n", argv[optind]);
 		return 2;
 	}
+	if (only_repl && !ctx.replicas) {
+		fprintf(stderr, "hbmbench: --only-replicas needs --replicas K\n");
+		return 2;
+	}
+	for (unsigned int k = 2; k <= ctx.replicas; k++)
+		want[REPL2 + k - 2] = 1;
+	if (only_repl)
+		for (int w = 0; w < REPL2; w++)
+			want[w] = 0;
 	ctx.npages = ctx.size / HBMB_PAGE;
 	if (want[THREADS] && ctx.npages < ctx.threads) {
 		fprintf(stderr, "hbmbench: --threads %u needs a region of at least as many pages\n",
@@ -399,6 +448,11 @@ int main(int argc, char **argv)
 	}
 	if (nregions)
 		return hbmb_regions(ctx.dev, &ctx.nodes, nregions);
+	if (ctx.replicas > (unsigned int)hbm_nodeset_count(&ctx.nodes)) {
+		fprintf(stderr, "hbmbench: --replicas %u needs as many bench nodes (%s)\n", ctx.replicas,
+			hbm_nodeset_format(&ctx.nodes, list, sizeof(list)));
+		return 2;
+	}
 
 	/* The transport of each bench node: sim-only phases need every one to be "sim". */
 	memset(transport, 0, sizeof(transport));
@@ -420,8 +474,8 @@ int main(int argc, char **argv)
 
 	atexit(restore);
 	sim_knobs((const char (*)[16])transport);
-	want[SIM] = all_sim && hbm_nodeset_equal(&ctx.knobs, &ctx.nodes);
-	if (!want[SIM])
+	want[SIM] = !only_repl && all_sim && hbm_nodeset_equal(&ctx.knobs, &ctx.nodes);
+	if (!want[SIM] && !only_repl)
 		printf("note: not every bench node is simulated with debugfs knobs: the sim-only "
 		       "phases pread_hbm (debugfs nodeN/hbm) and seq_fault_retry (nowait_copy 0) "
 		       "are skipped\n");
@@ -477,11 +531,15 @@ int main(int argc, char **argv)
 		printf("transport.node%d=%s\n", i, transport[i]);
 	if (!hbm_global_u64(WINDOW_PARAM, &v))
 		printf("param.%s=%llu\n", WINDOW_PARAM, (unsigned long long)v);
-	printf("passes=%llu\niterations=%llu\nthreads=%u\n", (unsigned long long)passes,
-	       (unsigned long long)ctx.iters, ctx.threads);
+	printf("passes=%llu\niterations=%llu\nthreads=%u\nreplicas=%u\n", (unsigned long long)passes,
+	       (unsigned long long)ctx.iters, ctx.threads, ctx.replicas);
 	for (int ph = 0; ph < HBMB_NPHASE; ph++)
 		if (hbmb_res[ph].ran)
 			printf("mbps.%s=%.1f\n", hbmb_phase_name[ph], mbps((enum hbmb_phase)ph));
+	for (int ph = WB_K1; ph <= WB_K4; ph++)
+		if (hbmb_res[ph].ran)
+			printf("sync_mbps.%s=%.1f\n", hbmb_phase_name[ph],
+			       mbps_of(hbmb_res[ph].bytes, hbmb_res[ph].sync_ns));
 	for (int ph = 0; ph < HBMB_NPHASE; ph++) {
 		uint64_t nn = hbmb_res[ph].n;
 
@@ -495,8 +553,10 @@ int main(int argc, char **argv)
 		printf("ratio.seq_fault_vs_pread=%.3f\n", mbps(SEQ_FAULT) / mbps(PREAD_HBM));
 		printf("ratio.rand_fault_vs_pread=%.3f\n", mbps(RAND_FAULT) / mbps(PREAD_HBM));
 	}
-	printf("ratio.seq_fault_vs_memcpy=%.3f\n", mbps(SEQ_FAULT) / mbps(MEMCPY_WARM));
-	printf("ratio.rand_fault_vs_memcpy=%.3f\n", mbps(RAND_FAULT) / mbps(MEMCPY_WARM));
+	if (hbmb_res[SEQ_FAULT].ran && hbmb_res[MEMCPY_WARM].ran)
+		printf("ratio.seq_fault_vs_memcpy=%.3f\n", mbps(SEQ_FAULT) / mbps(MEMCPY_WARM));
+	if (hbmb_res[RAND_FAULT].ran && hbmb_res[MEMCPY_WARM].ran)
+		printf("ratio.rand_fault_vs_memcpy=%.3f\n", mbps(RAND_FAULT) / mbps(MEMCPY_WARM));
 	if (hbmb_res[SEQ_FAULT_RETRY].ran)
 		printf("ratio.seq_fault_vs_seq_fault_retry=%.3f\n",
 		       mbps(SEQ_FAULT) / mbps(SEQ_FAULT_RETRY));

@@ -17,6 +17,7 @@
 enum hbmb_phase {
 	SEQ_FAULT, SEQ_FAULT_RETRY, RAND_FAULT, EVICT_FAULT, PREAD_HBM, MEMCPY_WARM,
 	ANON_FAULT, SEQ_FAULT_MT, RAND_FAULT_MT, ANON_FAULT_MT, WORK_2X, LOCAL_2X,
+	WB_K1, WB_K2, WB_K3, WB_K4,	/* write + sync, k = 1..4 copies (--replicas) */
 	HBMB_NPHASE
 };
 
@@ -27,6 +28,7 @@ struct hbmb_result {
 	uint64_t *lat;		/* per-page ns; phases without them have n == 0 */
 	uint64_t n, cap;
 	uint64_t total_ns;	/* sum of the timed loops */
+	uint64_t sync_ns;	/* of which REGION_SYNC (the wb_kN phases) */
 	uint64_t bytes;
 	int ran;
 };
@@ -35,7 +37,7 @@ extern struct hbmb_result hbmb_res[HBMB_NPHASE];
 
 /* One step: the iterations of one phase in one pass. */
 struct hbmb_meas {
-	uint64_t total_ns, bytes;
+	uint64_t total_ns, sync_ns, bytes;
 	uint64_t lat_from, lat_to;	/* its samples: hbmb_res[phase].lat[from..to) */
 	int ran;
 };
@@ -48,6 +50,7 @@ struct hbmb_ctx {
 	struct hbm_nodeset knobs;	/* simulated bench nodes with debugfs knobs */
 	uint64_t budget;		/* cache budget of the phases that do not evict */
 	uint64_t seed;			/* of the random orders, advanced per use */
+	unsigned int replicas;		/* --replicas: wb_k1..wb_kN, 0: none */
 };
 
 /*

@@ -22,7 +22,7 @@
 const char *const hbmb_phase_name[HBMB_NPHASE] = {
 	"seq_fault", "seq_fault_retry", "rand_fault", "seq_fault_evict", "pread_hbm",
 	"memcpy_warm", "anon_fault", "seq_fault_mt", "rand_fault_mt", "anon_fault_mt", "work_2x",
-	"local_2x",
+	"local_2x", "wb_k1", "wb_k2", "wb_k3", "wb_k4",
 };
 
 struct hbmb_result hbmb_res[HBMB_NPHASE];
@@ -63,11 +63,17 @@ uint64_t hbmb_percentile(enum hbmb_phase ph, uint64_t from, uint64_t to, double 
 	return v;
 }
 
-static int region_new(struct hbmb_ctx *c, uint8_t **m, struct hbmpool_region_create *rc)
+/* k copies of each chunk: 1 leaves region_create.replicas 0 (any kernel). */
+static int region_new_k(struct hbmb_ctx *c, uint8_t **m, struct hbmpool_region_create *rc,
+			unsigned int k)
 {
 	int fd;
 
 	hbm_create_init(rc, c->size, 0, HBMPOOL_POLICY_INTERLEAVE, &c->nodes, 0, "hbmbench");
+	if (k > 1 && hbm_create_replicas(rc, k)) {
+		fprintf(stderr, "hbmbench: replicas %u: not 1..%u\n", k, HBMPOOL_REPLICAS_MAX);
+		return -EINVAL;
+	}
 	/* 2 MiB chunks unless the region is small: spread over every node. */
 	rc->chunk_size = 2ULL << 20;
 	while (rc->chunk_size > HBMB_PAGE &&
@@ -84,9 +90,14 @@ static int region_new(struct hbmb_ctx *c, uint8_t **m, struct hbmpool_region_cre
 		}
 	}
 	if (fd < 0)
-		fprintf(stderr, "hbmbench: create and map %llu bytes: %s\n",
-			(unsigned long long)c->size, strerror(-fd));
+		fprintf(stderr, "hbmbench: create and map %llu bytes (%u cop%s): %s\n",
+			(unsigned long long)c->size, k, k == 1 ? "y" : "ies", strerror(-fd));
 	return fd;
+}
+
+static int region_new(struct hbmb_ctx *c, uint8_t **m, struct hbmpool_region_create *rc)
+{
+	return region_new_k(c, m, rc, 1);
 }
 
 /*
@@ -363,6 +374,57 @@ static int workload(struct hbmb_ctx *c, uint8_t *m, struct hbmb_meas *meas)
 	return 0;
 }
 
+/*
+ * wb_kN: a region with k copies of each chunk, made warm (every page read,
+ * so every page is fetched, from one copy, before the clock starts: the
+ * fetch costs the same for any k), then the clock: every page written
+ * (memset of its 4 KiB, timed per page), then REGION_SYNC of the whole
+ * region, which writes every page back to every copy and returns when all
+ * took it.  The cache budget holds the region, so nothing is evicted or
+ * written back before the sync (except by the kernel's own flusher, if it
+ * runs meanwhile: the same for every k).  Time: writes + sync; the sync
+ * alone in sync_ns.
+ */
+static int wb_pass(struct hbmb_ctx *c, enum hbmb_phase ph, unsigned int k, struct hbmb_meas *meas)
+{
+	uint64_t *lat = lat_reserve(ph, c->npages), start, s0;
+	struct hbmpool_region_create rc;
+	struct hbmpool_range out;
+	uint8_t *m;
+	int fd = region_new_k(c, &m, &rc, k), e;
+
+	if (fd < 0 || !lat) {
+		if (fd >= 0) {
+			munmap(m, c->size);
+			close(fd);
+		}
+		return -1;
+	}
+	for (uint64_t p = 0; p < c->npages; p++)
+		(void)*(volatile uint8_t *)(m + p * HBMB_PAGE);
+	start = hbm_now_ns();
+	for (uint64_t p = 0; p < c->npages; p++) {
+		uint64_t t0 = hbm_now_ns();
+
+		memset(m + p * HBMB_PAGE, (int)(p + c->seed) | 1, HBMB_PAGE);
+		lat[p] = hbm_now_ns() - t0;
+	}
+	s0 = hbm_now_ns();
+	e = hbm_region_sync(fd, 0, c->size, &out);
+	meas->sync_ns += hbm_now_ns() - s0;
+	meas->total_ns += hbm_now_ns() - start;
+	meas->bytes += c->size;
+	hbmb_res[ph].n += c->npages;
+	c->seed++;
+	munmap(m, c->size);
+	close(fd);
+	if (e) {
+		fprintf(stderr, "hbmbench: REGION_SYNC of a %u-copy region: %s\n", k, strerror(-e));
+		return -1;
+	}
+	return 0;
+}
+
 static int one(struct hbmb_ctx *c, enum hbmb_phase ph, uint8_t *buf, struct hbmb_meas *m)
 {
 	struct hbmpool_region_create rc;
@@ -421,6 +483,11 @@ static int one(struct hbmb_ctx *c, enum hbmb_phase ph, uint8_t *buf, struct hbmb
 		ret = workload(c, a, m);
 		munmap(a, c->size);
 		return ret;
+	case WB_K1:
+	case WB_K2:
+	case WB_K3:
+	case WB_K4:
+		return wb_pass(c, ph, (unsigned int)(ph - WB_K1) + 1, m);
 	default:
 		return -1;
 	}
@@ -443,6 +510,7 @@ int hbmb_run(struct hbmb_ctx *c, enum hbmb_phase ph, struct hbmb_meas *m)
 	step.lat_to = hbmb_res[ph].n;
 	step.ran = 1;
 	hbmb_res[ph].total_ns += step.total_ns;
+	hbmb_res[ph].sync_ns += step.sync_ns;
 	hbmb_res[ph].bytes += step.bytes;
 	hbmb_res[ph].ran = 1;
 	*m = step;

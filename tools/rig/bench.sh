@@ -14,7 +14,8 @@
 #
 # Environment: HBMPOOL_PARAMS (insmod parameters), HBMBENCH_ARGS (arguments
 # of hbmbench, default "--size 64M --passes 4 --iterations 2 --evict
-# --workload --threads 2").
+# --workload --threads 2"), HBMBENCH_NODES (simulated nodes 1..N, default 1:
+# e.g. 3 for "--replicas 3", whose regions need a node per copy).
 set -euo pipefail
 
 repo=${RIG_REPO:-$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)}
@@ -30,14 +31,19 @@ for t in hbmbench hbmctl/hbmctl; do
 done
 # shellcheck disable=SC2086 # a list of words
 insmod kmod/hbmpool.ko ${HBMPOOL_PARAMS:-}
-tools/hbmctl/hbmctl node add 1 capacity 256M distance 12 link scaleup
+nnodes=${HBMBENCH_NODES:-1}
+for ((i = 1; i <= nnodes; i++)); do
+	tools/hbmctl/hbmctl node add $i capacity 256M distance 12 link scaleup
+done
 tools/hbmctl/hbmctl params set cache-budget-pages 16384
 args=${HBMBENCH_ARGS:-$default_args}
 echo "== $(date -u +%Y-%m-%dT%H:%MZ), kernel $(uname -r), $(nproc) CPUs, TCG;" \
 	"commit $(git -C "$repo" describe --always --dirty 2>/dev/null || echo unknown);" \
-	"node 1: sim, latency 0, no bandwidth cap" | tee "$out/bench.txt"
+	"nodes 1..$nnodes: sim, latency 0, no bandwidth cap" | tee "$out/bench.txt"
 echo "== tools/hbmbench $args" | tee -a "$out/bench.txt"
 # shellcheck disable=SC2086 # a list of words
 tools/hbmbench $args | tee -a "$out/bench.txt"
-tools/hbmctl/hbmctl node del 1
+for ((i = 1; i <= nnodes; i++)); do
+	tools/hbmctl/hbmctl node del $i
+done
 rmmod hbmpool
