@@ -13,6 +13,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "kselftest.h"
+
 #include "hbmlib.h"
 #include "hbmsys.h"
 #include "hbmtest.h"
@@ -96,22 +98,18 @@ int hbmt_probe_write(volatile void *addr, uint64_t val, void **fault_addr)
 	return probe(addr, &val, 1, fault_addr);
 }
 
-int hbmt_region_open(struct hbmt_region *r, int devfd, uint64_t len,
-		     uint64_t chunk, uint32_t policy,
-		     const struct hbm_nodeset *nodes, uint32_t preferred,
-		     const char *name)
+int hbmt_region_open_rc(struct hbmt_region *r, int devfd,
+			struct hbmpool_region_create *rc)
 {
-	struct hbmpool_region_create rc;
 	void *m;
 	int fd;
 
 	memset(r, 0, sizeof(*r));
 	r->fd = -1;
-	hbm_create_init(&rc, len, chunk, policy, nodes, preferred, name);
-	fd = hbm_region_create(devfd, &rc);
+	fd = hbm_region_create(devfd, rc);
 	if (fd < 0)
 		return fd;
-	m = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	m = mmap(NULL, rc->length, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
 	if (m == MAP_FAILED) {
 		int e = -errno;
 
@@ -120,9 +118,38 @@ int hbmt_region_open(struct hbmt_region *r, int devfd, uint64_t len,
 	}
 	r->fd = fd;
 	r->map = m;
-	r->len = len;
-	r->id = rc.region_id;
+	r->len = rc->length;
+	r->id = rc->region_id;
 	return 0;
+}
+
+int hbmt_region_open(struct hbmt_region *r, int devfd, uint64_t len,
+		     uint64_t chunk, uint32_t policy,
+		     const struct hbm_nodeset *nodes, uint32_t preferred,
+		     const char *name)
+{
+	struct hbmpool_region_create rc;
+
+	hbm_create_init(&rc, len, chunk, policy, nodes, preferred, name);
+	return hbmt_region_open_rc(r, devfd, &rc);
+}
+
+void hbmt_require_feature(uint64_t feature, const char *why)
+{
+	struct hbmpool_features f;
+	int fd;
+
+	if (hbmt_env_missing())
+		return;		/* hbmt_require_env() skips, saying why */
+	fd = hbm_dev_open();
+	if (fd < 0)
+		return;		/* the fixture fails, naming the error */
+	if (!hbm_features(fd, &f) && !(f.features & feature)) {
+		close(fd);
+		ksft_print_header();
+		ksft_exit_skip("%s\n", why);
+	}
+	close(fd);
 }
 
 void hbmt_region_close(struct hbmt_region *r)

@@ -71,6 +71,15 @@ int hbmt_region_open(struct hbmt_region *r, int devfd, uint64_t len,
 		     uint64_t chunk, uint32_t policy,
 		     const struct hbm_nodeset *nodes, uint32_t preferred,
 		     const char *name);
+/* The same with a prepared request (e.g. with replicas).  0 or -errno. */
+int hbmt_region_open_rc(struct hbmt_region *r, int devfd,
+			struct hbmpool_region_create *rc);
+/*
+ * For a test binary's constructor: a kernel without @feature (an
+ * HBMPOOL_FEAT_* bit) skips the whole binary (kselftest exit 4), saying
+ * @why; an unusable environment is left to the fixtures to report.
+ */
+void hbmt_require_feature(uint64_t feature, const char *why);
 /* munmap + close; safe on a zeroed or already closed region. */
 void hbmt_region_close(struct hbmt_region *r);
 

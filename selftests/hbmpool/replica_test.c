@@ -268,29 +268,10 @@ static int create_rep(int devfd, uint32_t replicas, const struct hbm_nodeset *se
 static int open_rep(FIXTURE_DATA(rep) *self, uint32_t replicas, const struct hbm_nodeset *set)
 {
 	struct hbmpool_region_create rc;
-	struct hbmt_region *r = &self->r;
-	void *m;
-	int fd;
 
-	memset(r, 0, sizeof(*r));
-	r->fd = -1;
 	hbm_create_init(&rc, LEN, CHUNK, HBMPOOL_POLICY_BIND, set, 0, "rep");
 	rc.replicas = replicas;
-	fd = hbm_region_create(self->env.devfd, &rc);
-	if (fd < 0)
-		return fd;
-	m = mmap(NULL, LEN, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-	if (m == MAP_FAILED) {
-		int e = -errno;
-
-		close(fd);
-		return e;
-	}
-	r->fd = fd;
-	r->map = m;
-	r->len = LEN;
-	r->id = rc.region_id;
-	return 0;
+	return hbmt_region_open_rc(&self->r, self->env.devfd, &rc);
 }
 
 #define OPEN(k, set) do {							\
@@ -790,20 +771,8 @@ TEST_F(rep, k1_unchanged)
 /* The whole binary needs a kernel with replicated regions. */
 static void __attribute__((constructor)) rep_require_replicas(void)
 {
-	struct hbmpool_features f;
-	int fd;
-
-	if (hbmt_env_missing())
-		return;		/* hbmt_require_env() skips, saying why */
-	fd = hbm_dev_open();
-	if (fd < 0)
-		return;		/* the fixture fails, naming the error */
-	if (!hbm_features(fd, &f) && !(f.features & HBMPOOL_FEAT_REPLICAS)) {
-		close(fd);
-		ksft_print_header();
-		ksft_exit_skip("this kernel has no replicated regions (no HBMPOOL_FEAT_REPLICAS)\n");
-	}
-	close(fd);
+	hbmt_require_feature(HBMPOOL_FEAT_REPLICAS,
+			     "this kernel has no replicated regions (no HBMPOOL_FEAT_REPLICAS)");
 }
 
 TEST_HARNESS_MAIN

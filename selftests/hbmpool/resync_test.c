@@ -757,20 +757,8 @@ TEST_F_TIMEOUT(rs, drain_with_hbmctl, 180)
 /* The whole binary needs a kernel that moves chunks. */
 static void __attribute__((constructor)) rs_require_resync(void)
 {
-	struct hbmpool_features f;
-	int fd;
-
-	if (hbmt_env_missing())
-		return;		/* hbmt_require_env() skips, saying why */
-	fd = hbm_dev_open();
-	if (fd < 0)
-		return;		/* the fixture fails, naming the error */
-	if (!hbm_features(fd, &f) && !(f.features & HBMPOOL_FEAT_RESYNC)) {
-		close(fd);
-		ksft_print_header();
-		ksft_exit_skip("this kernel has no chunk moves (no HBMPOOL_FEAT_RESYNC)\n");
-	}
-	close(fd);
+	hbmt_require_feature(HBMPOOL_FEAT_RESYNC,
+			     "this kernel has no chunk moves (no HBMPOOL_FEAT_RESYNC)");
 }
 
 TEST_HARNESS_MAIN
