@@ -50,17 +50,7 @@ unsigned int hbmpool_replica_good(const struct hbmpool_rcopy *c, unsigned int n)
 int hbmpool_replica_pick(const struct hbmpool_rcopy *c, unsigned int n,
 			 int skip)
 {
-	int i, first = -1;
-
-	for (i = 0; i < (int)n; i++) {
-		if (i == skip || !hbmpool_rcopy_good(&c[i]))
-			continue;
-		if (c[i].reachable)
-			return i;
-		if (first < 0)
-			first = i;
-	}
-	return first;
+	return hbmpool_replica_next(c, n, skip >= 0 ? 1UL << skip : 0);
 }
 
 /* Whether a fetch from copy @failed that failed may go to another copy. */
