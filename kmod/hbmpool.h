@@ -406,6 +406,7 @@ struct hbmpool_region {
 	u32 replicas;			/* copies each chunk should have, 1..HBMPOOL_REPLICAS_MAX */
 	u32 ntf_degraded;		/* degraded chunks last announced: the scanner's */
 	u32 ntf_lost;			/* lost chunks last announced: the scanner's */
+	unsigned long ntf_at;		/* jiffies of that announcement: the scanner's */
 	unsigned int chunk_shift;	/* log2(chunk_size) */
 	u64 length;
 	u64 chunk_size;

@@ -21,7 +21,8 @@
  * are not good are dropped.  The scanner runs when something changed (a
  * copy outdated, a home lost its memory or was fenced, a link came up, a
  * job ended) and again every second while chunks wait; it announces
- * regions whose degraded or lost chunk counts changed (region-change-ntf).
+ * regions whose degraded or lost chunk counts changed (region-change-ntf,
+ * at most once a second per region).
  *
  * Locks: hbmpool_replicate_lock (a spinlock) protects the stopped flag
  * against kicks racing module exit; a region's maps_lock serialises the
@@ -188,8 +189,12 @@ static bool hbmpool_replicate_region(struct hbmpool_region *r, int *budget)
 	}
 	if (r->placed && (degraded != READ_ONCE(r->ntf_degraded) ||
 			  lost != READ_ONCE(r->ntf_lost))) {
+		/* at most once a second per region: the next scan says the rest */
+		if (r->ntf_at && time_before(jiffies, r->ntf_at + HZ))
+			return true;
 		WRITE_ONCE(r->ntf_degraded, degraded);
 		WRITE_ONCE(r->ntf_lost, lost);
+		r->ntf_at = jiffies;
 		hbmpool_event(HBMPOOL_EVENT_REGION_CHANGE, r);
 	}
 	return waiting;
