@@ -309,15 +309,25 @@ rig-multi:
 	selftests/multi/replica_test.sh; r=$$?; [ $$r = 0 ] || [ $$r = 4 ] || rc=1; \
 	selftests/multi/daemon_test.sh; r=$$?; [ $$r = 0 ] || [ $$r = 4 ] || rc=1; exit $$rc
 
-# Sub-makes, so that KDIR and KVER are found after deps installed them.
+# $(call check_stage,TARGET,MAKEFLAGS): one stage of 'make check' as a
+# sub-make, its wall time printed after it ("== check: TARGET: N s").
+define check_stage
+	@s=$$(date +%s); rc=0; $(MAKE) --no-print-directory $(2) $(1) || rc=$$?; \
+	echo "== check: $(1): $$(($$(date +%s) - s)) s, exit $$rc"; exit $$rc
+endef
+
+# Sub-makes, so that KDIR and KVER are found after deps installed them.  The
+# builds (all, lint) use every CPU; the tests run one at a time, since
+# several of them time things.
+JOBS ?= $(shell nproc 2>/dev/null || echo 1)
 check:
-	@$(MAKE) --no-print-directory deps
-	@$(MAKE) --no-print-directory all
-	@$(MAKE) --no-print-directory lint
-	@$(MAKE) --no-print-directory unit
-	@$(MAKE) --no-print-directory rig-tests
-	@$(MAKE) --no-print-directory check-pkg
-	@$(MAKE) --no-print-directory rig-multi
+	$(call check_stage,deps)
+	$(call check_stage,all,-j$(JOBS))
+	$(call check_stage,lint,-j$(JOBS))
+	$(call check_stage,unit)
+	$(call check_stage,rig-tests)
+	$(call check_stage,check-pkg)
+	$(call check_stage,rig-multi)
 
 # $(call rig_job,ID,SCRIPT,VAR=VALUE): deps, all, then tools/rig/SCRIPT in VM
 # ID with VAR in its environment; fails if the guest kernel log shows a bug.

@@ -596,7 +596,7 @@ check "7: a wrong key is refused" \
 	gx -t 120 1 "head -c 32 /dev/urandom >/tmp/wrong.key && timeout 100 $fz wrongkey 10.77.0.2 $PORT $who --key-file /tmp/wrong.key"
 check "7: the right key is accepted" gx -t 120 1 "timeout 100 $fz goodkey 10.77.0.2 $PORT $who --key-file $KEY"
 check "7: fuzzed frames are refused and the home survives" \
-	gx -t 300 1 "timeout 280 $fz fuzz 10.77.0.2 $PORT $who --key-file $KEY --seed $RANDOM --rounds 200"
+	gx -t 300 1 "timeout 280 $fz fuzz 10.77.0.2 $PORT $who --key-file $KEY --seed $RANDOM --rounds 100"
 af1=$(counter 2 "$J_AUTHFAIL" segment show)
 rj1=$(counter 2 "$J_REJECTED" segment show)
 check "7: VM2's segment counts more auth-failures ($af0 -> $af1)" gt "$af1" "$af0"
