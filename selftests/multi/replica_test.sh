@@ -131,6 +131,8 @@ fi
 # --- host side, run by multi.sh -c ---
 # shellcheck source=selftests/hbmpool/lib.sh
 . "$repo/selftests/hbmpool/lib.sh"
+# shellcheck source=selftests/multi/host_lib.sh
+. "$repo/selftests/multi/host_lib.sh"
 N=$MULTI_NODES
 PORT=7070
 RIO=$build/regionio		# the same path in the guests
@@ -161,116 +163,8 @@ J_GOOD="good-copies|good_copies"	# per chunk
 J_KIND="kind"				# resync list: move / replicate
 J_STATE="state"				# resync list: copying / done / failed...
 
-ctl() { "$rig/multi-ctl.sh" "$@"; }
-# gx [-t SECS] K CMD: run CMD in VM K; its output as TAP comments.
-gx() {
-	local t=120
-	if [ "$1" = -t ]; then t=$2; shift 2; fi
-	local out rc=0
-	out=$(ctl exec -t "$t" "$@" 2>&1) || rc=$?
-	[ -n "$out" ] && printf '%s\n' "$out" | sed 's/^/# /'
-	return $rc
-}
-# q [-t SECS] K CMD: CMD's stdout in VM K (stderr dropped), for parsing.
-q() {
-	local t=60
-	if [ "$1" = -t ]; then t=$2; shift 2; fi
-	ctl exec -t "$t" "$1" "$2 2>/dev/null" 2>/dev/null
-}
-bail() { echo "Bail out! $*"; echo "1..$n"; exit 1; }
-stamp() { echo "# [$((SECONDS - t0))s] $*"; }
 want() { [[ " $ONLY " == *" $1 "* ]]; }
-gt() { [ "$1" -gt "$2" ] 2>/dev/null; }
 
-# jval KEYS: the member KEYS of the JSON on stdin (the first element of an
-# array, then nested objects), printed; 1 if absent or no JSON.
-jval() {
-	/usr/bin/python3 -c '
-import json, sys
-keys = sys.argv[1].split("|")
-try:
-    d = json.loads(sys.stdin.read())
-except ValueError:
-    sys.exit(1)
-if isinstance(d, list):
-    d = d[0] if d else {}
-def find(o):
-    if isinstance(o, dict):
-        for k in keys:
-            if k in o:
-                return o[k]
-        for v in o.values():
-            r = find(v)
-            if r is not None:
-                return r
-    elif isinstance(o, list):
-        for v in o:
-            r = find(v)
-            if r is not None:
-                return r
-    return None
-v = find(d)
-if v is None:
-    sys.exit(1)
-print(str(v).lower() if isinstance(v, bool) else v)
-' "$1"
-}
-# hj K KEYS ARGS...: member KEYS of "hbmctl -j ARGS" in VM K.
-hj() {
-	local k=$1 keys=$2
-	shift 2
-	q "$k" "$H -j $*" | jval "$keys"
-}
-# counter K KEYS ARGS...: a numeric member, or -1.
-counter() {
-	local v
-	v=$(hj "$@") && [[ "$v" =~ ^[0-9]+$ ]] && echo "$v" || echo -1
-}
-
-# links K: "NODE HEALTH" for every link of VM K (one hbmctl call).
-links() {
-	q "$1" "$H -j link show" | /usr/bin/python3 -c '
-import json, sys
-hk, ok, nk = (s.split("|") for s in sys.argv[1:4])
-try:
-    d = json.load(sys.stdin)
-except ValueError:
-    sys.exit(1)
-for l in d if isinstance(d, list) else [d]:
-    node = next((l[k] for k in nk if k in l), "?")
-    h = next((l[k] for k in hk if k in l), None)
-    if h is None:
-        h = next((l[k] for k in ok if k in l), "?")
-        h = "live" if h == "up" else h
-    print(node, h)
-' "$J_HEALTH" "$J_OPER" "$J_NODE"
-}
-# wait_links SECS WANT_REGEX K:J...: every link K->J has a health matching
-# WANT_REGEX within SECS (one deadline for all); one hbmctl call per VM and
-# round.
-wait_links() {
-	local secs=$1 re=$2 end=$((SECONDS + $1)) p k h pending
-	shift 2
-	local -A seen
-	while :; do
-		seen=()
-		pending=""
-		for p in "$@"; do
-			k=${p%:*}
-			if [ -z "${seen[$k]+x}" ]; then
-				seen[$k]=$(links "$k" | tr '\n' ',')
-			fi
-			h=$(tr ',' '\n' <<<"${seen[$k]}" | sed -n "s/^${p#*:} //p")
-			[[ "${h:-?}" =~ ^($re)$ ]] || pending="$pending VM$k->${p#*:}=${h:-?}"
-		done
-		[ -z "$pending" ] && { stamp "links $* are $re"; return 0; }
-		if [ $SECONDS -ge $end ]; then
-			echo "# after ${secs}s:$pending"
-			return 1
-		fi
-		sleep 1
-	done
-}
 star_links() {
 	local j
 	for ((j = 2; j <= N; j++)); do echo "1:$j $j:1"; done
@@ -345,7 +239,6 @@ rio_out() {
 	if [ "$1" = -f ]; then f="$FLUSH && "; shift; fi
 	ctl exec -t $((t + 30)) 1 "$f timeout -k 5 $t $RIO $*" 2>&1
 }
-klog_clean() { gx "$1" "dmesg >/tmp/dmesg.now && $rig/klog-check.sh /tmp/dmesg.now"; }
 comment() { sed 's/^/# /'; }
 
 # rshow NAME: "hbmctl -j region show ID chunks" of VM1's region NAME.

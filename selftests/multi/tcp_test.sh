@@ -119,6 +119,8 @@ fi
 # --- host side, run by multi.sh -c ---
 # shellcheck source=selftests/hbmpool/lib.sh
 . "$repo/selftests/hbmpool/lib.sh"
+# shellcheck source=selftests/multi/host_lib.sh
+. "$repo/selftests/multi/host_lib.sh"
 N=$MULTI_NODES
 PORT=7070
 RIO=$build/regionio		# the same path in the guests
@@ -136,6 +138,7 @@ KEY=$RIG_SYNC/domain.key
 # nested objects.
 J_HEALTH="health|link-health"		# link show: down/connecting/live/degraded
 J_OPER="oper-state"			# fallback when there is no health: up -> live
+J_NODE="node-id"			# link show: the link's node
 J_REQUESTS="requests"
 J_ERRORS="errors"
 J_TIMEOUTS="timeouts"
@@ -148,64 +151,6 @@ J_REJECTED="rejected"
 J_LOST="lost-chunks|lost_chunks"	# region show ID
 EV_LINK="link-change-ntf"		# monitor event of a link change
 
-ctl() { "$rig/multi-ctl.sh" "$@"; }
-# gx [-t SECS] K CMD: run CMD in VM K; its output as TAP comments.
-gx() {
-	local t=120
-	if [ "$1" = -t ]; then t=$2; shift 2; fi
-	local out rc=0
-	out=$(ctl exec -t "$t" "$@" 2>&1) || rc=$?
-	[ -n "$out" ] && printf '%s\n' "$out" | sed 's/^/# /'
-	return $rc
-}
-# q [-t SECS] K CMD: CMD's stdout in VM K (stderr dropped), for parsing.
-q() {
-	local t=60
-	if [ "$1" = -t ]; then t=$2; shift 2; fi
-	ctl exec -t "$t" "$1" "$2 2>/dev/null" 2>/dev/null
-}
-bail() { echo "Bail out! $*"; echo "1..$n"; exit 1; }
-stamp() { echo "# [$((SECONDS - t0))s] $*"; }
-
-# jval KEYS: the member KEYS of the JSON on stdin, printed; 1 if absent or
-# no JSON.
-jval() {
-	/usr/bin/python3 -c '
-import json, sys
-keys = sys.argv[1].split("|")
-try:
-    d = json.loads(sys.stdin.read())
-except ValueError:
-    sys.exit(1)
-if isinstance(d, list):
-    d = d[0] if d else {}
-def find(o):
-    if isinstance(o, dict):
-        for k in keys:
-            if k in o:
-                return o[k]
-        for v in o.values():
-            r = find(v)
-            if r is not None:
-                return r
-    elif isinstance(o, list):
-        for v in o:
-            r = find(v)
-            if r is not None:
-                return r
-    return None
-v = find(d)
-if v is None:
-    sys.exit(1)
-print(str(v).lower() if isinstance(v, bool) else v)
-' "$1"
-}
-# hj K KEYS ARGS...: member KEYS of "hbmctl -j ARGS" in VM K.
-hj() {
-	local k=$1 keys=$2
-	shift 2
-	q "$k" "$H -j $*" | jval "$keys"
-}
 # health K J: the health of VM K's link to node J.
 health() {
 	local js h
@@ -226,25 +171,6 @@ link_counters() {
 		out="$out ${m%%|*}=$v"
 	done
 	echo "# VM$1 link to $2:$out"
-}
-# wait_health SECS WANT_REGEX K:J...: every link K->J has a health matching
-# WANT_REGEX within SECS (one deadline for all); prints the last seen.
-wait_health() {
-	local secs=$1 want=$2 end=$((SECONDS + $1)) p h pending
-	shift 2
-	while :; do
-		pending=""
-		for p in "$@"; do
-			h=$(health "${p%:*}" "${p#*:}") || h="?"
-			[[ "$h" =~ ^($want)$ ]] || pending="$pending VM${p%:*}->${p#*:}=$h"
-		done
-		[ -z "$pending" ] && { stamp "links $* are $want"; return 0; }
-		if [ $SECONDS -ge $end ]; then
-			echo "# after ${secs}s:$pending"
-			return 1
-		fi
-		sleep 1
-	done
 }
 all_links() {
 	local i j
@@ -312,12 +238,6 @@ rio() {
 # flush K: evict VM K's cache (a budget of 16 pages for a second, then back),
 # so that the next verify fetches every page.
 flush() { gx "$1" "$H params set cache-budget-pages 16 && sleep 1 && $H params set cache-budget-pages $BUDGET"; }
-# counter K KEYS ARGS...: a numeric member, or -1.
-counter() {
-	local v
-	v=$(hj "$@") && [[ "$v" =~ ^[0-9]+$ ]] && echo "$v" || echo -1
-}
-gt() { [ "$1" -gt "$2" ] 2>/dev/null; }
 # shm_stat K J WHAT: VM K's count of shm copies WHAT (copies, refused) to
 # node J (debugfs nodeJ/shm), or -1.
 shm_stat() {
@@ -332,8 +252,6 @@ fails_with() {
 	printf '%s\n' "$out" | sed 's/^/# /'
 	[ $rc != 0 ] && grep -qi -- "$2" <<<"$out"
 }
-# klog_clean K: VM K's kernel log so far passes tools/rig/klog-check.sh.
-klog_clean() { gx "$1" "dmesg >/tmp/dmesg.now && $rig/klog-check.sh /tmp/dmesg.now"; }
 # chunks K RID node C: the node of chunk C of region RID in VM K;
 # chunks K RID first N: the first chunk of region RID on node N; -1 if none;
 # chunks K RID lost N: how many of its chunks on node N are lost.
@@ -374,7 +292,7 @@ done
 
 # --- 1. links
 mapfile -t links < <(all_links)
-check "1: every link of every VM is live within 30 s" wait_health 30 live "${links[@]}"
+check "1: every link of every VM is live within 30 s" wait_links 30 live "${links[@]}"
 stamp "scenario 1 done"
 
 if [ $SHM = 1 ]; then
@@ -404,7 +322,7 @@ check "S: ... never gets live (health $h), its refusals counted (auth-failures $
 	test "$h" != live -a "$af1" -gt 0
 check "S: VM1's node 3 given its own device again" \
 	gx 1 "$H node del 3 && $H node add 3 capacity 64M distance 20 transport shm link scaleout addr 10.77.0.3 port $PORT device $(shmdev 3)"
-check "S: every link is live again within 30 s" wait_health 30 live "${links[@]}"
+check "S: every link is live again within 30 s" wait_links 30 live "${links[@]}"
 rf0=$(shm_stat 1 2 refused)
 dbg=/sys/kernel/debug/hbmpool/node2/shm
 check "S: a copy of the last page of VM2's segment is made" gx 1 "echo $(((64 << 20) - 4096)) 1 >$dbg"
@@ -464,8 +382,8 @@ check "4: flush VM1's cache" flush 1
 check "4: cut VM3's link" ctl cut 3
 tc=$SECONDS
 job=$(ctl spawn 1 "timeout -k 5 240 $RIO verify --name r2 --seed 21 --order seq --expect-sigbus-on 3 --max-cached 64")
-check "4: VM1's link to 3 leaves live (down or connecting) within 60 s" wait_health 60 "down|connecting" 1:3
-check "4: VM1's link to 2 stays live" wait_health 5 live 1:2
+check "4: VM1's link to 3 leaves live (down or connecting) within 60 s" wait_links 60 "down|connecting" 1:3
+check "4: VM1's link to 2 stays live" wait_links 5 live 1:2
 if out=$(ctl result -t 300 "$job" 2>&1); then
 	tc=$((SECONDS - tc))
 	printf '%s\n' "$out" | sed 's/^/# /'
@@ -478,7 +396,7 @@ link_counters 1 3
 ev1=$(link_events 1)
 check "4: VM1's monitor saw a link event ($ev0 -> $ev1 $EV_LINK)" gt "$ev1" "$ev0"
 check "4: restore VM3's link" ctl restore 3
-check "4: every link is live again within 60 s" wait_health 60 live "${links[@]}"
+check "4: every link is live again within 60 s" wait_links 60 live "${links[@]}"
 check "4: VM1 verifies r2 after the restore: exact" rio 1 verify --name r2 --seed 21 --order rand
 stamp "scenario 4 done"
 fi	# 4: not over shm
@@ -501,7 +419,7 @@ check "5: kill VM3" ctl kill 3
 tk=$SECONDS
 if [ $SHM = 1 ]; then
 	ctl mark killed5
-	check "5: (shm) VM1's link to 3 leaves live within 60 s" wait_health 60 "down|connecting" 1:3
+	check "5: (shm) VM1's link to 3 leaves live within 60 s" wait_links 60 "down|connecting" 1:3
 	sleep 3
 	ctl mark stop5
 	out=$(ctl result -t 300 "$job" 2>&1)
@@ -521,14 +439,14 @@ if rio -t 240 1 verify --name r5 --seed 51 --expect-sigbus-on 3 --max-cached 64;
 else
 	nok "5: VM1's verify with VM3 dead: bounded, node 3's pages SIGBUS, node 2's good, none bad"
 fi
-check "5: VM1's link to 3 is not live while VM3 is dead" wait_health 30 "down|connecting" 1:3
+check "5: VM1's link to 3 is not live while VM3 is dead" wait_links 30 "down|connecting" 1:3
 check "5: start VM3 again" ctl start -t 400 3
 check "5: VM3's agent runs again" ctl agents -t 120 3
 check "5: VM3 joins the domain again" setup 3
 inc1=$(hj 3 "$J_INCARNATION" segment show)
 check "5: VM3's new segment has a new incarnation ($inc0 -> $inc1)" \
 	test -n "$inc0" -a -n "$inc1" -a "$inc0" != "$inc1"
-check "5: every link is live again within 60 s" wait_health 60 live "${links[@]}"
+check "5: every link is live again within 60 s" wait_links 60 live "${links[@]}"
 r5=$(region_id 1 r5)
 lost=-1
 for _ in $(seq 30); do
@@ -569,7 +487,7 @@ summaries=$(grep -c '^verify:' <<<"$out")
 badlines=$(grep '^verify:' <<<"$out" | grep -vc ' bad=0 ')
 check "6: VM1's verifies across the freeze ($summaries rounds) saw no bad byte" \
 	test "$summaries" -gt 0 -a "$badlines" = 0
-check "6: every link is live again within 60 s" wait_health 60 live "${links[@]}"
+check "6: every link is live again within 60 s" wait_links 60 live "${links[@]}"
 check "6: VM1 writes r6v (seed 61)" rio 1 write --name r6v --seed 61
 check "6: VM1 verifies r6v: exact" rio 1 verify --name r6v --seed 61 --order rand
 check "6: VM2 holds r6 over 1,3" hold 2 r6 1,3
@@ -603,7 +521,7 @@ check "7: VM2's segment counts more auth-failures ($af0 -> $af1)" gt "$af1" "$af
 check "7: VM2's segment counts more rejected ($rj0 -> $rj1)" gt "$rj1" "$rj0"
 check "7: VM2 forgets node 9" gx 2 "$H node del 9"
 check "7: VM2's kernel log has no BUG or WARNING" klog_clean 2
-check "7: every link is live within 60 s" wait_health 60 live "${links[@]}"
+check "7: every link is live within 60 s" wait_links 60 live "${links[@]}"
 check "7: VM1 writes r6v (seed 71)" rio 1 write --name r6v --seed 71
 for ord in seq rand; do
 	check "7: VM1 verifies r6v in $ord order: exact" rio 1 verify --name r6v --seed 71 --order $ord
@@ -651,7 +569,7 @@ done
 check "8: the move with VM2 cut ends failed (state $st) in bounded time" test "$st" = failed
 check "8: chunk $c8b of r8 stays on node 3" test "$(chunks 1 "$r8" node "$c8b")" = 3
 check "8: restore VM2's link" ctl restore 2
-check "8: every link is live again within 60 s" wait_health 60 live "${links[@]}"
+check "8: every link is live again within 60 s" wait_links 60 live "${links[@]}"
 check "8: VM1 lifts the move limit" gx 1 "$H params set resync-mbps 0"
 check "8: flush VM1's cache" flush 1
 check "8: VM1 verifies r8 after the failed move: exact" rio 1 verify --name r8 --seed 82 --order seq
