@@ -1274,6 +1274,9 @@ static void repl_event(struct hbmd_agent *a, const struct hbm_etcd_event *ev)
 	}
 	repl_report(a, id, ev->type == HBM_ETCD_EV_DELETE ? NULL : ev->kv.value,
 		    ev->type == HBM_ETCD_EV_DELETE ? 0 : ev->kv.value_len);
+	/* this node's own key deleted behind its back (not by its lease): put again */
+	if (id == a->conf->node_id && ev->type == HBM_ETCD_EV_DELETE)
+		hbmd_replicator_seen(a->repl, NULL);
 }
 
 /*

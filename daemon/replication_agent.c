@@ -137,8 +137,9 @@ void hbmd_replicator_seen(struct hbmd_replicator *r, const struct hbm_repl *s)
 {
 	if (r->inflight)
 		return;		/* the put's answer says */
-	r->put = true;
-	r->sent = *s;
+	r->put = s != NULL;
+	if (s)
+		r->sent = *s;
 }
 
 bool hbmd_replicator_publish_due(struct hbmd_replicator *r, uint64_t now, uint64_t wall,

@@ -48,8 +48,8 @@ bool hbmd_replicator_summary(const struct hbmd_replicator *r, struct hbm_repl *s
 
 /*
  * The etcd key holds s (the agent found this node's key in a range: a
- * daemon restarted on the same lease): what a put changes is judged
- * against it.
+ * daemon restarted on the same lease), or, s NULL, there is none (someone
+ * deleted it): what a put changes is judged against it.
  */
 void hbmd_replicator_seen(struct hbmd_replicator *r, const struct hbm_repl *s);
 /*

@@ -383,6 +383,19 @@ static void test_replicator(void)
 	ok(hbmd_replicator_publish_due(r, 100, 1, val, sizeof(val)) &&
 	   strstr(val, "\"degraded_chunks\":0"),
 	   "its key from before a restart says 5 degraded, the kernel none: zeros put (%s)", val);
+	hbmd_replicator_publish_done(r, 0, 100);
+	hbmd_replicator_seen(r, NULL);
+	ok(!hbmd_replicator_publish_due(r, 1100, 1, val, sizeof(val)),
+	   "its key deleted by someone, nothing to say (no region): no put");
+	fk.stats = deg;
+	hbmd_replicator_poke(r, 1100);
+	hbmd_replicator_run(r, 1100);
+	hbmd_replicator_publish_due(r, 1100, 1, val, sizeof(val));
+	hbmd_replicator_publish_done(r, 0, 1100);
+	hbmd_replicator_seen(r, NULL);
+	ok(hbmd_replicator_publish_due(r, 2100, 1, val, sizeof(val)) &&
+	   strstr(val, "\"degraded_chunks\":3"),
+	   "its key deleted by someone while degraded: put again (%s)", val);
 	hbmd_replicator_free(r);
 
 	/* a kernel whose reads fail: said once */
