@@ -106,8 +106,9 @@ void hbmd_replicator_run(struct hbmd_replicator *r, uint64_t now)
 		if (!hbm_repl_zero(&next)) {
 			char msg[192];
 
-			snprintf(msg, sizeof(msg), "replication: %llu replicated regions here, %s",
-				 (unsigned long long)next.regions, text);
+			snprintf(msg, sizeof(msg), "replication: %llu replicated region%s here, %s",
+				 (unsigned long long)next.regions, next.regions == 1 ? "" : "s",
+				 text);
 			r->log_fn(r->log_arg, hbm_repl_degraded(&next) ? LOG_WARNING : LOG_INFO,
 				  msg);
 		}
