@@ -16,6 +16,7 @@
 
 #include "agent.h"
 #include "drain_agent.h"
+#include "replication_agent.h"
 #include "rebalance_agent.h"
 #include "etcd.h"
 #include "etcd_async.h"
@@ -79,6 +80,11 @@ struct hbmd_agent {
 	bool drain_unsupported;		/* no node_drain, or the kernel lacks it (said) */
 	struct hbmd_drainer *drainer;	/* this node's chunk moves, the members' progress */
 	struct hbmd_rebalancer *rebalancer;	/* this node's moves after a join */
+	/* replication: this node's summary, every member's report (replication.h) */
+	char repl_prefix[KEY_MAX], repl_key[KEY_MAX];
+	struct hbmd_replicator *repl;
+	struct hbm_repl_view repl_view;
+	bool bad_repl;			/* a bad replication report was said */
 	char rebalance_key[KEY_MAX];	/* PREFIX/DOMAIN/rebalance: the leader's request */
 	bool table_taken;		/* a first membership table was taken */
 	bool rebalance_due;		/* the leader puts the rebalance key */
@@ -188,7 +194,7 @@ static int kresult(struct hbmd_agent *a, enum kop op, int ret, const char *err)
 /* ---- etcd requests in flight ---- */
 
 /* What a keyed write was (etcd_writer.h's tag): kind, then an id and a value. */
-enum { EW_LINK = 1, EW_LINK_DEL, EW_PROGRESS, EW_PROGRESS_DEL, EW_REBALANCE };
+enum { EW_LINK = 1, EW_LINK_DEL, EW_PROGRESS, EW_PROGRESS_DEL, EW_REBALANCE, EW_REPL };
 #define EW_TAG(kind, id, x)	((uint64_t)(kind) << 56 | (uint64_t)(x) << 24 | (uint64_t)(id))
 #define EW_KIND(tag)		((unsigned int)((tag) >> 56))
 #define EW_ID(tag)		((uint32_t)((tag) & 0xffffff))
@@ -613,6 +619,7 @@ static uint64_t wall_ms(void)
 }
 
 static bool can_start(const struct hbmd_agent *a);
+static void repl_leader_says(struct hbmd_agent *a);
 
 /*
  * This node's link to peer to, into etcd under the lease: a write of the
@@ -846,6 +853,7 @@ static void elect_done(void *arg, struct hbm_etcd_result *r)
 			.incarnation = a->incarnation, .lease = a->lease.id, .term = r->rev };
 		a->cur_known = true;
 		alog(a, LOG_NOTICE, "this node is the leader (term %lld)", (long long)r->rev);
+		repl_leader_says(a);
 	} else if (r->kvs.n) {
 		see_leader(a, &r->kvs.kv[0]);
 		/* the key it found may be the one whose deletion came meanwhile */
@@ -1226,6 +1234,113 @@ static void rebalance_put(struct hbmd_agent *a)
 		alog(a, LOG_WARNING, "asking for a rebalance: %s; trying again", strerror(-ret));
 }
 
+/* ---- replication (replication.h) ---- */
+
+/*
+ * member's replication report (val NULL: its key deleted) into the view;
+ * the leader says what changed.
+ */
+static void repl_report(struct hbmd_agent *a, uint32_t member, const char *val, size_t len)
+{
+	const struct hbm_repl_report *r = hbm_repl_view_find(&a->repl_view, member);
+	struct hbm_repl was = r ? r->r : (struct hbm_repl){ 0 };
+	bool had = r != NULL;
+	char err[256] = "", msg[256];
+	int ret, level;
+
+	ret = hbm_repl_view_set(&a->repl_view, member, val, len, err, sizeof(err));
+	if (ret) {
+		if (ret != -EPROTO || !a->bad_repl)
+			alog(a, LOG_WARNING, "replication: node %u's report: %s (ignored%s)", member,
+			     ret == -EPROTO ? err : strerror(-ret),
+			     ret == -EPROTO ? "; said once" : "");
+		a->bad_repl |= ret == -EPROTO;
+		return;
+	}
+	r = hbm_repl_view_find(&a->repl_view, member);
+	level = hbm_repl_change(member, had ? &was : NULL, r ? &r->r : NULL, msg, sizeof(msg));
+	if (a->leader && level >= 0)
+		alog(a, level, "leader: %s", msg);
+}
+
+/* A watch event under the replication prefix. */
+static void repl_event(struct hbmd_agent *a, const struct hbm_etcd_event *ev)
+{
+	uint32_t id;
+
+	if (hbm_repl_key_id(a->repl_prefix, ev->kv.key, &id)) {
+		alog(a, LOG_WARNING, "replication: %s is no report's key (ignored)", ev->kv.key);
+		return;
+	}
+	repl_report(a, id, ev->type == HBM_ETCD_EV_DELETE ? NULL : ev->kv.value,
+		    ev->type == HBM_ETCD_EV_DELETE ? 0 : ev->kv.value_len);
+	/* this node's own key deleted behind its back (not by its lease): put again */
+	if (id == a->conf->node_id && ev->type == HBM_ETCD_EV_DELETE)
+		hbmd_replicator_seen(a->repl, NULL);
+}
+
+/*
+ * The reports from a range: every key under the prefix, and a report no
+ * longer there deleted.  This node's own key (a restart on the same
+ * lease) is what its next put is judged against.
+ */
+static void repls_take(struct hbmd_agent *a, const struct hbm_etcd_kvs *kvs)
+{
+	const struct hbm_repl_report *own;
+	bool *seen = calloc(NR_IDS, sizeof(*seen));
+	uint32_t gone[64], id;
+	size_t i, n;
+
+	if (!seen) {
+		alog(a, LOG_ERR, "replication: the reports: out of memory (kept as they were)");
+		return;
+	}
+	for (i = 0; i < kvs->n; i++)
+		if (!hbm_repl_key_id(a->repl_prefix, kvs->kv[i].key, &id)) {
+			seen[id] = true;
+			repl_report(a, id, kvs->kv[i].value, kvs->kv[i].value_len);
+		}
+	do {
+		for (i = 0, n = 0; i < a->repl_view.n && n < 64; i++)
+			if (!seen[a->repl_view.rep[i].member])
+				gone[n++] = a->repl_view.rep[i].member;
+		for (i = 0; i < n; i++)
+			repl_report(a, gone[i], NULL, 0);
+	} while (n == 64);
+	free(seen);
+	own = hbm_repl_view_find(&a->repl_view, a->conf->node_id);
+	if (own)
+		hbmd_replicator_seen(a->repl, &own->r);
+}
+
+/* The leader, newly: the members whose chunks are degraded now. */
+static void repl_leader_says(struct hbmd_agent *a)
+{
+	char msg[256];
+	size_t i;
+
+	for (i = 0; i < a->repl_view.n; i++)
+		if (hbm_repl_change(a->repl_view.rep[i].member, NULL, &a->repl_view.rep[i].r, msg,
+				    sizeof(msg)) >= 0)
+			alog(a, LOG_WARNING, "leader: %s", msg);
+}
+
+/* This node's summary, when due (replication_agent.h): one put in flight. */
+static void repl_publish(struct hbmd_agent *a)
+{
+	char val[256];
+	uint64_t now = now_ms();
+	int ret;
+
+	if (!can_start(a) || hbm_ew_busy(a->ew, a->repl_key) ||
+	    !hbmd_replicator_publish_due(a->repl, now, wall_ms(), val, sizeof(val)))
+		return;
+	ret = hbm_ew_put(a->ew, a->repl_key, val, strlen(val), a->lease.id,
+			 EW_TAG(EW_REPL, a->conf->node_id, 0));
+	if (ret)
+		hbmd_replicator_publish_done(a->repl, ret, now);
+}
+
 /* A keyed write answered (etcd_writer.h). */
 static void ew_done(void *arg, uint64_t tag, const struct hbm_etcd_result *r)
 {
@@ -1273,6 +1388,12 @@ static void ew_done(void *arg, uint64_t tag, const struct hbm_etcd_result *r)
 		if (r->ret)
 			alog(a, LOG_WARNING, "drains: deleting node %u's progress: %s (it goes with the lease)",
 			     id, r->err);
+		break;
+	case EW_REPL:
+		if (r->ret)
+			alog(a, LOG_WARNING, "replication: publishing this node's report: %s (again in %d ms)",
+			     r->err, HBMD_REPL_PUBLISH_MS);
+		hbmd_replicator_publish_done(a->repl, r->ret, now);
 		break;
 	case EW_REBALANCE:
 		if (r->ret) {
@@ -1336,6 +1457,10 @@ static int on_watch(const struct hbm_etcd_watch_msg *m, void *arg)
 		}
 		if (!strcmp(ev->kv.key, a->rebalance_key)) {
 			rebalance_event(a, ev);
+			continue;
+		}
+		if (!strncmp(ev->kv.key, a->repl_prefix, strlen(a->repl_prefix))) {
+			repl_event(a, ev);
 			continue;
 		}
 		if (!strncmp(ev->kv.key, a->links_prefix, strlen(a->links_prefix))) {
@@ -1407,6 +1532,7 @@ static int resync_take(struct hbmd_agent *a, struct hbm_etcd_kvs *rkvs, int64_t 
 		    !hbmd_drain_key_parse(a->drains_prefix, kvs.kv[i].key, &id, &member) &&
 		    member != UINT32_MAX)
 			drain_report(a, id, member, kvs.kv[i].value, kvs.kv[i].value_len);
+	repls_take(a, &kvs);
 	ret = links_take(a, lkv, nl);
 	free(lkv);
 	ret = ret ? ret : hbm_members_build(a->members_prefix, mkv, n, &next);
@@ -1795,10 +1921,19 @@ static void kevents(struct hbmd_agent *a)
 				alog(a, LOG_DEBUG, "the kernel's segment changed (event %llu)",
 				     (unsigned long long)e->seq);
 				break;
-			case HBMD_KEV_RESYNC:
 			case HBMD_KEV_REGION:
+				/* a region came or went: its chunks with it */
+				hbmd_replicator_poke(a->repl, now_ms());
+				/* fall through */
+			case HBMD_KEV_RESYNC:
 				/* a move or a region changed: a drain's pass soon */
 				hbmd_drainer_poke(a->drainer, now_ms() + HBMD_DRAIN_EVENT_MS);
+				break;
+			case HBMD_KEV_REGION_CHANGE:
+				/* its chunks' copies: the summary read again */
+				alog(a, LOG_DEBUG, "region %u: %u chunks degraded, %u lost (event %llu)",
+				     e->id, e->degraded, e->lost, (unsigned long long)e->seq);
+				hbmd_replicator_poke(a->repl, now_ms());
 				break;
 			}
 		}
@@ -1814,6 +1949,8 @@ static void kevents(struct hbmd_agent *a)
 		     a->overruns == 1 ? "; said once" : "");
 		dump = true;
 	}
+	if (lost)
+		hbmd_replicator_poke(a->repl, now_ms());
 	if (dump)
 		knodes_reconcile(a);
 	if (a->state != HBMD_AGENT_RUNNING)
@@ -1875,6 +2012,14 @@ int hbmd_agent_new(const struct hbm_config *conf, struct hbmd_kernel kernel, hbm
 	}
 	if (hbmd_rebalancer_new(kernel, conf->node_id, conf->drain_jobs, log, log_arg,
 				&a->rebalancer)) {
+		hbmd_drainer_free(a->drainer);
+		kernel.ops->close(kernel.ctx);
+		free(a);
+		return -ENOMEM;
+	}
+	hbm_repl_view_init(&a->repl_view);
+	if (hbmd_replicator_new(kernel, log, log_arg, &a->repl)) {
+		hbmd_rebalancer_free(a->rebalancer);
 		hbmd_drainer_free(a->drainer);
 		kernel.ops->close(kernel.ctx);
 		free(a);
@@ -2103,6 +2248,8 @@ int hbmd_agent_start(struct hbmd_agent *a)
 				c->node_id) ||
 	    hbm_links_prefix(a->links_prefix, KEY_MAX, c->etcd_prefix, c->domain) ||
 	    hbm_drains_prefix(a->drains_prefix, KEY_MAX, c->etcd_prefix, c->domain) ||
+	    hbm_repl_prefix(a->repl_prefix, KEY_MAX, c->etcd_prefix, c->domain) ||
+	    hbm_repl_key(a->repl_key, KEY_MAX, c->etcd_prefix, c->domain, c->node_id) ||
 	    snprintf(a->rebalance_key, KEY_MAX, "%s/%s/rebalance", c->etcd_prefix,
 		     c->domain) >= KEY_MAX ||
 	    snprintf(a->domain_prefix, KEY_MAX, "%s/%s/", c->etcd_prefix, c->domain) >= KEY_MAX) {
@@ -2320,6 +2467,7 @@ uint64_t hbmd_agent_deadline(const struct hbmd_agent *a)
 	d = min64(d, a->kdump_at);
 	d = min64(d, hbmd_drainer_deadline(a->drainer));
 	d = min64(d, hbmd_rebalancer_deadline(a->rebalancer));
+	d = min64(d, hbmd_replicator_deadline(a->repl));
 	if (a->rebalance_due && a->leader)
 		d = min64(d, now_ms());
 	if (a->leaving)
@@ -2461,6 +2609,8 @@ void hbmd_agent_tick(struct hbmd_agent *a)
 	drains_publish(a);
 	rebalance_put(a);
 	hbmd_rebalancer_run(a->rebalancer, any_drain(a), now_ms());
+	hbmd_replicator_run(a->repl, now_ms());
+	repl_publish(a);
 	leave_check(a);
 }
 
@@ -2502,6 +2652,8 @@ void hbmd_agent_free(struct hbmd_agent *a)
 	hbm_links_free(&a->links);
 	hbmd_drainer_free(a->drainer);
 	hbmd_rebalancer_free(a->rebalancer);
+	hbmd_replicator_free(a->repl);
+	hbm_repl_view_free(&a->repl_view);
 	a->k.ops->close(a->k.ctx);
 	free(a);
 }
@@ -2663,6 +2815,55 @@ static int drain_progress_json(const struct hbmd_agent *a, json_object *o)
 	return bad;
 }
 
+/*
+ * "replication": every member's report summed, and each report:
+ * {"regions": 2, "degraded_regions": 1, "degraded_chunks": 3, "lost_chunks": 0,
+ *  "members_degraded": 1,
+ *  "by_member": [{"id": 1, "regions": 1, "degraded_regions": 1,
+ *                 "degraded_chunks": 3, "lost_chunks": 0, "updated": ms}, ...]}
+ */
+static void repl_fields(json_object *o, const struct hbm_repl *r, int *bad)
+{
+	*bad |= json_object_object_add(o, "regions", json_object_new_uint64(r->regions));
+	*bad |= json_object_object_add(o, "degraded_regions",
+				       json_object_new_uint64(r->degraded_regions));
+	*bad |= json_object_object_add(o, "degraded_chunks", json_object_new_uint64(r->degraded));
+	*bad |= json_object_object_add(o, "lost_chunks", json_object_new_uint64(r->lost));
+}
+
+static int replication_json(const struct hbmd_agent *a, json_object *o)
+{
+	json_object *rj = json_object_new_object(), *bm = json_object_new_array(), *m;
+	struct hbm_repl total;
+	unsigned int degraded = hbm_repl_view_total(&a->repl_view, &total);
+	int bad = 0;
+	size_t i;
+
+	if (!rj || !bm) {
+		json_object_put(rj);
+		json_object_put(bm);
+		return 1;
+	}
+	repl_fields(rj, &total, &bad);
+	bad |= json_object_object_add(rj, "members_degraded", json_object_new_int64(degraded));
+	for (i = 0; i < a->repl_view.n && !bad; i++) {
+		m = json_object_new_object();
+		if (!m) {
+			bad = 1;
+			break;
+		}
+		bad |= json_object_object_add(m, "id",
+					      json_object_new_int64(a->repl_view.rep[i].member));
+		repl_fields(m, &a->repl_view.rep[i].r, &bad);
+		bad |= json_object_object_add(m, "updated",
+					      json_object_new_uint64(a->repl_view.rep[i].updated));
+		bad |= json_object_array_add(bm, m);
+	}
+	bad |= json_object_object_add(rj, "by_member", bm);
+	bad |= json_object_object_add(o, "replication", rj);
+	return bad;
+}
+
 int hbmd_agent_json(const struct hbmd_agent *a, char **json)
 {
 	static const char *const states[] = { "new", "member", "fenced", "stopped" };
@@ -2728,6 +2929,7 @@ int hbmd_agent_json(const struct hbmd_agent *a, char **json)
 	ADD(o, "leaving", json_object_new_boolean(a->leaving));
 	ADD(o, "left", json_object_new_boolean(a->left));
 	bad |= drain_progress_json(a, o);
+	bad |= replication_json(a, o);
 	ms = json_object_new_array();
 	bad |= !ms;
 	for (i = 0; ms && i < a->links.n; i++) {

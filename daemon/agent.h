@@ -31,7 +31,12 @@
  *    removed, fenced or added by hbmctl, this node fenced) brings its view
  *    to the kernel, then the kernel to the members; a link event samples
  *    that link at once; events lost (an overrun): the nodes and links read
- *    again.  The event descriptor is one of hbmd_agent_fds().
+ *    again.  The event descriptor is one of hbmd_agent_fds();
+ *  - replication (replication_agent.h): this node's replicated regions,
+ *    read on the kernel's region events, published under the lease as
+ *    PREFIX/DOMAIN/replication/SELF; every member's report kept from the
+ *    range and watch; the leader logs a member's degraded or lost chunks
+ *    and their restoration.
  *
  * The agent is driven by its caller's loop (loop.c in hbmpoold, threads in
  * the unit test): wait for the descriptors of hbmd_agent_fds() or until
@@ -159,6 +164,11 @@ const struct hbm_lease *hbmd_agent_lease(const struct hbmd_agent *a);
  *                        "failures": 0, "members": 3, "reported": 3, "done": false,
  *                        "by_member": [{"id": 1, "chunks_left": 5, "bytes_left": ...,
  *                                       "failures": 0, "updated": 1764100000123}, ...]}],
+ *    "replication": {"regions": 2, "degraded_regions": 1, "degraded_chunks": 3,
+ *                    "lost_chunks": 0, "members_degraded": 1,
+ *                    "by_member": [{"id": 1, "regions": 1, "degraded_regions": 1,
+ *                                   "degraded_chunks": 3, "lost_chunks": 0,
+ *                                   "updated": 1764100000123}, ...]},
  *    "links": [{"from": 1, "to": 2, "state": "degraded", "rtt_us": 250000,
  *               "error_pct": 0, "changes": 3, "since": 1764100000123}, ...]}
  * state: new, member, fenced, stopped; leader null when none is known;
@@ -170,7 +180,10 @@ const struct hbm_lease *hbmd_agent_lease(const struct hbmd_agent *a);
  * id, sorted, members or not; leaving: hbmd_agent_leave() in progress;
  * left: it is done (the daemon exits);
  * drain_progress: per drain, the members' progress reports summed (only
- * members count; done: every member reported none left); links: every node's published links (links.h), this
+ * members count; done: every member reported none left); replication:
+ * every member's report (PREFIX/DOMAIN/replication/ID, replication.h)
+ * summed, members_degraded those with degraded or lost chunks, by_member
+ * each report (members that have said nothing have none); links: every node's published links (links.h), this
  * node's included as etcd has them.
  */
 int hbmd_agent_json(const struct hbmd_agent *a, char **json);

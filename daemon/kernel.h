@@ -97,6 +97,15 @@ struct hbmd_kernel_stats {
 	uint64_t cached_pages, dirty_pages;	/* now, not counters */
 	uint64_t regions;			/* how many there are */
 	uint64_t lost_chunks;			/* over every region */
+	/*
+	 * Over every region (0 from a kernel without replicated regions):
+	 * chunks with fewer good copies than the region's replicas, lost
+	 * ones included; the regions with replicas > 1; the regions with a
+	 * degraded chunk.
+	 */
+	uint64_t degraded_chunks;
+	uint64_t replicated_regions;
+	uint64_t degraded_regions;
 };
 
 /*
@@ -115,6 +124,11 @@ enum hbmd_kernel_event_kind {
 	HBMD_KEV_RESYNC,	/* resync-change-ntf: id (the move), state */
 	HBMD_KEV_REGION,	/* region-new-ntf, region-del-ntf: id (the region) */
 	/*
+	 * region-change-ntf: id (the region), degraded, lost: its chunks'
+	 * health changed (at most once a second per region)
+	 */
+	HBMD_KEV_REGION_CHANGE,
+	/*
 	 * Events were lost (the socket overran: ENOBUFS; or a gap in the
 	 * kernel's event numbers): the reader dumps again.  The events that
 	 * follow are newer than the loss.
@@ -132,6 +146,8 @@ struct hbmd_kernel_event {
 	bool self;			/* node events: this node */
 	bool fenced;			/* domain: this node fenced */
 	uint64_t epoch;			/* domain: its epoch (0: none) */
+	/* region change: its degraded-chunks (lost included) and lost-chunks now */
+	uint32_t degraded, lost;
 };
 
 /*

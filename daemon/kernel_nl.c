@@ -508,6 +508,25 @@ static int stats_cb(uint8_t cmd, struct nlattr *attrs, int len, void *arg)
 	return 0;
 }
 
+/*
+ * A region's replication (replicas, degraded-chunks) into the sums; its
+ * lost chunks are degraded too (a kernel before replicas says only lost).
+ */
+static void region_health(struct nlattr **tb, struct hbmd_kernel_stats *s)
+{
+	uint32_t lost = tb[HBMPOOL_A_REGION_LOST_CHUNKS] ?
+			nla_get_u32(tb[HBMPOOL_A_REGION_LOST_CHUNKS]) : 0;
+	uint32_t degraded = tb[HBMPOOL_A_REGION_DEGRADED_CHUNKS] ?
+			    nla_get_u32(tb[HBMPOOL_A_REGION_DEGRADED_CHUNKS]) : 0;
+
+	if (degraded < lost)
+		degraded = lost;
+	s->degraded_chunks += degraded;
+	s->degraded_regions += degraded > 0;
+	if (tb[HBMPOOL_A_REGION_REPLICAS] && nla_get_u32(tb[HBMPOOL_A_REGION_REPLICAS]) > 1)
+		s->replicated_regions++;
+}
+
 static int region_cb(uint8_t cmd, struct nlattr *attrs, int len, void *arg)
 {
 	struct nlattr *tb[HBMPOOL_A_REGION_MAX + 1];
@@ -519,6 +538,7 @@ static int region_cb(uint8_t cmd, struct nlattr *attrs, int len, void *arg)
 	s->regions++;
 	if (tb[HBMPOOL_A_REGION_LOST_CHUNKS])
 		s->lost_chunks += nla_get_u32(tb[HBMPOOL_A_REGION_LOST_CHUNKS]);
+	region_health(tb, s);
 	return 0;
 }
 
@@ -538,6 +558,7 @@ static int knl_stats_read(void *ctx, struct hbmd_kernel_stats *s, char *err, siz
 	/* the regions, without their chunks; again while a change races the dump */
 	for (i = 0, ret = -EINTR; i < 5 && ret == -EINTR; i++) {
 		s->regions = s->lost_chunks = 0;
+		s->degraded_chunks = s->replicated_regions = s->degraded_regions = 0;
 		msg = knl_msg(k, HBMPOOL_CMD_REGION_GET, 1, err, errlen);
 		if (!msg)
 			return -ENOMEM;
@@ -892,6 +913,11 @@ static int ev_cb(uint8_t cmd, struct nlattr *attrs, int len, void *arg)
 		seq_attr = HBMPOOL_A_REGION_SEQ;
 		kind = HBMD_KEV_REGION;
 		break;
+	case HBMPOOL_CMD_REGION_CHANGE_NTF:
+		max = HBMPOOL_A_REGION_MAX;
+		seq_attr = HBMPOOL_A_REGION_SEQ;
+		kind = HBMD_KEV_REGION_CHANGE;
+		break;
 	case HBMPOOL_CMD_RESYNC_CHANGE_NTF:
 		max = HBMPOOL_A_RESYNC_MAX;
 		seq_attr = HBMPOOL_A_RESYNC_SEQ;
@@ -933,8 +959,13 @@ static int ev_cb(uint8_t cmd, struct nlattr *attrs, int len, void *arg)
 		case HBMD_KEV_SEGMENT:
 			break;
 		case HBMD_KEV_REGION:
+		case HBMD_KEV_REGION_CHANGE:
 			e->id = tb[HBMPOOL_A_REGION_ID] ? nla_get_u32(tb[HBMPOOL_A_REGION_ID]) :
 				UINT32_MAX;
+			e->degraded = tb[HBMPOOL_A_REGION_DEGRADED_CHUNKS] ?
+				      nla_get_u32(tb[HBMPOOL_A_REGION_DEGRADED_CHUNKS]) : 0;
+			e->lost = tb[HBMPOOL_A_REGION_LOST_CHUNKS] ?
+				  nla_get_u32(tb[HBMPOOL_A_REGION_LOST_CHUNKS]) : 0;
 			break;
 		case HBMD_KEV_RESYNC:
 			e->id = tb[HBMPOOL_A_RESYNC_ID] ? nla_get_u32(tb[HBMPOOL_A_RESYNC_ID]) :

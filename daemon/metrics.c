@@ -249,6 +249,8 @@ static void kernel_part(struct out *o, const struct hbmd_metrics_snap *s)
 		S("hbmpool_regions", "gauge", regions, "Regions on this node."),
 		S("hbmpool_region_lost_chunks", "gauge", lost_chunks,
 		  "Chunks whose home lost its memory, over every region."),
+		S("hbmpool_region_degraded_chunks", "gauge", degraded_chunks,
+		  "Chunks with fewer good copies than their region's replicas, lost ones included, over every region."),
 #undef S
 	};
 	size_t i;

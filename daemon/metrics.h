@@ -44,7 +44,7 @@
  *   hbmpool_faults_total ... hbmpool_shrinker_freed_pages_total
  *						the kernel's counters (stats-get)
  *   hbmpool_cached_pages, hbmpool_dirty_pages	now
- *   hbmpool_regions, hbmpool_region_lost_chunks
+ *   hbmpool_regions, hbmpool_region_lost_chunks, hbmpool_region_degraded_chunks
  *
  * A family whose source could not be read (a kernel read failed) has no
  * samples, and hbmpoold_kernel_read_ok says which read failed.

@@ -51,7 +51,9 @@
  *     back at once on another segment: the others remove the old one (one
  *     kernel refusing once: the add waits) and add the new; a daemon
  *     restarted on the same segment (same incarnation) takes its lease
- *     over: the others see nothing, its kernel keeps its nodes; a crash
+ *     over: the others see nothing, its kernel keeps its nodes, its
+ *     replication report from before (3 chunks degraded, in etcd under
+ *     that lease) is put over with zeros (its kernel has none now); a crash
  *     and a restart at once on a new segment: the new daemon waits for
  *     the old key to expire; a daemon away for longer than its lease,
  *     restarted on the same segment, fences itself (the others fenced
@@ -785,6 +787,37 @@ static void view_progress(uint32_t id, int *reported, int *left, int *done)
 	json_object_put(o);
 }
 
+/* Node 2's view of member id's replication report: its degraded chunks (-1: none). */
+static int64_t view_repl(uint32_t id)
+{
+	json_object *o = control_read(&nodes[1]), *r, *bm, *m;
+	int64_t degraded = -1;
+	size_t i;
+
+	if (o && json_object_object_get_ex(o, "replication", &r) &&
+	    json_object_object_get_ex(r, "by_member", &bm))
+		for (i = 0; i < json_object_array_length(bm); i++) {
+			m = json_object_array_get_idx(bm, i);
+			if (jint(m, "id") == id)
+				degraded = jint(m, "degraded_chunks");
+		}
+	json_object_put(o);
+	return degraded;
+}
+
+/* Wait up to 3 s for node 2's view of member id's report to say degraded. */
+static bool wait_view_repl(uint32_t id, int64_t degraded)
+{
+	double t0 = now();
+
+	while (now() - t0 < 3) {
+		if (view_repl(id) == degraded)
+			return true;
+		usleep(50000);
+	}
+	return false;
+}
+
 /* The keys under PREFIX/DOMAIN/drains/ in etcd (-1: etcd did not answer). */
 static int drain_keys(void)
 {
@@ -1249,8 +1282,23 @@ static void test_agents(void)
 	}
 	ok(good, "node %d gone again", sid);
 
-	/* 3b. a daemon restarted on the same segment takes its lease over */
+	/*
+	 * 3b. a daemon restarted on the same segment takes its lease over;
+	 * its replication report from before (3 chunks degraded) is in etcd
+	 * under that lease, its kernel now has nothing replicated: it puts
+	 * zeros over it (else no report would be put, and the stale one
+	 * would stay)
+	 */
 	rid = nodes[0].running ? 0 : 1;
+	{
+		struct hbmd_kernel_stats deg = { .regions = 1, .replicated_regions = 1,
+						 .degraded_regions = 1, .degraded_chunks = 3 };
+
+		fk_region_change(&nodes[rid].fk, 7, 3, 0, &deg);
+		ok(wait_view_repl(nodes[rid].id, 3),
+		   "node %u's kernel: 3 chunks degraded; node 2's view has its report (3)",
+		   nodes[rid].id);
+	}
 	node_halt(&nodes[rid], STOP);
 	lease_id = hbmd_agent_lease(nodes[rid].a)->id;
 	hbmd_agent_free(nodes[rid].a);
@@ -1261,6 +1309,9 @@ static void test_agents(void)
 	for (i = 0; i < NR; i++)
 		calls[i] = nodes[i].fk.calls;
 	before = nodes[rid].fk.calls;
+	pthread_mutex_lock(&nodes[rid].fk.lock);
+	memset(&nodes[rid].fk.stats, 0, sizeof(nodes[rid].fk.stats));
+	pthread_mutex_unlock(&nodes[rid].fk.lock);
 	ok(!node_start(&nodes[rid], 1000 + (uint64_t)rid, false) && nodes[rid].took_over == 1 &&
 	   hbmd_agent_lease(nodes[rid].a)->id == lease_id,
 	   "node %u restarted on the same segment: it took its lease %llx over", nodes[rid].id,
@@ -1274,6 +1325,9 @@ static void test_agents(void)
 	ok(all_see_each_other() && violations(&nodes[rid], what, sizeof(what)) == 0,
 	   "its kernel kept its nodes: nothing added twice, nothing removed (%u calls since)",
 	   nodes[rid].fk.calls - before);
+	ok(wait_view_repl(nodes[rid].id, 0),
+	   "its old replication report (3 degraded) found in the range: zeros put over it (node 2's view: %lld)",
+	   (long long)view_repl(nodes[rid].id));
 
 	/*
 	 * 3b'. node 3, a daemon of no location, restarted on the same

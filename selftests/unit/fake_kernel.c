@@ -407,9 +407,23 @@ static int fk_stats_read(void *ctx, struct hbmd_kernel_stats *s, char *err, size
 
 	pthread_mutex_lock(&fk->lock);
 	*s = fk->stats;
+	fk->stats_reads++;
 	pthread_mutex_unlock(&fk->lock);
 	snprintf(err, errlen, "%s", "");
 	return 0;
+}
+
+void fk_region_change(struct fake_kernel *fk, uint32_t region, uint32_t degraded, uint32_t lost,
+		      const struct hbmd_kernel_stats *s)
+{
+	pthread_mutex_lock(&fk->lock);
+	fk->stats = *s;
+	fk_emit(fk, HBMD_KEV_REGION_CHANGE, region, 0, false, false);
+	if (fk->evq_n && fk->evq[fk->evq_n - 1].kind == HBMD_KEV_REGION_CHANGE) {
+		fk->evq[fk->evq_n - 1].degraded = degraded;
+		fk->evq[fk->evq_n - 1].lost = lost;
+	}
+	pthread_mutex_unlock(&fk->lock);
 }
 
 void fk_set_link(struct fake_kernel *fk, const struct hbmd_kernel_link *l)

@@ -16,7 +16,8 @@
  * a new one ends a fence, which survives "segment-del" (fk_operator).  For the metrics,
  * nodes carry their capacity (the segment's for this node, the add's for
  * a peer), each live peer has a link (up, live, rtt 250 us) and stats_read
- * gives the counters in stats (set them at will; reads are not logged).
+ * gives the counters in stats (set them at will, or with fk_region_change();
+ * reads are counted in stats_reads, not logged).
  * Events (kernel.h's event channel): once events_open (logged
  * "events-open") made its eventfd, every change of the table is an event,
  * as the kernel's monitor group has it (node add/del/change, then a domain
@@ -57,6 +58,7 @@ struct fake_kernel {
 	uint64_t capacity[1024];
 	uint32_t failure_domain[1024];	/* add's, then node_failure_domain's */
 	struct hbmd_kernel_stats stats;
+	unsigned int stats_reads;	/* stats_read calls (not logged) */
 	/* placement_params: the last values and the calls (not logged) */
 	uint32_t full_pct;
 	int avoid_degraded;		/* -1: never set */
@@ -93,6 +95,13 @@ struct hbmd_kernel fk_kernel(struct fake_kernel *fk);
 int fk_find(struct fake_kernel *fk, const char *s);
 /* Set (add if new) the link to node id as the next links_read returns it. */
 void fk_set_link(struct fake_kernel *fk, const struct hbmd_kernel_link *l);
+/*
+ * Region region's chunks changed health (region-change-ntf: degraded,
+ * lost): the stats stats_read gives from now on are s (its sums), and the
+ * event is queued.
+ */
+void fk_region_change(struct fake_kernel *fk, uint32_t region, uint32_t degraded, uint32_t lost,
+		      const struct hbmd_kernel_stats *s);
 /* The next events_read reports a loss (and the queued events are lost). */
 void fk_overrun(struct fake_kernel *fk);
 /*

@@ -14,7 +14,9 @@
 # half-close), the daemon's answer (ok: a line, -j: the answer; refused:
 # its error, exit 1; a daemon that answers with its view: exit 1), bad
 # node ids (exit 2); domain status writes nothing and half-closes (the view
-# at once), shows DRAINING per member, the drains and their progress;
+# at once), shows DRAINING per member, the drains and their progress,
+# the domain's replication (degraded and lost chunks, the members that have
+# them, or "all copies good");
 # domain leave: its request line.
 # hbmctl is unit/hbmctl_san (tools/hbmctl built with ASan and UBSan;
 # make -C selftests unit builds it), else $HBMCTL, else tools/hbmctl/hbmctl.
@@ -371,6 +373,50 @@ for bad in "--timeout" "--timeout 0" "--timeout x" "--timeout 5"; do
 done
 [ "$rc" -eq 2 ] && grep -q "'--timeout' goes with '--wait'" "$err"
 ok $? "--timeout without seconds, 0, x, or without --wait: exit 2"
+stop_server
+
+# --- replication ----------------------------------------------------------
+# members 1 and 10 report degraded chunks (10 lost one), 2 all good
+"$py" -c 'import json, sys
+v = json.load(open(sys.argv[1]))
+v["replication"] = {"regions": 3, "degraded_regions": 2, "degraded_chunks": 5, "lost_chunks": 1,
+                    "members_degraded": 2,
+                    "by_member": [{"id": 1, "regions": 1, "degraded_regions": 1,
+                                   "degraded_chunks": 3, "lost_chunks": 0, "updated": 1},
+                                  {"id": 2, "regions": 1, "degraded_regions": 0,
+                                   "degraded_chunks": 0, "lost_chunks": 0, "updated": 1},
+                                  {"id": 10, "regions": 1, "degraded_regions": 1,
+                                   "degraded_chunks": 2, "lost_chunks": 1, "updated": 1}]}
+json.dump(v, open(sys.argv[2], "w"))
+v["replication"] = {"regions": 1, "degraded_regions": 0, "degraded_chunks": 0, "lost_chunks": 0,
+                    "members_degraded": 0,
+                    "by_member": [{"id": 2, "regions": 1, "degraded_regions": 0,
+                                   "degraded_chunks": 0, "lost_chunks": 0, "updated": 1}]}
+json.dump(v, open(sys.argv[3], "w"))' "$tmp/view.json" "$tmp/rview.json" "$tmp/gview.json"
+serve send "$tmp/rview.json"
+ctl domain status --socket "$sock"
+[ "$rc" -eq 0 ] && has '^replication +5 chunks of 2 regions degraded, 1 lost \(members 1 10\)$' &&
+	has '^MEMBER +REPLICATED-REGIONS +DEGRADED-REGIONS +DEGRADED-CHUNKS +LOST-CHUNKS$' &&
+	has '^1 +1 +1 +3 +0$' && has '^10 +1 +1 +2 +1$' && ! grep -Eq '^2 +1 +0 +0 +0$' "$out"
+ok $? "status: the domain's degraded and lost chunks, the members that have them (not those all good)"
+ctl -j domain status --socket "$sock"
+[ "$rc" -eq 0 ] && "$py" -c "$same_json" "$tmp/rview.json" "$out"
+ok $? "-j: \"replication\" as the daemon sent it"
+serve send "$tmp/gview.json"
+ctl domain status --socket "$sock"
+[ "$rc" -eq 0 ] && has '^replication +all copies good$' && ! grep -q '^MEMBER' "$out"
+ok $? "status: 'replication all copies good', no table"
+serve send "$tmp/view.json"
+ctl domain status --socket "$sock"
+[ "$rc" -eq 0 ] && has '^replication +-$'
+ok $? "a daemon before replicated regions: 'replication -'"
+answer badrepl '{"node":2,"state":"member","epoch":17,"members":[],"replication":[1]}'
+fails 1 "\"replication\" is not an object with an array \"by_member\"" domain status --socket "$sock"
+ok $? "replication not an object: not a view"
+answer badrepl2 '{"node":2,"state":"member","epoch":17,"members":[],"replication":{"degraded_chunks":1,"by_member":[7,{"id":"x","degraded_chunks":"y"}]}}'
+ctl domain status --socket "$sock"
+[ "$rc" -eq 0 ] && has '^replication +1 chunk of 0 regions degraded, 0 lost$'
+ok $? "odd members in by_member: skipped, no crash"
 stop_server
 
 echo '{"ok":true,"cmd":"leave"}' > "$tmp/leave.json"

@@ -8,9 +8,9 @@
  *
  *  1. events_open subscribes to "monitor" and makes the socket
  *     non-blocking;
- *  2. node, domain, link, segment, region and resync (chunk move) events
- *     come out as small structs, their fields right; params events only
- *     count (numbers);
+ *  2. node, domain, link, segment, region, region-change (degraded and
+ *     lost chunks) and resync (chunk move) events come out as small
+ *     structs, their fields right; params events only count (numbers);
  *  3. a gap in the kernel's event numbers is an overrun, before the event
  *     after the gap; an ENOBUFS is an overrun, and the next number after
  *     it is no gap;
@@ -21,7 +21,9 @@
  *  6. chunk moves: chunks_read over a region split across two dump
  *     messages (sizes, the last chunk short, syncing-node-id), resync_new
  *     (its attributes, the move's id), resync_read, resync_del,
- *     resync_params (resync-mbps set only when given, resync-jobs read).
+ *     resync_params (resync-mbps set only when given, resync-jobs read);
+ *  7. stats_read: the counters, and the region dump summed: lost,
+ *     degraded (lost ones included), replicated and degraded regions.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -144,6 +146,36 @@ static int resync_msg(hbm_nl_reply_fn *cb, void *arg, uint32_t id, uint32_t stat
 	return reply_with(cb, arg, HBMPOOL_CMD_RESYNC_GET, r);
 }
 
+/*
+ * The region dump without chunks (stats_read): a replicated region with 3
+ * chunks degraded, 1 of them lost; an unreplicated one with 2 lost (a
+ * kernel before replicas: lost-chunks only); a replicated one, all good.
+ */
+static int stats_regions(hbm_nl_reply_fn *cb, void *arg)
+{
+	static const struct {
+		uint32_t id, replicas, degraded, lost;
+		bool has_replicas;
+	} reg[] = { { 1, 2, 3, 1, true }, { 2, 0, 0, 2, false }, { 3, 3, 0, 0, true } };
+	struct nl_msg *r;
+	size_t i;
+	int ret = 0;
+
+	for (i = 0; i < sizeof(reg) / sizeof(reg[0]) && !ret; i++) {
+		r = nlmsg_alloc();
+		if (!r)
+			return -ENOMEM;
+		nla_put_u32(r, HBMPOOL_A_REGION_ID, reg[i].id);
+		nla_put_u32(r, HBMPOOL_A_REGION_LOST_CHUNKS, reg[i].lost);
+		if (reg[i].has_replicas) {
+			nla_put_u32(r, HBMPOOL_A_REGION_REPLICAS, reg[i].replicas);
+			nla_put_u32(r, HBMPOOL_A_REGION_DEGRADED_CHUNKS, reg[i].degraded);
+		}
+		ret = reply_with(cb, arg, HBMPOOL_CMD_REGION_GET, r);
+	}
+	return ret;
+}
+
 /* region-get (chunks), resync-*, params-*: the chunk moves' side */
 static int moves_request(struct nl_msg *msg, hbm_nl_reply_fn *cb, void *arg)
 {
@@ -155,6 +187,12 @@ static int moves_request(struct nl_msg *msg, hbm_nl_reply_fn *cb, void *arg)
 	req_kept = msg;
 	memset(req_tb, 0, sizeof(req_tb));
 	switch (req_cmd) {
+	case HBMPOOL_CMD_STATS_GET:
+		r = nlmsg_alloc();
+		if (!r)
+			return -ENOMEM;
+		nla_put_u64(r, HBMPOOL_A_STATS_FAULTS, 11);
+		return reply_with(cb, arg, HBMPOOL_CMD_STATS_GET, r);
 	case HBMPOOL_CMD_REGION_GET:
 	{
 		struct nlattr *rt[HBMPOOL_A_REGION_MAX + 1];
@@ -163,6 +201,8 @@ static int moves_request(struct nl_msg *msg, hbm_nl_reply_fn *cb, void *arg)
 			  nlmsg_attrlen(nlmsg_hdr(msg), 0), NULL);
 		req_chunks_flag = rt[HBMPOOL_A_REGION_CHUNKS] != NULL;
 	}
+		if (!req_chunks_flag)
+			return stats_regions(cb, arg);
 		/* one region over two messages, as a big one is */
 		ret = region_msg(cb, arg, true, 0, 2);
 		return ret ? ret : region_msg(cb, arg, false, 2, 3);
@@ -290,6 +330,15 @@ static int deliver(const struct step *s, hbm_nl_reply_fn *cb, void *arg)
 	case HBMPOOL_CMD_REGION_NEW_NTF:
 		ret = nla_put_u32(msg, HBMPOOL_A_REGION_ID, s->id) ||
 		      nla_put_u64(msg, HBMPOOL_A_REGION_SEQ, s->seq);
+		break;
+	case HBMPOOL_CMD_REGION_CHANGE_NTF:
+		/* region-get's attributes, as hbmpool_nl_region_fill() puts them */
+		ret = nla_put_u32(msg, HBMPOOL_A_REGION_ID, s->id) ||
+		      nla_put_u64(msg, HBMPOOL_A_REGION_SEQ, s->seq) ||
+		      nla_put_u32(msg, HBMPOOL_A_REGION_LOST_CHUNKS, s->state) ||
+		      nla_put_u32(msg, HBMPOOL_A_REGION_DEGRADED_CHUNKS, (uint32_t)s->epoch) ||
+		      nla_put_u32(msg, HBMPOOL_A_REGION_REPLICAS, 2) ||
+		      nla_put_u64(msg, HBMPOOL_A_REGION_LENGTH, 4 << 20);
 		break;
 	case HBMPOOL_CMD_RESYNC_CHANGE_NTF:
 		ret = nla_put_u32(msg, HBMPOOL_A_RESYNC_ID, s->id) ||
@@ -423,6 +472,16 @@ int main(void)
 	n = k.ops->events_read(k.ctx, ev, 16, err, sizeof(err));
 	ok(n == 1 && ev[0].kind == HBMD_KEV_RESYNC && ev[0].id == 11 && ev[0].state == 1 &&
 	   ev[0].seq == 32, "resync-change-ntf: move 11, done, seq 32, no overrun (%d)", n);
+	/* region-change-ntf: the region, its degraded and lost chunks */
+	script[nsteps++] = (struct step){ .cmd = HBMPOOL_CMD_REGION_CHANGE_NTF, .seq = 33, .id = 4,
+					  .state = 1, .epoch = 3 };
+	add(HBMPOOL_CMD_REGION_NEW_NTF, 34, 5, 0);
+	n = k.ops->events_read(k.ctx, ev, 16, err, sizeof(err));
+	ok(n == 2 && ev[0].kind == HBMD_KEV_REGION_CHANGE && ev[0].id == 4 &&
+	   ev[0].degraded == 3 && ev[0].lost == 1 && ev[0].seq == 33 &&
+	   ev[1].kind == HBMD_KEV_REGION && ev[1].id == 5 && !ev[1].degraded && !ev[1].lost,
+	   "region-change-ntf: region 4, 3 chunks degraded, 1 lost, seq 33; then a region-new-ntf without them (%d)",
+	   n);
 	n = k.ops->events_read(k.ctx, ev, 1, err, sizeof(err));
 	ok(n == -EINVAL, "a buffer of 1: refused (room for an overrun and an event)");
 
@@ -443,6 +502,20 @@ int main(void)
 	domain.fenced = false;
 	n = k.ops->domain_read(k.ctx, &d, err, sizeof(err));
 	ok(n == 0 && d.epoch == 42 && !d.fenced, "domain_read: no fenced flag, not fenced");
+
+	/* stats_read: the counters and the regions' sums */
+	{
+		struct hbmd_kernel_stats st;
+
+		n = k.ops->stats_read(k.ctx, &st, err, sizeof(err));
+		ok(n == 0 && st.faults == 11 && st.regions == 3 && st.lost_chunks == 3 &&
+		   st.degraded_chunks == 5 && st.replicated_regions == 2 && st.degraded_regions == 2,
+		   "stats_read: 3 regions, 2 replicated; 5 chunks of 2 regions degraded (a region without degraded-chunks: its lost ones), 3 lost (%d: %llu, %llu, %llu)",
+		   n, (unsigned long long)st.degraded_chunks,
+		   (unsigned long long)st.replicated_regions, (unsigned long long)st.degraded_regions);
+		nlmsg_free(req_kept);
+		req_kept = NULL;
+	}
 
 	/* 6. chunk moves: the chunks, a move, the moves, a deletion, the params */
 	{

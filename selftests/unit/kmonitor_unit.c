@@ -14,6 +14,10 @@
  *     full_pct and avoid_degraded reach the kernel at start and at a reload;
  *  2. node 1's link to 2 goes down in the kernel: the link event makes the
  *     agent sample it at once (the change logged), not at the next tick;
+ *     a region-change event on node 1 (degraded chunks): node 1 reads its
+ *     regions and publishes its report, node 2 sees it, the leader warns;
+ *     the same event again: nothing put; restored: zeros, the leader says
+ *     "replication restored";
  *  3. an operator removes member node 2 from node 1's kernel (hbmctl node
  *     del): the event contradicts the agent's view, it reads the nodes
  *     once and adds node 2 again;
@@ -37,6 +41,8 @@
 #include <poll.h>
 #include <syslog.h>
 
+#include <json-c/json.h>
+
 #include "tap.h"
 #include "etcd_rig.h"
 
@@ -57,6 +63,7 @@ struct node {
 	struct hbmd_agent *a;
 	/* log lines seen, by kind */
 	unsigned int lost_warn, lost_debug, link_down, fenced_by_other;
+	unsigned int repl_warn, repl_restored;	/* the leader's lines about member 1 */
 };
 
 static struct node nodes[NR];
@@ -76,6 +83,11 @@ static void log_cb(void *arg, int level, const char *msg)
 		n->link_down++;
 	if (strstr(msg, "fenced in the kernel by someone else (domain-set fenced)"))
 		n->fenced_by_other++;
+	if (level == LOG_WARNING &&
+	    !strcmp(msg, "leader: member 1: 3 chunks of 1 region degraded, 0 lost"))
+		n->repl_warn++;
+	if (level == LOG_INFO && !strcmp(msg, "leader: member 1: replication restored"))
+		n->repl_restored++;
 	if (verbose)
 		printf("# %.3f node %u <%d> %s\n", now(), n->id, level, msg);
 }
@@ -235,6 +247,96 @@ static const char *view_of_2(void)
 	return "(none)";
 }
 
+/*
+ * Node 2's view of member 1's replication report (hbmd_agent_json()):
+ * its degraded chunks (-1: no report), lost chunks, when it was put.
+ */
+static int64_t repl_of_1(int64_t *lost, int64_t *updated)
+{
+	json_object *o = NULL, *r, *bm, *m, *x;
+	char *json = NULL;
+	int64_t degraded = -1;
+	size_t i;
+
+	if (hbmd_agent_json(nodes[1].a, &json))
+		return -1;
+	o = json_tokener_parse(json);
+	free(json);
+	if (o && json_object_object_get_ex(o, "replication", &r) &&
+	    json_object_object_get_ex(r, "by_member", &bm))
+		for (i = 0; i < json_object_array_length(bm); i++) {
+			m = json_object_array_get_idx(bm, i);
+			if (!json_object_object_get_ex(m, "id", &x) || json_object_get_int64(x) != 1)
+				continue;
+			json_object_object_get_ex(m, "degraded_chunks", &x);
+			degraded = json_object_get_int64(x);
+			json_object_object_get_ex(m, "lost_chunks", &x);
+			*lost = json_object_get_int64(x);
+			json_object_object_get_ex(m, "updated", &x);
+			*updated = json_object_get_int64(x);
+		}
+	json_object_put(o);
+	return degraded;
+}
+
+static bool node2_sees_degraded(void)
+{
+	int64_t lost, up;
+
+	return repl_of_1(&lost, &up) == 3;
+}
+
+static bool node2_sees_restored(void)
+{
+	int64_t lost, up;
+
+	return repl_of_1(&lost, &up) == 0;
+}
+
+/*
+ * 2b. node 1's kernel says a replicated region's chunks are degraded
+ * (region-change-ntf): node 1 reads its regions and puts its report, node
+ * 2 (every member) sees it, the leader warns; the same again: no put;
+ * restored: a report of zeros, the leader says so.
+ */
+static void test_replication(void)
+{
+	struct fake_kernel *fk = &nodes[0].fk;
+	struct hbmd_kernel_stats deg = { .regions = 1, .replicated_regions = 1,
+					 .degraded_regions = 1, .degraded_chunks = 3 },
+				 good = { .regions = 1, .replicated_regions = 1 };
+	int64_t lost = -1, up = 0, up2 = 0, degraded;
+	unsigned int reads = fk->stats_reads;
+	double t0 = now();
+	bool seen;
+
+	ok(repl_of_1(&lost, &up) == -1 && reads >= 1,
+	   "no replicated region: no report of node 1 (%u reads of its regions since start)", reads);
+	fk_region_change(fk, 7, 3, 0, &deg);
+	seen = pump(3000, node2_sees_degraded);
+	ok(seen && repl_of_1(&lost, &up) == 3 && lost == 0 && fk->stats_reads == reads + 1,
+	   "region 7 of node 1 degraded (region-change-ntf): node 2 sees 3 degraded chunks, 0 lost, in %.0f ms (one read: %u)",
+	   (now() - t0) * 1000, fk->stats_reads - reads);
+	pump(200, NULL);
+	ok(nodes[0].repl_warn + nodes[1].repl_warn == 1,
+	   "the leader (node %d) warns: \"member 1: 3 chunks of 1 region degraded, 0 lost\" (%u, %u)",
+	   hbmd_agent_leader_id(nodes[0].a), nodes[0].repl_warn, nodes[1].repl_warn);
+	reads = fk->stats_reads;
+	fk_region_change(fk, 7, 3, 0, &deg);
+	pump(1500, NULL);
+	degraded = repl_of_1(&lost, &up2);
+	ok(degraded == 3 && up2 == up && fk->stats_reads == reads + 1,
+	   "the same event again: read (%u), nothing put (updated %lld, was %lld)",
+	   fk->stats_reads - reads, (long long)up2, (long long)up);
+	t0 = now();
+	fk_region_change(fk, 7, 0, 0, &good);
+	seen = pump(3000, node2_sees_restored);
+	pump(200, NULL);
+	ok(seen && nodes[0].repl_restored + nodes[1].repl_restored == 1,
+	   "re-replicated: node 2 sees 0 degraded chunks in %.0f ms, the leader says \"member 1: replication restored\"",
+	   (now() - t0) * 1000);
+}
+
 /* A reload of node 1's config with new [placement] values: into its kernel at once. */
 static void placement_reload(void)
 {
@@ -332,6 +434,8 @@ static void test_kmonitor(void)
 	l.health = 2;
 	fk_set_link(fk, &l);
 	pump(REACT_MS, NULL);
+
+	test_replication();
 
 	/* 3. an operator removes a member */
 	dumps = fk_count(fk, "nodes-read");

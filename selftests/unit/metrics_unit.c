@@ -203,7 +203,7 @@ static void snap_init(struct hbmd_metrics_snap *s)
 		.stats_ok = true,
 		.stats = { .faults = 11, .fetches = 12, .bytes_fetched = 49152, .writebacks = 2,
 			   .errors = 1, .timeouts = 0, .cached_pages = 5, .regions = 2,
-			   .lost_chunks = 4 },
+			   .lost_chunks = 4, .degraded_chunks = 9 },
 	};
 }
 
@@ -325,6 +325,8 @@ static void test_render(void)
 	   has_line(text, "# TYPE hbmpool_cached_pages gauge") &&
 	   has_line(text, "hbmpool_cached_pages 5") && has_line(text, "hbmpool_regions 2") &&
 	   has_line(text, "hbmpool_region_lost_chunks 4") &&
+	   has_line(text, "# TYPE hbmpool_region_degraded_chunks gauge") &&
+	   has_line(text, "hbmpool_region_degraded_chunks 9") &&
 	   has_line(text, "hbmpoold_kernel_read_ok{read=\"stats\"} 1"),
 	   "the kernel's counters (counter, _total) and gauges");
 	free(text);

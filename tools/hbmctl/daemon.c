@@ -206,6 +206,12 @@ static const char *view_invalid(json_object *v)
 		    !json_object_object_get_ex(x, "id", &x) || !json_object_is_type(x, json_type_int))
 			return "a member that is no object with an integer \"id\"";
 	}
+	/* replication: a daemon before replicated regions had none */
+	if (json_object_object_get_ex(v, "replication", &x) &&
+	    (!json_object_is_type(x, json_type_object) ||
+	     (json_object_object_get_ex(x, "by_member", &arr) &&
+	      !json_object_is_type(arr, json_type_array))))
+		return "\"replication\" is not an object with an array \"by_member\"";
 	/* links: a daemon before link health had none */
 	if (!json_object_object_get_ex(v, "links", &arr))
 		return NULL;
@@ -508,6 +514,71 @@ static const char *drains_cell(json_object *o, char *buf, size_t len)
 
 #define NCOLS(c) ((int)(sizeof(c) / sizeof((c)[0])))
 
+/* A member's report, or the totals: degraded or lost chunks. */
+static bool repl_degraded(json_object *o)
+{
+	return get_i64(o, "degraded_chunks", 0) > 0 || get_i64(o, "lost_chunks", 0) > 0;
+}
+
+/*
+ * The domain's replication: "all copies good", or "3 chunks of 1 region
+ * degraded, 0 lost (member 1)", "(members 1 4)"; "-" from a daemon before
+ * replicated regions.
+ */
+static const char *replication_cell(json_object *o, char *buf, size_t len)
+{
+	json_object *r, *bm = NULL, *m;
+	int64_t chunks, regions;
+	size_t i, n, k, who = 0;
+
+	if (!json_object_object_get_ex(o, "replication", &r) ||
+	    !json_object_is_type(r, json_type_object))
+		return "-";
+	if (!repl_degraded(r))
+		return "all copies good";
+	chunks = get_i64(r, "degraded_chunks", 0);
+	regions = get_i64(r, "degraded_regions", 0);
+	k = (size_t)snprintf(buf, len, "%" PRId64 " chunk%s of %" PRId64 " region%s degraded, %"
+			     PRId64 " lost", chunks, chunks == 1 ? "" : "s", regions,
+			     regions == 1 ? "" : "s", get_i64(r, "lost_chunks", 0));
+	json_object_object_get_ex(r, "by_member", &bm);
+	n = json_object_array_length(bm);
+	for (i = 0; i < n && k < len; i++) {
+		m = json_object_array_get_idx(bm, i);
+		if (!repl_degraded(m))
+			continue;
+		k += (size_t)snprintf(buf + k, len - k, "%s%" PRId64, who++ ? " " :
+				      get_i64(r, "members_degraded", 0) > 1 ? " (members " :
+									      " (member ",
+				      get_i64(m, "id", -1));
+	}
+	if (who && k < len)
+		snprintf(buf + k, len - k, ")");
+	return buf;
+}
+
+/* The members whose chunks are degraded or lost (a new array, NULL: none). */
+static json_object *repl_rows(json_object *v)
+{
+	json_object *r, *bm, *rows = NULL, *m;
+	size_t i, n;
+
+	if (!json_object_object_get_ex(v, "replication", &r) ||
+	    !json_object_object_get_ex(r, "by_member", &bm))
+		return NULL;
+	n = json_object_array_length(bm);
+	for (i = 0; i < n; i++) {
+		m = json_object_array_get_idx(bm, i);
+		if (!json_object_is_type(m, json_type_object) || !repl_degraded(m))
+			continue;
+		if (!rows)
+			rows = json_object_new_array();
+		if (rows)
+			json_object_array_add(rows, json_object_get(m));
+	}
+	return rows;
+}
+
 /* A drain's members that reported, of the members: "2/3". */
 static const char *reported_cell(json_object *row, char *buf, size_t len)
 {
@@ -542,6 +613,7 @@ static void print_view(json_object *v)
 		{ "links", NULL, F_FUNC, links_cell },
 		{ "drains", NULL, F_FUNC, drains_cell },
 		{ "leaving", "leaving", F_STR, NULL },
+		{ "replication", NULL, F_FUNC, replication_cell },
 	};
 	static const struct out_col members[] = {
 		{ "ID", "id", F_STR, NULL },
@@ -566,6 +638,13 @@ static void print_view(json_object *v)
 		{ "WAITING-FOR", "not_reported", F_STR, NULL },
 		{ "DONE", NULL, F_FUNC, done_cell },
 	};
+	static const struct out_col repl[] = {
+		{ "MEMBER", "id", F_STR, NULL },
+		{ "REPLICATED-REGIONS", "regions", F_STR, NULL },
+		{ "DEGRADED-REGIONS", "degraded_regions", F_STR, NULL },
+		{ "DEGRADED-CHUNKS", "degraded_chunks", F_STR, NULL },
+		{ "LOST-CHUNKS", "lost_chunks", F_STR, NULL },
+	};
 	static const struct out_col links[] = {
 		{ "FROM", "from", F_STR, NULL },
 		{ "TO", "to", F_STR, NULL },
@@ -588,6 +667,13 @@ static void print_view(json_object *v)
 	    json_object_is_type(a, json_type_array) && json_object_array_length(a)) {
 		putchar('\n');
 		out_table(a, drains, NCOLS(drains));
+	}
+	a = repl_rows(v);
+	if (a) {
+		json_object_array_sort(a, by_id);
+		putchar('\n');
+		out_table(a, repl, NCOLS(repl));
+		json_object_put(a);
 	}
 	if (json_object_object_get_ex(v, "links", &a) && json_object_array_length(a)) {
 		json_object_array_sort(a, by_from_to);
