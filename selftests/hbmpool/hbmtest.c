@@ -7,9 +7,11 @@
 #include <setjmp.h>
 #include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -268,6 +270,22 @@ int hbmt_wait_gone(const char *path, unsigned int timeout_ms)
 			return -ETIMEDOUT;
 		hbmt_sleep_ms(20);
 	}
+}
+
+int hbmt_kernel_config(const char *option)
+{
+	char cmd[160];
+	int st;
+
+	if (access("/proc/config.gz", R_OK))
+		return -ENOENT;
+	if (snprintf(cmd, sizeof(cmd), "zgrep -qx '%s=y' /proc/config.gz", option) >=
+	    (int)sizeof(cmd) || strchr(option, '\''))
+		return -EINVAL;
+	st = system(cmd);
+	if (st == -1 || !WIFEXITED(st) || WEXITSTATUS(st) > 1)
+		return -ENOENT;
+	return WEXITSTATUS(st) == 0;
 }
 
 int64_t hbmt_meminfo_kb(const char *field)

@@ -104,6 +104,12 @@ int hbmt_wait_gone(const char *path, unsigned int timeout_ms);
 /* A field of /proc/meminfo in kB, or -errno. */
 int64_t hbmt_meminfo_kb(const char *field);
 
+/*
+ * Whether the running kernel was built with option ("CONFIG_KASAN"): 1, 0,
+ * or -ENOENT when it does not say (no /proc/config.gz).
+ */
+int hbmt_kernel_config(const char *option);
+
 void hbmt_sleep_ms(unsigned int ms);
 
 /* ---- fixture helpers: only with the harness (hbmtest.c has none) ---- */
