@@ -309,7 +309,7 @@ done
 [ "$fails" = 0 ] || bail "the daemons did not start"
 stamp "daemons up"
 check "etcd has the three members" [ "$(etcd_members)" = "1 2 3" ]
-for k in 1 2 3; do check "VM$k: both peers are live TCP nodes" all_live "$k"; done
+for k in 1 2 3; do check "VM$k: both peers are live nodes" all_live "$k"; done
 e1=$(epochs 1 2 3)
 check "one epoch in the three kernels, > 0 ($e1)" sh -c "[ \$(echo $e1 | wc -w) = 1 ] && [ ${e1% } -gt 0 ]"
 l1=$(for k in 1 2 3; do q "$k" "$HD q ctl leader"; done | sort -u | tr '\n' ' ')
