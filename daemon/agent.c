@@ -24,9 +24,13 @@
 #include "health.h"
 #include "links.h"
 #include "membership.h"
+#include "shm_discover.h"
 
 #define KEY_MAX		256
 #define NR_IDS		(HBM_MEMBER_MAX_ID + 1)
+/* Where peers' ivshmem devices are looked for (shm_discover.h). */
+#define SHM_SYSFS	"/sys"
+#define SHM_MEM		"/dev/mem"
 
 /* The kernel's view of a peer, as this agent left it. */
 enum kstate {
@@ -72,6 +76,7 @@ struct hbmd_agent {
 	/* K_PRESENT: the distance and link type it has from us, 0: not known */
 	uint32_t kdist[NR_IDS];
 	int klink[NR_IDS];
+	bool kshm[NR_IDS];		/* K_PRESENT: its transport is shm (a scale-up link) */
 	bool place_unsupported;		/* the ops have no node_place (said) */
 	/* drains: PREFIX/DOMAIN/drains/ID in etcd, and what each kernel node has */
 	char drains_prefix[KEY_MAX];
@@ -257,17 +262,24 @@ static void fence(struct hbmd_agent *a, const char *why)
 
 /* ---- the kernel's nodes ---- */
 
+/* Node id is no longer in the kernel: what the agent knew of it goes. */
+static void kforget(struct hbmd_agent *a, uint32_t id)
+{
+	a->kstate[id] = K_ABSENT;
+	a->remove_due[id] = 0;
+	a->kdist[id] = 0;
+	a->klink[id] = 0;
+	a->kdrain[id] = 0;
+	a->kshm[id] = false;
+}
+
 static void kremove(struct hbmd_agent *a, uint32_t id)
 {
 	char err[256] = "";
 	int ret = a->k.ops->node_remove(a->k.ctx, id, err, sizeof(err));
 
 	if (!ret || ret == -ENOENT) {
-		a->kstate[id] = K_ABSENT;
-		a->remove_due[id] = 0;
-		a->kdist[id] = 0;
-		a->klink[id] = 0;
-		a->kdrain[id] = 0;
+		kforget(a, id);
 		alog(a, LOG_INFO, "node %u removed from the kernel", id);
 		return;
 	}
@@ -295,6 +307,22 @@ static void kleave(struct hbmd_agent *a, uint32_t id, const char *why)
 }
 
 /*
+ * A peer's distance and link type: its location relative to this node's
+ * (topology.h), but a peer reached through transport shm is on a
+ * load/store fabric: scale-up, whatever the locations say.
+ */
+static enum hbm_relation peer_place(const struct hbmd_agent *a, const struct hbm_member *m,
+				    bool shm, uint32_t *dist, int *link)
+{
+	enum hbm_relation r = hbm_topology_place(&a->conf->loc, &m->loc, &a->conf->dist, dist,
+						 link);
+
+	if (shm)
+		*link = HBM_LINK_SCALEUP;
+	return r;
+}
+
+/*
  * A member in the kernel gets the distance and link type of its location
  * relative to this node's (topology.h), if it has others: its location
  * changed, the [distance] table did, or the agent does not know what the
@@ -309,7 +337,7 @@ static void kplace(struct hbmd_agent *a, const struct hbm_member *m)
 
 	if (m->id == a->conf->node_id || a->kstate[m->id] != K_PRESENT)
 		return;
-	r = hbm_topology_place(&a->conf->loc, &m->loc, &a->conf->dist, &dist, &link);
+	r = peer_place(a, m, a->kshm[m->id], &dist, &link);
 	if (a->kdist[m->id] == dist && a->klink[m->id] == link)
 		return;
 	if (!a->k.ops->node_place) {
@@ -424,6 +452,33 @@ static void kfdomain(struct hbmd_agent *a, const struct hbm_member *m)
 		     m->failure_domain ? "" : " (none)");
 }
 
+/*
+ * The ivshmem device here that holds m's segment, into dev ("" none), if
+ * [shm] discover: looked for at each join, so that a peer whose device
+ * header was not there when it joined is found when it joins again (a
+ * new incarnation); until then it stays on tcp.
+ */
+static void shm_lookup(struct hbmd_agent *a, const struct hbm_member *m, char *dev, size_t len)
+{
+	const struct hbmd_shm_want w = {
+		.domain = a->conf->domain, .node_id = m->id, .incarnation = m->incarnation,
+		.size = m->segment_bytes,
+	};
+	char seen[512];
+	int ret;
+
+	dev[0] = '\0';
+	if (!a->conf->shm_discover)
+		return;
+	ret = hbmd_shm_find(SHM_SYSFS, SHM_MEM, &w, dev, len, seen, sizeof(seen));
+	if (ret < 0)
+		alog(a, LOG_WARNING, "node %u: no shm: listing %s/bus/pci/devices: %s", m->id,
+		     SHM_SYSFS, strerror(-ret));
+	else if (*seen)
+		alog(a, LOG_INFO, "node %u: %s; ivshmem devices here: %s", m->id,
+		     ret ? "its segment's device found" : "no device holds its segment", seen);
+}
+
 static int kjoin(struct hbmd_agent *a, const struct hbm_member *m)
 {
 	struct hbmd_kernel_peer p = {
@@ -432,13 +487,10 @@ static int kjoin(struct hbmd_agent *a, const struct hbm_member *m)
 		.capacity = m->segment_bytes < HBMD_PEER_CAPACITY_MAX ? m->segment_bytes :
 			    HBMD_PEER_CAPACITY_MAX,
 	};
+	char err[256] = "", dev[HBM_CONF_PCI_MAX + 1];
 	enum hbm_relation r;
 	bool existed = false;
-	char err[256] = "";
 	int ret;
-
-	r = hbm_topology_place(&a->conf->loc, &m->loc, &a->conf->dist, &p.distance,
-			       &p.link_type);
 
 	if (a->kstate[m->id] == K_FENCED)
 		kremove(a, m->id);	/* the old incarnation goes first */
@@ -449,7 +501,17 @@ static int kjoin(struct hbmd_agent *a, const struct hbm_member *m)
 		a->add_retry_at = now_ms() + HBMD_RETRY_MS;
 		return -EBUSY;
 	}
+	shm_lookup(a, m, dev, sizeof(dev));
+	p.device = *dev ? dev : NULL;
+	r = peer_place(a, m, p.device, &p.distance, &p.link_type);
 	ret = a->k.ops->node_add(a->k.ctx, &p, err, sizeof(err));
+	if (ret && ret != -EEXIST && p.device) {
+		alog(a, LOG_WARNING, "node %u: the kernel refuses transport shm on %s (%s): tcp instead",
+		     m->id, dev, err);
+		p.device = NULL;
+		r = peer_place(a, m, false, &p.distance, &p.link_type);
+		ret = a->k.ops->node_add(a->k.ctx, &p, err, sizeof(err));
+	}
 	if (ret == -EEXIST) {
 		alog(a, LOG_WARNING, "node %u was in the kernel already (%s): kept", m->id, err);
 		existed = true;
@@ -466,12 +528,15 @@ static int kjoin(struct hbmd_agent *a, const struct hbm_member *m)
 	a->kdist[m->id] = existed ? 0 : p.distance;
 	a->klink[m->id] = existed ? 0 : p.link_type;
 	a->kdrain[m->id] = existed ? -1 : 0;
+	a->kshm[m->id] = !existed && p.device;
 	alog(a, LOG_NOTICE,
-	     "node %u joined: %s port %u, %llu bytes, incarnation %llu; distance %u, %s link (%s%s)",
+	     "node %u joined: %s port %u, %llu bytes, incarnation %llu; distance %u, %s link (%s%s); transport %s%s",
 	     m->id, m->addr, m->port, (unsigned long long)m->segment_bytes,
 	     (unsigned long long)m->incarnation, p.distance, hbm_link_type_name(p.link_type),
-	     r == HBM_REL_OTHER ? "location other or not known" : "same ",
-	     r == HBM_REL_OTHER ? "" : hbm_relation_name(r));
+	     p.device ? "shm" : r == HBM_REL_OTHER ? "location other or not known" : "same ",
+	     p.device ? "" : r == HBM_REL_OTHER ? "" : hbm_relation_name(r),
+	     existed ? "as the kernel has it" : p.device ? "shm on " : "tcp",
+	     !existed && p.device ? dev : "");
 	if (existed) {
 		kplace(a, m);	/* what it was added with is not known */
 		if (m->failure_domain)
@@ -1769,7 +1834,7 @@ static void knodes_reconcile(struct hbmd_agent *a)
 {
 	struct hbmd_kernel_node *kn = NULL;
 	enum kstate k[NR_IDS];
-	bool kd[NR_IDS];
+	bool kd[NR_IDS], ks[NR_IDS];
 	bool readd = false;
 	char err[256] = "";
 	size_t nkn = 0, i;
@@ -1797,6 +1862,7 @@ static void knodes_reconcile(struct hbmd_agent *a)
 	for (i = 0; i < NR_IDS; i++) {
 		k[i] = K_ABSENT;
 		kd[i] = false;
+		ks[i] = false;
 	}
 	for (i = 0; i < nkn; i++) {
 		if (kn[i].self)
@@ -1804,6 +1870,7 @@ static void knodes_reconcile(struct hbmd_agent *a)
 		if (kn[i].id < NR_IDS && kn[i].state != HBMD_NODE_REMOVED) {
 			k[kn[i].id] = kn[i].state == HBMD_NODE_FENCED ? K_FENCED : K_PRESENT;
 			kd[kn[i].id] = kn[i].draining;
+			ks[kn[i].id] = kn[i].shm;
 		}
 	}
 	free(kn);
@@ -1817,11 +1884,7 @@ static void knodes_reconcile(struct hbmd_agent *a)
 			     id, kstate_names[a->kstate[id]],
 			     member && a->kstate[id] == K_PRESENT ? ": adding it again" : "");
 			readd = readd || (member && a->kstate[id] == K_PRESENT);
-			a->kstate[id] = K_ABSENT;
-			a->remove_due[id] = 0;
-			a->kdist[id] = 0;
-			a->klink[id] = 0;
-			a->kdrain[id] = 0;
+			kforget(a, id);
 		} else if (k[id] == K_FENCED) {
 			alog(a, LOG_WARNING, "node %u is fenced in the kernel by someone else: removing it%s",
 			     id, member ? ", then adding it again" : "");
@@ -1833,6 +1896,7 @@ static void knodes_reconcile(struct hbmd_agent *a)
 			a->kdist[id] = 0;	/* added with what distance: not known */
 			a->klink[id] = 0;
 			a->kdrain[id] = kd[id];
+			a->kshm[id] = ks[id];
 			if (member) {
 				alog(a, LOG_NOTICE, "node %u was added to the kernel by someone else: kept (a member)",
 				     id);
@@ -2221,6 +2285,7 @@ int hbmd_agent_start(struct hbmd_agent *a)
 	struct hbmd_kernel_setup s = {
 		.domain = c->domain, .self_id = c->node_id, .segment_bytes = c->segment_bytes,
 		.addr = c->address, .port = c->port,
+		.segment_device = strcmp(c->segment_provider, "shm") ? NULL : c->segment_device,
 	};
 	struct hbmd_kernel_node *kn = NULL;
 	unsigned char key[65];
@@ -2280,6 +2345,7 @@ int hbmd_agent_start(struct hbmd_agent *a)
 		if (!kn[i].self && kn[i].id < NR_IDS) {
 			a->kstate[kn[i].id] = kn[i].state == HBMD_NODE_FENCED ? K_FENCED : K_PRESENT;
 			a->kdrain[kn[i].id] = kn[i].draining;
+			a->kshm[kn[i].id] = kn[i].shm;
 		}
 	}
 	free(kn);
@@ -2730,11 +2796,14 @@ static int member_topology_json(const struct hbmd_agent *a, const struct hbm_mem
 					      json_object_new_int64(mb->failure_domain));
 	if (mb->id == a->conf->node_id)
 		return bad;
-	r = hbm_topology_place(&a->conf->loc, &mb->loc, &a->conf->dist, &dist, &link);
+	r = peer_place(a, mb, a->kshm[mb->id], &dist, &link);
 	bad |= json_object_object_add(m, "relation", json_object_new_string(hbm_relation_name(r)));
 	bad |= json_object_object_add(m, "distance", json_object_new_int64(dist));
 	bad |= json_object_object_add(m, "link_type",
 				      json_object_new_string(hbm_link_type_name(link)));
+	if (a->kstate[mb->id] == K_PRESENT)
+		bad |= json_object_object_add(m, "transport",
+					      json_object_new_string(a->kshm[mb->id] ? "shm" : "tcp"));
 	return bad;
 }
 

@@ -39,6 +39,8 @@ enum key_type {
 	T_ENDPOINTS,	/* comma list of http(s)://host:port */
 	T_BOOL,		/* yes/no, true/false, on/off, 1/0 */
 	T_LISTEN,	/* ADDR:PORT or [ADDR6]:PORT, strdup'ed; empty or "off": NULL */
+	T_PROVIDER,	/* a segment provider, "ram" or "shm", into a char array */
+	T_PCI,		/* a PCI name "DDDD:BB:DD.F", into a char array */
 };
 
 struct key {
@@ -70,6 +72,8 @@ static const struct key keys[] = {
 	KEY("node", "rack", T_LOC, loc.rack, false, 0, 0, NULL),
 	KEY("node", "site", T_LOC, loc.site, false, 0, 0, NULL),
 	KEY("node", "failure_domain", T_UINT, failure_domain, false, 0, UINT32_MAX, "(0: none)"),
+	KEY("node", "segment_provider", T_PROVIDER, segment_provider, false, 0, 0, NULL),
+	KEY("node", "segment_device", T_PCI, segment_device, false, 0, 0, NULL),
 	KEY("etcd", "endpoints", T_ENDPOINTS, endpoints, true, 0, 0, NULL),
 	KEY("etcd", "ca_file", T_PATH, ca_file, false, 0, 0, NULL),
 	KEY("etcd", "cert_file", T_PATH, cert_file, false, 0, 0, NULL),
@@ -101,6 +105,7 @@ static const struct key keys[] = {
 	KEY("drain", "mbps", T_UINT, drain_mbps, false, 0, 1000000, "MiB/s"),
 	KEY("metrics", "listen", T_LISTEN, metrics_listen, false, 0, 0, NULL),
 	KEY("control", "socket", T_PATH, control_socket, false, 0, 0, NULL),
+	KEY("shm", "discover", T_BOOL, shm_discover, false, 0, 0, NULL),
 };
 
 #define NKEYS	(sizeof(keys) / sizeof(keys[0]))
@@ -193,6 +198,22 @@ static int parse_ulong(const char *s, unsigned long *out)
 		return -ERANGE;
 	*out = v;
 	return 0;
+}
+
+bool hbm_config_pci_name_valid(const char *s)
+{
+	static const char form[] = "xxxx:xx:xx.x";	/* x: a lower-case hex digit */
+	size_t i;
+
+	if (strlen(s) != sizeof(form) - 1)
+		return false;
+	for (i = 0; form[i]; i++) {
+		if (form[i] != 'x' ? s[i] != form[i] :
+		    !isxdigit((unsigned char)s[i]) || isupper((unsigned char)s[i]))
+			return false;
+	}
+	/* device 0..0x1f, function 0..7 */
+	return strtoul(s + 8, NULL, 16) <= 0x1f && s[11] <= '7';
 }
 
 int hbm_config_parse_size(const char *s, uint64_t *out)
@@ -518,6 +539,22 @@ static void set_key(struct ctx *c, const struct key *k, const char *value)
 		set_string(c, k, value);
 		return;
 	}
+	case T_PROVIDER:
+		if (strcmp(value, "ram") && strcmp(value, "shm")) {
+			key_err(c, k, c->line, "\"%s\": must be ram or shm", value);
+			return;
+		}
+		strcpy(field, value);
+		return;
+	case T_PCI:
+		if (!hbm_config_pci_name_valid(value)) {
+			key_err(c, k, c->line,
+				"\"%s\": must be a PCI device's name as sysfs spells it, DDDD:BB:DD.F (lower-case hex, e.g. 0000:00:11.0)",
+				value);
+			return;
+		}
+		strcpy(field, value);
+		return;
 	}
 }
 
@@ -654,6 +691,25 @@ static void distance_check(struct ctx *c)
 	}
 }
 
+/*
+ * [node] segment_provider and segment_device together: shm needs a
+ * device, ram takes none.
+ */
+static void provider_check(struct ctx *c)
+{
+	const struct key *prov = key_find("node", "segment_provider");
+	const struct key *dev = key_find("node", "segment_device");
+	const struct hbm_config *conf = c->conf;
+	bool shm = !strcmp(conf->segment_provider, "shm");
+
+	if (shm && !*conf->segment_device)
+		key_err(c, prov, c->seen[prov - keys],
+			"shm needs [node] segment_device (this node's ivshmem device, DDDD:BB:DD.F)");
+	else if (!shm && c->seen[dev - keys])
+		key_err(c, dev, c->seen[dev - keys],
+			"set, but segment_provider is ram: a device is for provider shm only");
+}
+
 /* The checks that need the whole file: required keys, keys together. */
 static void check_all(struct ctx *c)
 {
@@ -715,6 +771,7 @@ static void check_all(struct ctx *c)
 			conf->request_timeout_ms);
 	}
 	distance_check(c);
+	provider_check(c);
 	snprintf(msg, sizeof(msg), "down_error_pct (%u) must be over degraded_error_pct (%u)",
 		 conf->down_error_pct, conf->degraded_error_pct);
 	health_check(c, "down_error_pct", "degraded_error_pct",
@@ -744,6 +801,8 @@ static void defaults(struct hbm_config *conf)
 	conf->avoid_degraded = true;
 	conf->full_pct = 95;
 	conf->drain_mbps = HBM_CONF_UNSET;
+	strcpy(conf->segment_provider, "ram");
+	conf->shm_discover = true;
 	conf->dist.d[HBM_REL_TRAY] = HBM_DIST_TRAY_DEFAULT;
 	conf->dist.d[HBM_REL_RACK] = HBM_DIST_RACK_DEFAULT;
 	conf->dist.d[HBM_REL_SITE] = HBM_DIST_SITE_DEFAULT;
@@ -843,6 +902,8 @@ static int key_value(const struct key *k, const struct hbm_config *conf, char *b
 	switch (k->type) {
 	case T_NAME:
 	case T_LOC:
+	case T_PROVIDER:
+	case T_PCI:
 		n = snprintf(buf, len, "%s", *field ? field : "(none)");
 		break;
 	case T_PATH:

@@ -31,6 +31,7 @@
 #define HBM_CONF_MAX_ENDPOINTS	16
 #define HBM_CONF_NAME_MAX	31	/* the kernel's domain name max-len */
 #define HBM_CONF_MAX_NODES	1024	/* ids 0..1023 */
+#define HBM_CONF_PCI_MAX	12	/* a PCI name, "DDDD:BB:DD.F" */
 
 struct hbm_config {
 	/* [domain] */
@@ -45,6 +46,12 @@ struct hbm_config {
 	uint64_t segment_bytes;		/* page aligned, 4 KiB..1 TiB */
 	struct hbm_location loc;	/* tray, rack, site: "" when not set */
 	unsigned int failure_domain;	/* the kernel's u32, 0 (default): none */
+	char segment_provider[8];	/* "ram" (default) or "shm" */
+	/* provider shm: this node's ivshmem device, "DDDD:BB:DD.F"; "" else */
+	char segment_device[HBM_CONF_PCI_MAX + 1];
+
+	/* [shm] */
+	bool shm_discover;		/* peers' devices looked for at their join, default yes */
 
 	/* [etcd] */
 	char *endpoints[HBM_CONF_MAX_ENDPOINTS];	/* "http(s)://host:port" */
@@ -142,6 +149,12 @@ int hbm_config_reload(struct hbm_config *cur, const struct hbm_config *next, con
  * a size, -ERANGE if over 2^64 - 1.
  */
 int hbm_config_parse_size(const char *s, uint64_t *out);
+
+/*
+ * A PCI device's name as sysfs spells it: "DDDD:BB:DD.F", lower-case hex
+ * (domain 4 digits, bus 2, device 2 up to 1f, function 0..7).
+ */
+bool hbm_config_pci_name_valid(const char *s);
 
 /*
  * A listen address: "A.B.C.D:PORT" or "[IPv6]:PORT", literals only (no

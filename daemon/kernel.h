@@ -36,11 +36,16 @@ struct hbmd_kernel_setup {
 	const unsigned char *key;	/* the domain key */
 	size_t key_len;
 	uint64_t segment_bytes;		/* the segment this node exports */
+	/* provider shm: this node's ivshmem device (PCI name); NULL: provider ram */
+	const char *segment_device;
 	const char *addr;		/* where this node's home listens: IPv4 or IPv6 literal */
 	uint16_t port;
 };
 
-/* A member to reach through the TCP transport. */
+/*
+ * A member to reach through the TCP transport, or through transport shm
+ * (device set: its segment's ivshmem device here, shm_discover.h).
+ */
 struct hbmd_kernel_peer {
 	uint32_t id;
 	const char *addr;		/* IPv4 or IPv6 literal */
@@ -49,6 +54,7 @@ struct hbmd_kernel_peer {
 	uint32_t distance;
 	int link_type;			/* enum hbmpool_nl_link_type */
 	uint32_t failure_domain;	/* 0: none (not sent) */
+	const char *device;		/* transport shm: the home's device; NULL: tcp */
 };
 
 #define HBMD_NODE_FENCED	2	/* HBMPOOL_NODE_STATE_FENCED */
@@ -71,6 +77,7 @@ struct hbmd_kernel_node {
 	int state;			/* enum hbmpool_nl_node_state */
 	bool self;
 	bool draining;			/* it takes no new chunks (false: a kernel without it) */
+	bool shm;			/* its transport is shm */
 	uint64_t capacity, free;	/* bytes (0 if the kernel gave none) */
 	uint32_t weight;		/* placement's effective weight (0: none given) */
 };
@@ -179,11 +186,13 @@ struct hbmd_kernel_ops {
 	/*
 	 * Domain name, self id, key; this node's listening address (node-set
 	 * on the self node: the home listens there); the segment (created if
-	 * there is none, else the existing one is kept); its incarnation.
+	 * there is none, provider shm on segment_device if set, else ram;
+	 * else the existing one is kept if its size, provider and device are
+	 * the setup's: -EEXIST otherwise); its incarnation.
 	 */
 	int (*setup)(void *ctx, const struct hbmd_kernel_setup *s, uint64_t *incarnation,
 		     char *err, size_t errlen);
-	/* A member joins: node-new, transport tcp. */
+	/* A member joins: node-new, transport tcp, or shm with p->device. */
 	int (*node_add)(void *ctx, const struct hbmd_kernel_peer *p, char *err, size_t errlen);
 	/*
 	 * node-set distance and link-type of a peer: its location changed, or

@@ -113,7 +113,15 @@ static int put_failed(struct nl_msg *msg, uint8_t cmd, char *err, size_t errlen)
 struct seg_info {
 	uint64_t size;
 	uint64_t incarnation;
+	char provider[16];	/* "" if the kernel did not say */
+	char device[32];	/* "" with provider ram */
 };
+
+/* A string attribute into buf ("" if absent; bounded by its length). */
+static void get_str(struct nlattr *a, char *buf, size_t len)
+{
+	snprintf(buf, len, "%.*s", a ? nla_len(a) : 0, a ? (const char *)nla_data(a) : "");
+}
 
 static int seg_cb(uint8_t cmd, struct nlattr *attrs, int len, void *arg)
 {
@@ -127,6 +135,8 @@ static int seg_cb(uint8_t cmd, struct nlattr *attrs, int len, void *arg)
 		s->size = nla_get_u64(tb[HBMPOOL_A_SEGMENT_SIZE]);
 	if (tb[HBMPOOL_A_SEGMENT_INCARNATION])
 		s->incarnation = nla_get_u64(tb[HBMPOOL_A_SEGMENT_INCARNATION]);
+	get_str(tb[HBMPOOL_A_SEGMENT_PROVIDER], s->provider, sizeof(s->provider));
+	get_str(tb[HBMPOOL_A_SEGMENT_DEVICE], s->device, sizeof(s->device));
 	return 0;
 }
 
@@ -201,7 +211,10 @@ static int knl_setup(void *ctx, const struct hbmd_kernel_setup *s, uint64_t *inc
 		msg = knl_msg(k, HBMPOOL_CMD_SEGMENT_NEW, 0, err, errlen);
 		if (!msg)
 			return -ENOMEM;
-		if (nla_put_u64(msg, HBMPOOL_A_SEGMENT_SIZE, s->segment_bytes))
+		if (nla_put_u64(msg, HBMPOOL_A_SEGMENT_SIZE, s->segment_bytes) ||
+		    (s->segment_device &&
+		     (nla_put_string(msg, HBMPOOL_A_SEGMENT_PROVIDER, "shm") ||
+		      nla_put_string(msg, HBMPOOL_A_SEGMENT_DEVICE, s->segment_device))))
 			return put_failed(msg, HBMPOOL_CMD_SEGMENT_NEW, err, errlen);
 		ret = knl_request(k, msg, HBMPOOL_CMD_SEGMENT_NEW, 0, NULL, NULL, err, errlen);
 		if (ret)
@@ -213,6 +226,14 @@ static int knl_setup(void *ctx, const struct hbmd_kernel_setup *s, uint64_t *inc
 		snprintf(err, errlen,
 			 "the kernel exports a segment of %llu bytes, the config says %llu: remove it (hbmctl segment del) or fix [node] segment_size",
 			 (unsigned long long)seg.size, (unsigned long long)s->segment_bytes);
+		return -EEXIST;
+	} else if (*seg.provider && (strcmp(seg.provider, s->segment_device ? "shm" : "ram") ||
+				     strcmp(seg.device, s->segment_device ? s->segment_device : ""))) {
+		snprintf(err, errlen,
+			 "the kernel exports a segment of provider %s%s%s, the config says %s%s: remove it (hbmctl segment del) or fix [node] segment_provider and segment_device",
+			 seg.provider, *seg.device ? " on " : "", seg.device,
+			 s->segment_device ? "shm on " : "ram",
+			 s->segment_device ? s->segment_device : "");
 		return -EEXIST;
 	}
 	if (!seg.incarnation) {
@@ -227,8 +248,8 @@ static int knl_node_add(void *ctx, const struct hbmd_kernel_peer *p, char *err, 
 {
 	struct hbm_nl_node n = {
 		.id = p->id, .capacity = p->capacity, .distance = p->distance,
-		.transport = "tcp", .link_type = p->link_type, .port = p->port,
-		.failure_domain = p->failure_domain,
+		.transport = p->device ? "shm" : "tcp", .device = p->device,
+		.link_type = p->link_type, .port = p->port, .failure_domain = p->failure_domain,
 	};
 	struct knl *k = ctx;
 	int ret;
@@ -393,6 +414,7 @@ static int node_cb(uint8_t cmd, struct nlattr *attrs, int len, void *arg)
 {
 	struct nlattr *tb[HBMPOOL_A_NODE_MAX + 1];
 	struct hbmd_kernel_node *n;
+	char transport[16];
 
 	(void)cmd;
 	if (nla_parse(tb, HBMPOOL_A_NODE_MAX, attrs, len, NULL) || !tb[HBMPOOL_A_NODE_ID])
@@ -404,6 +426,8 @@ static int node_cb(uint8_t cmd, struct nlattr *attrs, int len, void *arg)
 	n->state = tb[HBMPOOL_A_NODE_STATE] ? (int)nla_get_u32(tb[HBMPOOL_A_NODE_STATE]) : 0;
 	n->self = !!tb[HBMPOOL_A_NODE_SELF];
 	n->draining = tb[HBMPOOL_A_NODE_DRAINING] && nla_get_u8(tb[HBMPOOL_A_NODE_DRAINING]);
+	get_str(tb[HBMPOOL_A_NODE_TRANSPORT], transport, sizeof(transport));
+	n->shm = !strcmp(transport, "shm");
 	n->capacity = tb[HBMPOOL_A_NODE_CAPACITY] ? nla_get_u64(tb[HBMPOOL_A_NODE_CAPACITY]) : 0;
 	n->free = tb[HBMPOOL_A_NODE_FREE] ? nla_get_u64(tb[HBMPOOL_A_NODE_FREE]) : 0;
 	n->weight = tb[HBMPOOL_A_NODE_EFFECTIVE_WEIGHT] ?

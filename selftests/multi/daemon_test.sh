@@ -10,11 +10,22 @@
 # VM loads the module and starts hbmpoold with a config of its own (lease
 # TTL $TTL s); nothing is configured with hbmctl.
 #
-#   join: every kernel gets the two others as live TCP nodes, the same epoch
+# Every VM has the rig's ivshmem devices (multi.sh --shm 64: node K's in
+# PCI slot 0x10+K).  VM1 and VM2 (tray t1) export their segments from their
+# own device (segment_provider = shm) and find each other's by its header
+# ([shm] discover: transport shm, page data by load/store); VM3 (tray t2)
+# exports RAM and discovers nothing ([shm] discover = no), so every link to
+# or from it is TCP.  The VMs boot with iomem=relaxed: the daemon reads the
+# headers of devices hbmpool's driver holds through /dev/mem
+# (Documentation/hbmpoold.conf.rst, [shm]).
+#
+#   join: every kernel gets the two others as live nodes, the same epoch
 #     (the etcd revision of the last join), and every daemon the same leader;
+#     VM1 and VM2 have each other on transport shm, node 3 on tcp;
 #   kill -9 VM1's daemon while a region of VM1 on VM2 and VM3 is written and
 #     verified: no application error; restarted, it takes its lease over and
-#     the others see nothing (same epoch);
+#     the others see nothing (same epoch); VM1's pages on node 2 were
+#     shm copies (debugfs node2/shm);
 #   kill VM3: VM1 and VM2 fence it within TTL + 1 s (watchers in the guests
 #     mark the moment in the shared directory, the host times it from the
 #     kill: the check allows 1 s more for that measurement), monitor
@@ -26,7 +37,7 @@
 #     the file, line and key named;
 #   cut VM2 off from etcd (its control NIC) but not from its peers: it fences
 #     itself (domain show: fenced) and the others fence it; it rejoins only
-#     after its segment is new;
+#     after its segment is new, and VM1 finds its device again (shm);
 #   etcd restarted: no daemon fences, and the domain goes on (a join after it
 #     is seen by all);
 #   a drain under load: VM1's region over VM2 and VM3 written and verified
@@ -63,7 +74,8 @@ if [ "${1:-}" != --host ]; then
 	export DAEMON_ETCD_PORT
 	# shellcheck source=selftests/multi/outer.sh
 	. "$here/outer.sh"
-	multi_outer daemon 3 "$here/daemon_test.sh" --ctlnet "$DAEMON_ETCD_PORT"
+	multi_outer daemon 3 "$here/daemon_test.sh" --ctlnet "$DAEMON_ETCD_PORT" \
+		--shm 64 -a iomem=relaxed
 	exit
 fi
 
@@ -147,6 +159,14 @@ supervise)	# restart hbmpoold when it fails; its lines with the time of day
 start)
 	rm -f /tmp/hbmpoold.pid
 	install -m 600 "$RIG_SYNC/domain.key" /tmp/domain.key || exit 1
+	# tray t1 (VM1, VM2): the segment on this VM's ivshmem device, peers'
+	# devices discovered; VM3: RAM, no discovery
+	seg="" disc=no
+	if [ "$k" -lt 3 ]; then
+		seg="segment_provider = shm
+segment_device = $(printf '0000:00:%02x.0' $((0x10 + k)))"
+		disc=yes
+	fi
 	cat >/tmp/hbmpoold.conf <<CONF
 [domain]
 name = rig
@@ -158,6 +178,9 @@ port = 7070
 segment_size = 32M
 rack = r1
 tray = t$(( k < 3 ? 1 : 2 ))
+$seg
+[shm]
+discover = $disc
 [etcd]
 endpoints = http://10.78.0.100:2379
 connect_timeout_ms = 1000
@@ -215,6 +238,15 @@ elif what == "events":		# monitor events of node ID changing or going
         if e.get("event") in ("node-change-ntf", "node-del-ntf") and e.get("id") == int(sys.argv[2]):
             n += 1
     print(n)
+elif what == "transport":	# node ID's transport here (its device with shm), "absent" if none
+    ns = [n for n in hbm("node", "show") if n["id"] == int(sys.argv[2])]
+    print(" ".join([ns[0]["transport"]] + ([ns[0]["device"]] if ns[0].get("device") else []))
+          if ns else "absent")
+elif what == "shm":		# page copies to node ID through its device (debugfs), -1: none
+    try:
+        print(dict(l.split() for l in open(f"/sys/kernel/debug/hbmpool/node{sys.argv[2]}/shm"))["copies"])
+    except (OSError, KeyError, ValueError):
+        print(-1)
 elif what == "place":		# the distance and link type of node ID here
     ns = [n for n in hbm("node", "show") if n["id"] == int(sys.argv[2])]
     print(f'{ns[0]["distance"]} {ns[0]["link-type"]}' if ns else "absent")
@@ -277,7 +309,7 @@ done
 [ "$fails" = 0 ] || bail "the daemons did not start"
 stamp "daemons up"
 check "etcd has the three members" [ "$(etcd_members)" = "1 2 3" ]
-for k in 1 2 3; do check "VM$k: both peers are live TCP nodes" all_live "$k"; done
+for k in 1 2 3; do check "VM$k: both peers are live nodes" all_live "$k"; done
 e1=$(epochs 1 2 3)
 check "one epoch in the three kernels, > 0 ($e1)" sh -c "[ \$(echo $e1 | wc -w) = 1 ] && [ ${e1% } -gt 0 ]"
 l1=$(for k in 1 2 3; do q "$k" "$HD q ctl leader"; done | sort -u | tr '\n' ' ')
@@ -288,6 +320,16 @@ check "VM1: node 2 (same tray) at distance 20 on a scale-up link" \
 	[ "$(q 1 "$HD q place 2")" = "20 scaleup" ]
 check "VM1: node 3 (same rack, other tray) at distance 30 on a scale-out link" \
 	[ "$(q 1 "$HD q place 3")" = "30 scaleout" ]
+# transports: VM1 and VM2 found each other's device by its header
+check "VM1's kernel: node 2 on transport shm, its device 0000:00:12.0" \
+	[ "$(q 1 "$HD q transport 2")" = "shm 0000:00:12.0" ]
+check "VM1's kernel: node 3 (no shm segment) on transport tcp" [ "$(q 1 "$HD q transport 3")" = tcp ]
+check "VM2's kernel: node 1 on transport shm, its device 0000:00:11.0" \
+	[ "$(q 2 "$HD q transport 1")" = "shm 0000:00:11.0" ]
+check "VM3 ([shm] discover = no): nodes 1 and 2 on tcp" \
+	[ "$(q 3 "$HD q transport 1") $(q 3 "$HD q transport 2")" = "tcp tcp" ]
+check "VM1's daemon logged each peer's transport" gx 1 \
+	"l=\$($HD log); grep -E 'node (2|3)(:| joined:)' \$l; grep -q 'node 2 joined: .*transport shm on 0000:00:12.0' \$l && grep -q 'node 3 joined: .*transport tcp' \$l"
 check "VM2: hbmctl domain status shows the daemon's view: 3 members, the leader" gx 2 \
 	"$H domain status --socket /run/hbmpoold.sock && $H -j domain status --socket /run/hbmpoold.sock | python3 -c 'import json,sys; d=json.load(sys.stdin); sys.exit(not (len(d[\"members\"]) == 3 and d[\"state\"] == \"member\" and d[\"leader\"] is not None))'"
 
@@ -324,6 +366,8 @@ out=$(ctl result -t 600 "$job" 2>&1)
 rc=$?
 printf '%s\n' "$out" | tail -n 4 | sed 's/^/# /'
 check "the load wrote and verified 3 passes without an error" [ $rc = 0 ]
+c2=$(q 1 "$HD q shm 2")
+check "VM1's pages on node 2 moved by shm copies (debugfs node2/shm: $c2)" [ "${c2:--1}" -gt 0 ]
 e2=$(epochs 1 2 3)
 check "the epoch did not move ($e1 -> $e2)" [ "$e1" = "$e2" ]
 
@@ -415,6 +459,8 @@ check "VM2 rejoins with a new segment" gx -t 120 2 \
 	"p=\$(cat /tmp/hbmpoold.pid); kill \$p; while kill -0 \$p 2>/dev/null; do sleep 0.2; done; $H segment del && $HD start $TTL"
 for k in 1 3; do check "VM$k: node 2 is live again" gx -t 150 "$k" \
 	"end=\$((SECONDS + 90)); while [ \$SECONDS -lt \$end ]; do [ \"\$($HD q health 2)\" = live ] && exit 0; sleep 1; done; exit 1"; done
+check "VM1's kernel: node 2, joined again with a new segment, is on transport shm again" \
+	[ "$(q 1 "$HD q transport 2")" = "shm 0000:00:12.0" ]
 check "etcd has members 1 2 3" [ "$(etcd_members)" = "1 2 3" ]
 
 fi	# DAEMON_TEST_ONLY=drain skips to here
@@ -455,6 +501,9 @@ out=$(ctl result -t 600 "$dj" 2>&1)
 rc=$?
 printf '%s\n' "$out" | tail -n 3 | sed 's/^/# /'
 check "the load wrote and verified every pass during the drain without an error" [ $rc = 0 ]
+c2=$(q 1 "$HD q shm 2")
+check "VM1's pages on node 2 (where the drain moved node 3's) moved by shm copies ($c2)" \
+	[ "${c2:--1}" -gt 0 ]
 check "VM1: the region dn verifies byte-exact after the drain" gx -t 200 1 \
 	"s=\$(cat /tmp/dn.seed) && timeout -k 5 150 $RIO verify --name dn --seed \$s && $RIO info --name dn"
 

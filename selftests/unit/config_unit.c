@@ -119,6 +119,8 @@ static void test_good(void)
 	   "defaults applied");
 	ok(!*conf.loc.tray && !*conf.loc.rack && !*conf.loc.site, "no location: none named");
 	ok(conf.failure_domain == 0, "no failure domain: 0 (none)");
+	ok(!strcmp(conf.segment_provider, "ram") && !*conf.segment_device && conf.shm_discover,
+	   "segment provider ram, no device, [shm] discover yes");
 	ok(!strcmp(conf.etcd_prefix, "/hbmpool") &&
 	   !strcmp(conf.control_socket, "/run/hbmpool/hbmpoold.sock") && !conf.ca_file,
 	   "default prefix and control socket, no TLS");
@@ -168,6 +170,55 @@ static void test_good(void)
 	   conf.dist.d[HBM_REL_SITE] == 255 && conf.dist.d[HBM_REL_OTHER] == 255,
 	   "distances read (equal neighbours allowed)");
 	hbm_config_free(&conf);
+}
+
+/* [node] segment_provider and segment_device, [shm] discover. */
+static void test_shm(void)
+{
+	static const char *const bad_dev[] = {
+		"00:11.0", "0000:00:11", "0000:00:1A.0", "0000:00:20.0", "0000:00:11.8",
+		"0000:0g:11.0", "0000-00-11.0", "10000:00:11.0",
+	};
+	struct hbm_config conf;
+	char text[128], want[256], *err;
+	size_t i;
+	int ret;
+
+	err = load(true, "[node]\nsegment_provider = shm\nsegment_device = 0000:00:1f.7\n"
+		   "[shm]\ndiscover = no\n", &conf, &ret);
+	ok(!ret && !strcmp(conf.segment_provider, "shm") &&
+	   !strcmp(conf.segment_device, "0000:00:1f.7") && !conf.shm_discover,
+	   "provider shm on 0000:00:1f.7, discover no: read%s%s", err ? ": " : "", err ? err : "");
+	if (!ret)
+		hbm_config_free(&conf);
+	free(err);
+	expect_ok(true, "[node]\nsegment_provider = ram\n[shm]\ndiscover = yes\n",
+		  "provider ram given, discover yes: loads");
+	expect(true, "[node]\nsegment_provider = shm\n",
+	       ":11: [node] segment_provider: shm needs [node] segment_device",
+	       "provider shm without a device");
+	expect(true, "[node]\nsegment_device = 0000:00:11.0\n",
+	       ":11: [node] segment_device: set, but segment_provider is ram",
+	       "a device with the default provider (ram)");
+	expect(true, "[node]\nsegment_provider = ram\nsegment_device = 0000:00:11.0\n",
+	       ":12: [node] segment_device: set, but segment_provider is ram",
+	       "a device with provider ram");
+	expect(true, "[node]\nsegment_provider = nvme\n",
+	       ":11: [node] segment_provider: \"nvme\": must be ram or shm", "an unknown provider");
+	expect(true, "[node]\nsegment_provider = SHM\nsegment_device = 0000:00:11.0\n",
+	       ":11: [node] segment_provider: \"SHM\": must be ram or shm",
+	       "a provider in capitals");
+	for (i = 0; i < sizeof(bad_dev) / sizeof(bad_dev[0]); i++) {
+		snprintf(text, sizeof(text), "[node]\nsegment_provider = shm\nsegment_device = %s\n",
+			 bad_dev[i]);
+		snprintf(want, sizeof(want),
+			 ":12: [node] segment_device: \"%s\": must be a PCI device's name", bad_dev[i]);
+		expect(true, text, want, "a malformed device name");
+	}
+	expect(true, "[shm]\ndiscover = maybe\n", ":11: [shm] discover: \"maybe\": must be yes or no",
+	       "discover neither yes nor no");
+	expect(true, "[shm]\ndevice = 0000:00:11.0\n", ":11: [shm] device: unknown key",
+	       "an unknown key of [shm]");
 }
 
 /* [node] failure_domain: the kernel's u32, 0 none. */
@@ -938,6 +989,7 @@ int main(void)
 	test_errors();
 	test_topology();
 	test_failure_domain();
+	test_shm();
 	test_endpoints();
 	test_files();
 	test_docs();

@@ -116,12 +116,14 @@ static int fk_node_add(void *ctx, const struct hbmd_kernel_peer *p, char *err, s
 
 	pthread_mutex_lock(&fk->lock);
 	if (p->failure_domain)
-		fk_log(fk, true, "add %u %s:%u capacity %llu distance %u link %d failure-domain %u",
+		fk_log(fk, true, "add %u %s:%u capacity %llu distance %u link %d failure-domain %u%s%s",
 		       p->id, p->addr, p->port, (unsigned long long)p->capacity, p->distance,
-		       p->link_type, p->failure_domain);
+		       p->link_type, p->failure_domain, p->device ? " shm " : "",
+		       p->device ? p->device : "");
 	else
-		fk_log(fk, true, "add %u %s:%u capacity %llu distance %u link %d", p->id, p->addr,
-		       p->port, (unsigned long long)p->capacity, p->distance, p->link_type);
+		fk_log(fk, true, "add %u %s:%u capacity %llu distance %u link %d%s%s", p->id, p->addr,
+		       p->port, (unsigned long long)p->capacity, p->distance, p->link_type,
+		       p->device ? " shm " : "", p->device ? p->device : "");
 	if (p->id == fk->self_id || p->id >= 1024) {
 		violate(fk, "add of this node or a bad id", p->id);
 		ret = -EINVAL;

@@ -24,6 +24,11 @@
  *     resync_params (resync-mbps set only when given, resync-jobs read);
  *  7. stats_read: the counters, and the region dump summed: lost,
  *     degraded (lost ones included), replicated and degraded regions.
+ *  8. the segment and transport shm: setup's segment-new with provider
+ *     shm and its device (neither with ram); an existing segment kept
+ *     with the same size, provider and device, refused (-EEXIST, said)
+ *     with another provider or device; node_add's transport (shm with the
+ *     device, else tcp); nodes_read tells the shm nodes.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -234,6 +239,59 @@ static int moves_request(struct nl_msg *msg, hbm_nl_reply_fn *cb, void *arg)
 	return -EIO;
 }
 
+/* This node's segment as the fake kernel has it (size 0: none). */
+static struct {
+	uint64_t size;
+	char provider[16], device[32];
+	bool new_had_provider;		/* the last segment-new's request */
+} seg;
+
+/* The segment's and the nodes' side: domain-set, node-set, segment-*, node-get. */
+static int setup_request(struct nl_msg *msg, hbm_nl_reply_fn *cb, void *arg)
+{
+	struct nlattr *tb[HBMPOOL_A_SEGMENT_MAX + 1];
+	struct nl_msg *r;
+	int ret = 0, i;
+
+	nla_parse(tb, HBMPOOL_A_SEGMENT_MAX, nlmsg_attrdata(nlmsg_hdr(msg), 0),
+		  nlmsg_attrlen(nlmsg_hdr(msg), 0), NULL);
+	if (req_cmd == HBMPOOL_CMD_SEGMENT_NEW) {
+		seg.size = nla_get_u64(tb[HBMPOOL_A_SEGMENT_SIZE]);
+		seg.new_had_provider = tb[HBMPOOL_A_SEGMENT_PROVIDER];
+		snprintf(seg.provider, sizeof(seg.provider), "%s",
+			 tb[HBMPOOL_A_SEGMENT_PROVIDER] ?
+			 nla_get_string(tb[HBMPOOL_A_SEGMENT_PROVIDER]) : "ram");
+		snprintf(seg.device, sizeof(seg.device), "%s", tb[HBMPOOL_A_SEGMENT_DEVICE] ?
+			 nla_get_string(tb[HBMPOOL_A_SEGMENT_DEVICE]) : "");
+	}
+	nlmsg_free(msg);
+	switch (req_cmd) {
+	case HBMPOOL_CMD_SEGMENT_GET:
+		r = nlmsg_alloc();
+		if (!r)
+			return -ENOMEM;
+		nla_put_u64(r, HBMPOOL_A_SEGMENT_SIZE, seg.size);
+		nla_put_string(r, HBMPOOL_A_SEGMENT_PROVIDER, seg.size ? seg.provider : "none");
+		nla_put_u64(r, HBMPOOL_A_SEGMENT_INCARNATION, seg.size ? 99 : 0);
+		if (seg.size && *seg.device)
+			nla_put_string(r, HBMPOOL_A_SEGMENT_DEVICE, seg.device);
+		return reply_with(cb, arg, HBMPOOL_CMD_SEGMENT_GET, r);
+	case HBMPOOL_CMD_NODE_GET:	/* node 2 over shm, node 3 over tcp */
+		for (i = 2; i <= 3 && !ret; i++) {
+			r = nlmsg_alloc();
+			if (!r)
+				return -ENOMEM;
+			nla_put_u32(r, HBMPOOL_A_NODE_ID, i);
+			nla_put_string(r, HBMPOOL_A_NODE_TRANSPORT, i == 2 ? "shm" : "tcp");
+			if (i == 2)
+				nla_put_string(r, HBMPOOL_A_NODE_DEVICE, "0000:00:12.0");
+			ret = reply_with(cb, arg, HBMPOOL_CMD_NODE_GET, r);
+		}
+		return ret;
+	}
+	return 0;	/* domain-set, node-set: taken */
+}
+
 int hbm_nl_request(struct hbm_nl *nl, struct nl_msg *msg, hbm_nl_reply_fn *cb, void *arg)
 {
 	struct nl_msg *reply;
@@ -241,6 +299,10 @@ int hbm_nl_request(struct hbm_nl *nl, struct nl_msg *msg, hbm_nl_reply_fn *cb, v
 
 	(void)nl;
 	requests++;
+	if (req_cmd == HBMPOOL_CMD_DOMAIN_SET || req_cmd == HBMPOOL_CMD_NODE_SET ||
+	    req_cmd == HBMPOOL_CMD_SEGMENT_NEW || req_cmd == HBMPOOL_CMD_SEGMENT_GET ||
+	    req_cmd == HBMPOOL_CMD_NODE_GET)
+		return setup_request(msg, cb, arg);
 	if (req_cmd != HBMPOOL_CMD_DOMAIN_GET)
 		return moves_request(msg, cb, arg);
 	nlmsg_free(msg);
@@ -270,10 +332,15 @@ int hbm_nl_extack_attr(const struct hbm_nl *nl)
 	return 0;
 }
 
+/* node-new's transport and device, as the fake kernel took them. */
+static char new_transport[16], new_device[32];
+
 int hbm_nl_node_new(struct hbm_nl *nl, const struct hbm_nl_node *n, char *ext, size_t extlen)
 {
-	(void)nl, (void)n, (void)ext, (void)extlen;
-	return -EIO;
+	(void)nl, (void)ext, (void)extlen;
+	snprintf(new_transport, sizeof(new_transport), "%s", n->transport ? n->transport : "");
+	snprintf(new_device, sizeof(new_device), "%s", n->device ? n->device : "");
+	return 0;
 }
 
 int hbm_nl_node_del(struct hbm_nl *nl, uint32_t id, char *ext, size_t extlen)
@@ -555,6 +622,52 @@ int main(void)
 		ok(n == 0 && jobs == 3 && req_mbps == 250, "resync_params: resync-mbps 250 set");
 		nlmsg_free(req_kept);
 		req_kept = NULL;
+	}
+
+	/* 7. the segment, transport shm */
+	{
+		struct hbmd_kernel_setup su = {
+			.domain = "unit", .self_id = 1, .key = (const unsigned char *)"0123456789abcdef",
+			.key_len = 16, .segment_bytes = 32 << 20, .addr = "10.0.0.1", .port = 7070,
+			.segment_device = "0000:00:11.0",
+		};
+		struct hbmd_kernel_peer p = { .id = 2, .addr = "10.0.0.2", .port = 7070,
+					      .capacity = 1 << 20, .distance = 20, .link_type = 1,
+					      .device = "0000:00:12.0" };
+		struct hbmd_kernel_node *kn = NULL;
+		uint64_t inc = 0;
+		size_t nkn = 0;
+
+		n = k.ops->setup(k.ctx, &su, &inc, err, sizeof(err));
+		ok(n == 0 && inc == 99 && seg.size == 32 << 20 && !strcmp(seg.provider, "shm") &&
+		   !strcmp(seg.device, "0000:00:11.0"),
+		   "setup with a segment device: segment-new provider shm on 0000:00:11.0 (%d %s)", n,
+		   n ? err : "");
+		n = k.ops->setup(k.ctx, &su, &inc, err, sizeof(err));
+		ok(n == 0 && inc == 99, "setup again: the segment kept (same size, provider, device)");
+		su.segment_device = "0000:00:13.0";
+		n = k.ops->setup(k.ctx, &su, &inc, err, sizeof(err));
+		ok(n == -EEXIST && strstr(err, "provider shm on 0000:00:11.0, the config says shm on 0000:00:13.0"),
+		   "setup on another device: -EEXIST, said (%s)", err);
+		su.segment_device = NULL;
+		n = k.ops->setup(k.ctx, &su, &inc, err, sizeof(err));
+		ok(n == -EEXIST && strstr(err, "the config says ram"),
+		   "setup with provider ram over an shm segment: -EEXIST, said (%s)", err);
+		seg.size = 0;
+		n = k.ops->setup(k.ctx, &su, &inc, err, sizeof(err));
+		ok(n == 0 && !seg.new_had_provider && !strcmp(seg.provider, "ram") && !*seg.device,
+		   "setup without a device: segment-new with neither provider nor device (ram)");
+		n = k.ops->node_add(k.ctx, &p, err, sizeof(err));
+		ok(n == 0 && !strcmp(new_transport, "shm") && !strcmp(new_device, "0000:00:12.0"),
+		   "node_add with a device: transport shm, device 0000:00:12.0");
+		p.device = NULL;
+		n = k.ops->node_add(k.ctx, &p, err, sizeof(err));
+		ok(n == 0 && !strcmp(new_transport, "tcp") && !*new_device,
+		   "node_add without: transport tcp, no device");
+		n = k.ops->nodes_read(k.ctx, &kn, &nkn, err, sizeof(err));
+		ok(n == 0 && nkn == 2 && kn[0].id == 2 && kn[0].shm && kn[1].id == 3 && !kn[1].shm,
+		   "nodes_read: node 2 over shm, node 3 not");
+		free(kn);
 	}
 
 	k.ops->close(k.ctx);
