@@ -235,6 +235,40 @@ void hbmpool_shm_seg_clear(struct hbmpool_shm_dev *dev, u64 offset, u64 len)
 
 /* ---- the driver ---- */
 
+/*
+ * hbmpool_header (sysfs, on the PCI device while bound, read-only): the
+ * device's header as the home wrote it (struct hbmpool_shm_hdr, 64 bytes,
+ * little endian), so that hbmpoold finds which device holds a peer's
+ * segment without mapping the BAR the driver holds.  A copy: a header
+ * being rewritten may read torn, and its incarnation tells (0: none valid).
+ */
+static ssize_t hbmpool_header_read(struct file *file, struct kobject *kobj,
+				   struct bin_attribute *attr, char *buf,
+				   loff_t off, size_t count)
+{
+	struct hbmpool_shm_dev *dev = pci_get_drvdata(to_pci_dev(kobj_to_dev(kobj)));
+	struct hbmpool_shm_hdr h;
+
+	memcpy(&h, hbmpool_shm_hdr(dev), sizeof(h));
+	return memory_read_from_buffer(buf, count, &off, &h, sizeof(h));
+}
+
+static BIN_ATTR_RO(hbmpool_header, sizeof(struct hbmpool_shm_hdr));
+
+static struct bin_attribute *hbmpool_shm_bin_attrs[] = {
+	&bin_attr_hbmpool_header,
+	NULL,
+};
+
+static const struct attribute_group hbmpool_shm_group = {
+	.bin_attrs = hbmpool_shm_bin_attrs,
+};
+
+static const struct attribute_group *hbmpool_shm_groups[] = {
+	&hbmpool_shm_group,
+	NULL,
+};
+
 static int hbmpool_shm_probe(struct pci_dev *pdev, const struct pci_device_id *id)
 {
 	struct hbmpool_shm_dev *dev;
@@ -302,6 +336,7 @@ static struct pci_driver hbmpool_shm_driver = {
 	.id_table = hbmpool_shm_ids,
 	.probe = hbmpool_shm_probe,
 	.remove = hbmpool_shm_remove,
+	.driver.dev_groups = hbmpool_shm_groups,	/* added after probe, gone before remove */
 };
 
 int hbmpool_shm_pci_init(void)
