@@ -30,7 +30,6 @@
 #define NR_IDS		(HBM_MEMBER_MAX_ID + 1)
 /* Where peers' ivshmem devices are looked for (shm_discover.h). */
 #define SHM_SYSFS	"/sys"
-#define SHM_MEM		"/dev/mem"
 
 /* The kernel's view of a peer, as this agent left it. */
 enum kstate {
@@ -470,7 +469,7 @@ static void shm_lookup(struct hbmd_agent *a, const struct hbm_member *m, char *d
 	dev[0] = '\0';
 	if (!a->conf->shm_discover)
 		return;
-	ret = hbmd_shm_find(SHM_SYSFS, SHM_MEM, &w, dev, len, seen, sizeof(seen));
+	ret = hbmd_shm_find(SHM_SYSFS, &w, dev, len, seen, sizeof(seen));
 	if (ret < 0)
 		alog(a, LOG_WARNING, "node %u: no shm: listing %s/bus/pci/devices: %s", m->id,
 		     SHM_SYSFS, strerror(-ret));

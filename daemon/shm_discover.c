@@ -130,36 +130,12 @@ static int read_hex(const char *path, unsigned long long *v)
 	return end != buf && (*end == '\n' || !*end) ? 0 : -EINVAL;
 }
 
-/* BAR2's physical start and size, from the device's "resource" (line 3). */
-static int bar_range(const char *devdir, uint64_t *start, uint64_t *size)
-{
-	char path[PATH_MAX], line[128];
-	unsigned long long s, e, flags;
-	FILE *f;
-	int i, ret = -EINVAL;
-
-	if (dev_file(path, devdir, "resource"))
-		return -ENAMETOOLONG;
-	f = fopen(path, "re");
-	if (!f)
-		return -errno;
-	for (i = 0; i <= PCI_BAR && fgets(line, sizeof(line), f); i++)
-		if (i == PCI_BAR && sscanf(line, "%llx %llx %llx", &s, &e, &flags) == 3 && e > s) {
-			*start = s;
-			*size = e - s + 1;
-			ret = 0;
-		}
-	fclose(f);
-	return ret;
-}
-
 /*
- * The first bytes of path at off (up to the header's 64), mapped
- * read-only: how many (fewer when the file ends before), or -errno.
- * limit: the bytes there, 0: the file's size says (sysfs gives a BAR's).
+ * The first bytes of path (up to the header's 64), mapped read-only: how
+ * many (fewer when the file ends before: sysfs gives a BAR's size), or
+ * -errno.
  */
-static int map_header(const char *path, uint64_t off, uint64_t limit,
-		      unsigned char buf[HBMD_SHM_HDR_LEN])
+static int map_header(const char *path, unsigned char buf[HBMD_SHM_HDR_LEN])
 {
 	size_t len = HBMD_SHM_HDR_ROOM;
 	struct stat st;
@@ -169,18 +145,15 @@ static int map_header(const char *path, uint64_t off, uint64_t limit,
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return -errno;
-	if (!limit) {	/* no access past a file's end: SIGBUS */
-		if (fstat(fd, &st))
-			ret = -errno;
-		limit = (uint64_t)st.st_size;
-	}
-	if (limit < len)
-		len = (size_t)limit;
+	if (fstat(fd, &st))	/* no access past a file's end: SIGBUS */
+		ret = -errno;
+	else if ((uint64_t)st.st_size < len)
+		len = (size_t)st.st_size;
 	if (ret || !len) {
 		close(fd);
 		return ret;
 	}
-	p = mmap(NULL, len, PROT_READ, MAP_SHARED, fd, (off_t)off);
+	p = mmap(NULL, len, PROT_READ, MAP_SHARED, fd, 0);
 	ret = p == MAP_FAILED ? -errno : 0;
 	close(fd);
 	if (ret)
@@ -190,35 +163,50 @@ static int map_header(const char *path, uint64_t off, uint64_t limit,
 	return len < HBMD_SHM_HDR_LEN ? (int)len : HBMD_SHM_HDR_LEN;
 }
 
+/* The first bytes of a file read (hbmpool_header): how many, or -errno. */
+static int read_file_header(const char *path, unsigned char buf[HBMD_SHM_HDR_LEN])
+{
+	ssize_t n;
+	int fd;
+
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	n = pread(fd, buf, HBMD_SHM_HDR_LEN, 0);
+	if (n < 0)
+		n = -errno;
+	close(fd);
+	return (int)n;
+}
+
 /*
- * One device's first bytes (map_header()): through resource2, or through
- * mem when a driver holds the device (shm_discover.h).  how: where from.
+ * One device's first bytes: hbmpool's hbmpool_header when its driver holds
+ * the device, else (no driver) its resource2 mapped (shm_discover.h).
+ * how: where from.
  */
-static int read_header(const char *devdir, const char *mem, unsigned char buf[HBMD_SHM_HDR_LEN],
+static int read_header(const char *devdir, unsigned char buf[HBMD_SHM_HDR_LEN],
 		       char *how, size_t howlen)
 {
-	uint64_t start = 0, size = 0;
 	char path[PATH_MAX];
 	struct stat st;
 	int ret;
 
+	ret = dev_file(path, devdir, HBMD_SHM_SYSFS_HDR);
+	if (ret)
+		return ret;
+	if (!stat(path, &st)) {
+		snprintf(how, howlen, "read %s", HBMD_SHM_SYSFS_HDR);
+		return read_file_header(path, buf);
+	}
 	ret = dev_file(path, devdir, "driver");
 	if (ret)
 		return ret;
-	if (lstat(path, &st)) {
-		snprintf(how, howlen, "map resource%d", PCI_BAR);
-		return dev_file(path, devdir, "resource2") ?: map_header(path, 0, 0, buf);
+	if (!lstat(path, &st)) {
+		snprintf(how, howlen, "read it: another driver holds it");
+		return -EBUSY;
 	}
-	ret = bar_range(devdir, &start, &size);
-	if (ret) {
-		snprintf(how, howlen, "read its resource file");
-		return ret;
-	}
-	ret = map_header(mem, start, size, buf);
-	snprintf(how, howlen, "map %s at 0x%" PRIx64 "%s", mem, start,
-		 ret == -EPERM || ret == -EACCES ?
-		 " (held by a driver: needs iomem=relaxed and CAP_SYS_RAWIO)" : "");
-	return ret;
+	snprintf(how, howlen, "map resource%d", PCI_BAR);
+	return dev_file(path, devdir, "resource2") ?: map_header(path, buf);
 }
 
 /* Why a device's bytes are no header, for seen. */
@@ -253,7 +241,7 @@ static int name_cmp(const struct dirent **a, const struct dirent **b)
 	return strcmp((*a)->d_name, (*b)->d_name);
 }
 
-int hbmd_shm_find(const char *sysfs_root, const char *mem, const struct hbmd_shm_want *w,
+int hbmd_shm_find(const char *sysfs_root, const struct hbmd_shm_want *w,
 		  char *dev, size_t devlen, char *seen, size_t seenlen)
 {
 	char dir[PATH_MAX], devdir[PATH_MAX], how[160], why[128];
@@ -276,7 +264,7 @@ int hbmd_shm_find(const char *sysfs_root, const char *mem, const struct hbmd_shm
 			continue;
 		if (dev_file(devdir, dir, name) || !is_ivshmem(devdir))
 			continue;
-		ret = read_header(devdir, mem, buf, how, sizeof(how));
+		ret = read_header(devdir, buf, how, sizeof(how));
 		if (ret < 0) {
 			seen_add(seen, seenlen, "%s cannot %s: %s", name, how, strerror(-ret));
 			continue;

@@ -9,21 +9,19 @@
  * kmod/shm.h): magic "HHBMSHM1", version 1, node id, incarnation, size,
  * domain name.  hbmd_shm_hdr_parse() and hbmd_shm_hdr_match() are pure
  * logic; hbmd_shm_find() looks at every PCI device 1af4:1110 under
- * SYSFS/bus/pci/devices and reads the first 4096 bytes of its BAR2
- * read-only (mmap):
+ * SYSFS/bus/pci/devices and reads its header:
  *
- *   - a device no driver holds: its sysfs resource2 file;
- *   - a device a driver holds (hbmpool's own binds every ivshmem device
- *     when it loads): /dev/mem at BAR2's start (sysfs "resource").  The
- *     kernel refuses resource2 there: with CONFIG_IO_STRICT_DEVMEM (Debian's
- *     default) a BAR a driver claimed is not mapped to user space at all,
- *     and with iomem=relaxed the uncached mapping sysfs makes conflicts
- *     with the driver's write-back one (x86 PAT).  /dev/mem maps it
- *     write-back, which the kernel allows with iomem=relaxed only, and
- *     to a process with CAP_SYS_RAWIO.  Without them, no peer is found
- *     (each device's reason is in the message) and the peers use tcp.
+ *   - a device hbmpool's driver holds (it binds every ivshmem device when
+ *     it loads): the driver's read-only copy, the sysfs file
+ *     hbmpool_header (Documentation/ABI/testing/
+ *     sysfs-bus-pci-drivers-hbmpool-shm).  The BAR itself cannot be
+ *     mapped from user space while a driver holds it
+ *     (CONFIG_IO_STRICT_DEVMEM, Debian's default);
+ *   - a device no driver holds: the first bytes of its BAR2, its sysfs
+ *     resource2 file mapped read-only;
+ *   - a device another driver holds: not read (said in seen).
  *
- * The roots are parameters, so that a test builds a fake tree of regular
+ * The root is a parameter, so that a test builds a fake tree of regular
  * files (selftests/unit/shm_discover_unit.c).  No state; nothing is kept
  * mapped.
  */
@@ -38,6 +36,7 @@
 #define HBMD_SHM_HDR_ROOM	4096	/* the header's room; the segment follows */
 #define HBMD_SHM_HDR_LEN	64	/* its fields */
 #define HBMD_SHM_NAME_LEN	32	/* the domain name, NUL-padded */
+#define HBMD_SHM_SYSFS_HDR	"hbmpool_header"	/* hbmpool's copy, on the PCI device */
 #define HBMD_SHM_VENDOR		0x1af4	/* Red Hat, Inc. (Qumranet) */
 #define HBMD_SHM_DEVICE		0x1110	/* Inter-VM shared memory */
 
@@ -73,14 +72,14 @@ int hbmd_shm_hdr_match(const struct hbmd_shm_hdr *h, const struct hbmd_shm_want 
 		       size_t whylen);
 
 /*
- * The ivshmem device of this machine (under sysfs_root, "/sys"; a device a
- * driver holds read through mem, "/dev/mem") whose header is w's segment:
+ * The ivshmem device of this machine (under sysfs_root, "/sys") whose
+ * header is w's segment:
  * 1 with its PCI name in dev (devlen >= 13), 0 if none is, -errno if the
  * PCI devices cannot be listed.  seen: what each device holds or why it
  * could not be read ("0000:00:11.0 node 1, 0000:00:13.0 no header"), for
  * the log; "" if there is no ivshmem device.
  */
-int hbmd_shm_find(const char *sysfs_root, const char *mem, const struct hbmd_shm_want *w,
+int hbmd_shm_find(const char *sysfs_root, const struct hbmd_shm_want *w,
 		  char *dev, size_t devlen, char *seen, size_t seenlen);
 
 #endif /* HBMPOOLD_SHM_DISCOVER_H */

@@ -15,9 +15,8 @@
 # own device (segment_provider = shm) and find each other's by its header
 # ([shm] discover: transport shm, page data by load/store); VM3 (tray t2)
 # exports RAM and discovers nothing ([shm] discover = no), so every link to
-# or from it is TCP.  The VMs boot with iomem=relaxed: the daemon reads the
-# headers of devices hbmpool's driver holds through /dev/mem
-# (Documentation/hbmpoold.conf.rst, [shm]).
+# or from it is TCP.  The daemon reads the headers from hbmpool_header, the
+# driver's read-only copy in sysfs (Documentation/hbmpoold.conf.rst, [shm]).
 #
 #   join: every kernel gets the two others as live nodes, the same epoch
 #     (the etcd revision of the last join), and every daemon the same leader;
@@ -75,7 +74,7 @@ if [ "${1:-}" != --host ]; then
 	# shellcheck source=selftests/multi/outer.sh
 	. "$here/outer.sh"
 	multi_outer daemon 3 "$here/daemon_test.sh" --ctlnet "$DAEMON_ETCD_PORT" \
-		--shm 64 -a iomem=relaxed
+		--shm 64
 	exit
 fi
 
@@ -326,6 +325,8 @@ check "VM1's kernel: node 2 on transport shm, its device 0000:00:12.0" \
 check "VM1's kernel: node 3 (no shm segment) on transport tcp" [ "$(q 1 "$HD q transport 3")" = tcp ]
 check "VM2's kernel: node 1 on transport shm, its device 0000:00:11.0" \
 	[ "$(q 2 "$HD q transport 1")" = "shm 0000:00:11.0" ]
+check "VM1: sysfs hbmpool_header of 0000:00:12.0 is node 2's header (node id 2, domain rig)" gx 1 \
+	"h=/sys/bus/pci/devices/0000:00:12.0/hbmpool_header; od -An -c -N8 \$h; [ \"\$(od -An -tu4 -j12 -N4 \$h | tr -d ' ')\" = 2 ] && [ \"\$(dd if=\$h bs=1 skip=32 count=3 2>/dev/null)\" = rig ]"
 check "VM3 ([shm] discover = no): nodes 1 and 2 on tcp" \
 	[ "$(q 3 "$HD q transport 1") $(q 3 "$HD q transport 2")" = "tcp tcp" ]
 check "VM1's daemon logged each peer's transport" gx 1 \
@@ -371,6 +372,16 @@ check "VM1's pages on node 2 moved by shm copies (debugfs node2/shm: $c2)" [ "${
 e2=$(epochs 1 2 3)
 check "the epoch did not move ($e1 -> $e2)" [ "$e1" = "$e2" ]
 
+# --- a replicated region: the leader hears of its degraded chunks ---
+check "VM1: a region with 2 copies of each of its 8 chunks, on nodes 2 and 3, written" gx -t 200 1 \
+	"setsid $RIO create --name rp --size 2M --chunk 256K --nodes 2,3 --replicas 2 --hold --pidfile /tmp/rp.pid >/tmp/rp.log 2>&1 </dev/null & for i in \$(seq 100); do grep -q holding /tmp/rp.log && break; sleep 0.1; done; cat /tmp/rp.log; timeout -k 5 150 $RIO write --name rp --seed 11"
+# repl K JQ: within 60 s, member 1's replication report in VM K's daemon
+# view ("hbmctl -j domain status") makes the jq filter JQ true; the text
+# form printed.
+repl() {
+	gx -t 150 "$1" "for i in \$(seq 60); do $H -j domain status --socket /run/hbmpoold.sock 2>/dev/null | jq -e '.replication.by_member[] | select(.id == 1) | $2' >/dev/null && { $H domain status --socket /run/hbmpoold.sock | sed -n '/^replication/,\$p'; exit 0; }; sleep 1; done; $H -j domain status --socket /run/hbmpoold.sock | jq -c .replication; exit 1"
+}
+
 # --- kill VM3 ---
 gx 1 "setsid $H -j monitor >/tmp/monitor.log 2>&1 </dev/null & echo \$! >/tmp/monitor.pid" >/dev/null
 rm -f "$RIG_SYNC/det.1" "$RIG_SYNC/det.2"
@@ -394,6 +405,11 @@ check "VM1's monitor saw node 3 go" gx 1 "sleep 1; [ \"\$($HD q events 3)\" -gt 
 check "VM1: a new region over every node the kernel lists avoids node 3" gx 1 \
 	"nodes=\$($H -j node show | python3 -c 'import json,sys; print(\",\".join(str(n[\"id\"]) for n in json.load(sys.stdin) if n[\"id\"] and not n.get(\"self\")))'); echo \"nodes \$nodes\"; setsid $RIO create --name d2 --size 8M --chunk 1M --policy interleave --nodes \$nodes --hold --pidfile /tmp/d2.pid >/tmp/d2.log 2>&1 </dev/null & for i in \$(seq 100); do grep -q holding /tmp/d2.log && break; sleep 0.1; done; cat /tmp/d2.log; $RIO info --name d2 >/tmp/d2.info || exit 1; cat /tmp/d2.info; grep -q '^node 2: ' /tmp/d2.info && ! grep -q '^node 3: ' /tmp/d2.info"
 check "etcd has members 1 2" [ "$(etcd_members)" = "1 2" ]
+check "VM2's daemon hears of VM1's degraded chunks: rp's 8 and d1's lost ones (hbmctl domain status)" \
+	repl 2 ".degraded_chunks >= 8 + .lost_chunks and .lost_chunks >= 1"
+check "the leader (VM1's or VM2's daemon) logged member 1's degraded chunks" \
+	sh -c "grep -h 'leader: member 1: .* degraded' $RIG_SYNC/hbmpoold.[12].*.log"
+check "VM1: rp reads back exact from its copy on node 2" gx -t 200 1 "timeout -k 5 150 $RIO verify --name rp --seed 11"
 
 check "VM3 boots again" ctl start -t 600 3
 check "VM3's agent runs again" ctl agents -t 300 3
@@ -404,6 +420,8 @@ for k in 1 2; do check "VM$k: node 3 is live again" gx -t 150 "$k" \
 e3=$(epochs 1 2 3)
 check "one epoch in the three kernels, higher than before ($e2 -> $e3)" \
 	sh -c "[ \$(echo $e3 | wc -w) = 1 ] && [ ${e3% } -gt ${e2% } ]"
+check "VM2's daemon: VM1's degraded chunks are only d1's lost ones again (rp re-replicated onto the new node 3)" \
+	repl 2 ".degraded_chunks == .lost_chunks"
 
 # --- VM3's data link flapping at 1 Hz for 30 s, under reads ---
 # Health has hysteresis (hbmpoold.conf [health], defaults: worse after 3
@@ -471,7 +489,7 @@ fi	# DAEMON_TEST_ONLY=drain skips to here
 # dn: interleaved over 2 and 3, written and verified over and over while
 # node 3 is drained: every chunk of VM1's on node 3 moves to node 2 under
 # the load, then VM3 leaves with nothing on it.
-gx 1 "for f in /tmp/d1.pid /tmp/d2.pid /tmp/f1.pid; do [ -e \$f ] && kill \$(cat \$f) 2>/dev/null; done; sleep 1" >/dev/null
+gx 1 "for f in /tmp/d1.pid /tmp/d2.pid /tmp/f1.pid /tmp/rp.pid; do [ -e \$f ] && kill \$(cat \$f) 2>/dev/null; done; sleep 1" >/dev/null
 check "VM1: a region interleaved over VM2 and VM3, written" gx -t 200 1 \
 	"setsid $RIO create --name dn --size 8M --chunk 1M --policy interleave --nodes 2,3 --hold --pidfile /tmp/dn.pid >/tmp/dn.log 2>&1 </dev/null & for i in \$(seq 100); do grep -q holding /tmp/dn.log && break; sleep 0.1; done; timeout -k 5 150 $RIO write --name dn --seed 21 && $RIO info --name dn"
 c3=$(q 1 "$HD q chunks 3")

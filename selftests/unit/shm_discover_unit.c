@@ -6,8 +6,9 @@
  * NUL, another domain, another node, another or no incarnation, another
  * size), then the scan over a fake sysfs tree of regular files in a
  * temporary directory: devices that are not ivshmem, a device no driver
- * holds (its resource2), one a driver holds (a fake /dev/mem at its BAR2's
- * start), one without a header, one truncated.  No kernel.  TAP output.
+ * holds (its resource2), one hbmpool's driver holds (its hbmpool_header),
+ * one another driver holds (not read), one without a header, one
+ * truncated.  No kernel.  TAP output.
  */
 #include <endian.h>
 #include <errno.h>
@@ -160,25 +161,20 @@ static void pci_dev(const char *name, const char *vendor, const char *device,
 
 static void test_scan(void)
 {
-	unsigned char h[HBMD_SHM_HDR_LEN], *mem;
+	unsigned char h[HBMD_SHM_HDR_LEN];
 	struct hbmd_shm_want w = { .domain = "rig", .node_id = 2, .incarnation = 7,
 				   .size = 1 << 20 };
-	char sys[128], memp[128], dev[16], seen[512], p[256];
-	const char *res =
-		"0x00000000fc000000 0x00000000fc0000ff 0x0000000000040200\n"
-		"0x00000000fc001000 0x00000000fc001fff 0x0000000000040200\n"
-		"0x0000000000003000 0x0000000000102fff 0x000000000014220c\n";
+	char sys[128], dev[16], seen[512], p[256];
 	int ret;
 
 	snprintf(sys, sizeof(sys), "%s/sys", dir);
-	snprintf(memp, sizeof(memp), "%s/mem", dir);
 
-	ret = hbmd_shm_find(sys, memp, &w, dev, sizeof(dev), seen, sizeof(seen));
+	ret = hbmd_shm_find(sys, &w, dev, sizeof(dev), seen, sizeof(seen));
 	ok(ret == -ENOENT, "no bus/pci/devices under the root: -ENOENT (%d)", ret);
 
 	pci_dev("0000:00:01.0", "0x8086\n", "0x1237\n", NULL, 0, 4096);
 	pci_dev("0000:00:03.0", "0x1af4\n", "0x1000\n", NULL, 0, 4096);	/* virtio-net */
-	ret = hbmd_shm_find(sys, memp, &w, dev, sizeof(dev), seen, sizeof(seen));
+	ret = hbmd_shm_find(sys, &w, dev, sizeof(dev), seen, sizeof(seen));
 	ok(ret == 0 && !*seen, "no ivshmem device: none found, nothing seen (%d, \"%s\")", ret, seen);
 
 	make_hdr(h, HBMD_SHM_MAGIC, 1, 1, 5, 1 << 20, "rig");	/* this node's own */
@@ -191,7 +187,7 @@ static void test_scan(void)
 	pci_dev("0000:00:10.0", "0x1af4\n", "0x1110\n", h, sizeof(h), 2 << 20);
 
 	memset(dev, 'x', sizeof(dev));
-	ret = hbmd_shm_find(sys, memp, &w, dev, sizeof(dev), seen, sizeof(seen));
+	ret = hbmd_shm_find(sys, &w, dev, sizeof(dev), seen, sizeof(seen));
 	ok(ret == 1 && !strcmp(dev, "0000:00:12.0"), "node 2 of rig, incarnation 7: 0000:00:12.0 (%d, %s)",
 	   ret, ret == 1 ? dev : "");
 	printf("# seen: %s\n", seen);
@@ -203,7 +199,7 @@ static void test_scan(void)
 	ok(!strstr(seen, "00:13.0"), "the scan stops at the device found (in PCI name order)");
 
 	w.incarnation = 8;
-	ret = hbmd_shm_find(sys, memp, &w, dev, sizeof(dev), seen, sizeof(seen));
+	ret = hbmd_shm_find(sys, &w, dev, sizeof(dev), seen, sizeof(seen));
 	ok(ret == 0 && strstr(seen, "0000:00:12.0 node 2, incarnation 7, not 8"),
 	   "node 2 of another incarnation (its header not written yet): none, and why (%s)", seen);
 	ok(strstr(seen, "0000:00:13.0 no header") != NULL, "seen: a zeroed device has no header");
@@ -211,37 +207,35 @@ static void test_scan(void)
 	   "seen: a device of 10 bytes has a truncated header (and no access past its end)");
 	w.incarnation = 7;
 	w.node_id = 3;
-	ok(hbmd_shm_find(sys, memp, &w, dev, sizeof(dev), seen, sizeof(seen)) == 0,
+	ok(hbmd_shm_find(sys, &w, dev, sizeof(dev), seen, sizeof(seen)) == 0,
 	   "node 3 (no device holds its segment): none");
 	w.node_id = 2;
-	ok(hbmd_shm_find(sys, memp, &w, dev, 12, seen, sizeof(seen)) == 0,
+	ok(hbmd_shm_find(sys, &w, dev, 12, seen, sizeof(seen)) == 0,
 	   "a name buffer too short for the PCI name: none");
 
-	/* A device a driver holds: read through mem at its BAR2's start (0x3000). */
+	/*
+	 * A device a driver holds: hbmpool's copy of the header
+	 * (hbmpool_header) when it is hbmpool's driver, else not read.
+	 */
 	make_hdr(h, HBMD_SHM_MAGIC, 1, 5, 9, 1 << 20, "rig");
 	pci_dev("0000:00:15.0", "0x1af4\n", "0x1110\n", NULL, 0, 0);	/* resource2: empty */
-	put("sys/bus/pci/devices/0000:00:15.0/resource", res, strlen(res));
 	snprintf(p, sizeof(p), "%s/sys/bus/pci/devices/0000:00:15.0/driver", dir);
-	if (symlink("../../../bus/pci/drivers/hbmpool-shm", p))
+	if (symlink("../../../bus/pci/drivers/other", p))
 		perror(p);
 	w.node_id = 5;
 	w.incarnation = 9;
-	ret = hbmd_shm_find(sys, memp, &w, dev, sizeof(dev), seen, sizeof(seen));
-	ok(ret == 0 && strstr(seen, "0000:00:15.0 cannot map") && strstr(seen, "No such file"),
-	   "a device a driver holds, no mem: none, and why (%s)", seen);
-	mem = calloc(1, 0x4000);
-	if (!mem)
-		exit(1);
-	memcpy(mem + 0x3000, h, sizeof(h));
-	put("mem", mem, 0x4000);
-	free(mem);
-	ret = hbmd_shm_find(sys, memp, &w, dev, sizeof(dev), seen, sizeof(seen));
+	ret = hbmd_shm_find(sys, &w, dev, sizeof(dev), seen, sizeof(seen));
+	ok(ret == 0 && strstr(seen, "0000:00:15.0 cannot read it: another driver holds it"),
+	   "a device another driver holds: not read, and why (%s)", seen);
+	put("sys/bus/pci/devices/0000:00:15.0/" HBMD_SHM_SYSFS_HDR, h, sizeof(h));
+	ret = hbmd_shm_find(sys, &w, dev, sizeof(dev), seen, sizeof(seen));
 	ok(ret == 1 && !strcmp(dev, "0000:00:15.0"),
-	   "a device a driver holds: its header read through mem at 0x3000 (%d, %s)", ret, seen);
-	put("sys/bus/pci/devices/0000:00:15.0/resource", "bad\n", 4);
-	ret = hbmd_shm_find(sys, memp, &w, dev, sizeof(dev), seen, sizeof(seen));
-	ok(ret == 0 && strstr(seen, "0000:00:15.0 cannot read its resource file"),
-	   "a resource file without BAR2: none, and why (%s)", seen);
+	   "a device hbmpool's driver holds: its header read from hbmpool_header (%d, %s)", ret,
+	   seen);
+	put("sys/bus/pci/devices/0000:00:15.0/" HBMD_SHM_SYSFS_HDR, h, 20);
+	ret = hbmd_shm_find(sys, &w, dev, sizeof(dev), seen, sizeof(seen));
+	ok(ret == 0 && strstr(seen, "0000:00:15.0 truncated header"),
+	   "a short hbmpool_header: a truncated header (%s)", seen);
 }
 
 int main(void)
