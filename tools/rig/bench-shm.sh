@@ -9,11 +9,13 @@
 # tools/rig/bench-tcp.sh does.  Needs the VM lock like any VM run:
 # flock /tmp/hbmpool-vm.lock tools/rig/bench-shm.sh
 #
-# Setup: hbmpool.ko in both VMs, one domain (a random key in $RIG_SYNC).
-# VM2 is node 2 at 10.77.0.2:7070, its segment (SEG) provider shm on its own
-# ivshmem device (rig_shm_dev 2).  VM1 is node 1 with a ram segment of 64M;
-# it adds node 2 with transport shm and VM2's device (page data moves by CPU
-# copies out of the device, only control over TCP), and node 3, simulated
+# Setup: hbmpool.ko in both VMs, one domain (a random key in $RIG_SYNC), as
+# selftests/multi/shm_test.sh has it: VM K is node K at 10.77.0.K:7070, its
+# segment provider shm on its own ivshmem device (rig_shm_dev K; VM2's of
+# size SEG, VM1's 64M), and each adds the other with transport shm and the
+# other's device (a home serves members only).  VM1's node 2 is the one
+# measured: page data moves by CPU copies out of VM2's device, only control
+# over TCP.  VM1 also adds node 3, simulated
 # (the default transport: its "HBM" is VM1's RAM; hbmbench sets its latency
 # to 0 and lifts its bandwidth cap).  Both nodes: distance 12, link scaleup.
 # VM1 waits until its link to node 2 is live.
@@ -83,7 +85,7 @@ iters=${BENCH_SHM_ITER:-2}
 hbpasses=${BENCH_SHM_HBPASSES:-2}
 runs=${BENCH_SHM_PASSES:-2}
 seg=${BENCH_SHM_SEG:-192M}
-dev2=$(rig_shm_dev 2)
+dev1=$(rig_shm_dev 1) dev2=$(rig_shm_dev 2)
 declare -A node=([shm]=2 [sim]=3)
 kv=$raw/kv.txt
 : >"$kv"
@@ -96,10 +98,12 @@ ctl agents -t 400 1 2 || die "the VMs' agents did not come up"
 head -c 32 /dev/urandom >"$RIG_SYNC/key"
 join="insmod kmod/hbmpool.ko && $H domain set name rig self"
 ctl exec -t 120 2 "$join 2 key-file $RIG_SYNC/key && $H node set 2 addr 10.77.0.2 port 7070 &&
-	$H segment add $seg provider shm device $dev2" >"$raw/setup.vm2.txt" 2>&1 ||
+	$H segment add $seg provider shm device $dev2 &&
+	$H node add 1 capacity 64M distance 12 transport shm link scaleup addr 10.77.0.1 port 7070 device $dev1" \
+	>"$raw/setup.vm2.txt" 2>&1 ||
 	die "VM2: the hbmpool setup failed: $(cat "$raw/setup.vm2.txt")"
 ctl exec -t 200 1 "$join 1 key-file $RIG_SYNC/key && $H node set 1 addr 10.77.0.1 port 7070 &&
-	$H segment add 64M &&
+	$H segment add 64M provider shm device $dev1 &&
 	$H node add 2 capacity $seg distance 12 transport shm link scaleup addr 10.77.0.2 port 7070 device $dev2 &&
 	$H node add 3 capacity 256M distance 12 link scaleup &&
 	for i in \$(seq 120); do $H -j link show 2 | grep -q '\"health\": *\"live\"' && exit 0; sleep 1; done
@@ -173,7 +177,7 @@ for k in 1 2; do
 		>"$raw/vm$k.dmesg.txt" 2>&1
 done
 for k in 1 2; do
-	ctl exec -t 120 $k "if [ $k = 1 ]; then $H node del 2 && $H node del 3; fi && rmmod hbmpool" \
+	ctl exec -t 120 $k "if [ $k = 1 ]; then $H node del 2 && $H node del 3; else $H node del 1; fi && rmmod hbmpool" \
 		>"$raw/vm$k.rmmod.txt" 2>&1 || { echo "bench-shm: VM$k: node del / rmmod failed: $(cat "$raw/vm$k.rmmod.txt")"; failed=1; }
 done
 
