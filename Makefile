@@ -10,6 +10,7 @@
 #   make demo       deps, all, then tools/hbmdemo in a VM on 4 simulated nodes
 #   make bench      deps, all, then tools/hbmbench in a VM (BENCH_ARGS=...)
 #   make bench-tcp  deps, all, then hbmbench over TCP beside iperf3, 2 VMs
+#   make bench-shm  deps, all, then hbmbench over shm and on a sim node, 2 VMs
 #   make bench-membership  hbmpoold's membership core, N nodes vs one etcd
 #   make install    hbmctl, hbmpoold, man pages, completion, uapi headers,
 #                   unit, udev rule, module sources for DKMS
@@ -66,13 +67,13 @@ SHELL_SCRIPTS  = $(shell find . -path ./build -prune -o -path ./.git -prune -o \
 		   -name '*.sh' -type f -print) .ci/run
 
 .PHONY: all deps kinfo ksft ynl module tools selftests install lint lint-checkpatch lint-netlink \
-	lint-sparse lint-shell unit rig-tests rig-multi check demo bench bench-tcp bench-replica bench-membership clean help \
+	lint-sparse lint-shell unit rig-tests rig-multi check demo bench bench-tcp bench-shm bench-replica bench-membership clean help \
 	daemon
 
 all: module tools selftests daemon
 
 help:
-	@sed -n '3,19p' Makefile | sed 's/^# \{0,1\}//'
+	@sed -n '3,20p' Makefile | sed 's/^# \{0,1\}//'
 
 deps:
 	@$(RIG)/deps.sh
@@ -355,6 +356,15 @@ bench-tcp:
 	@$(MAKE) --no-print-directory deps
 	@$(MAKE) --no-print-directory all
 	$(RIG)/bench-tcp.sh
+
+# Issue 12's goals over the shm transport and on a zero-latency sim node in
+# the same run, 2 VMs (multi.sh run "shmbench"); summary in
+# build/rig/bench-shm.txt, figures in Documentation/performance.rst by hand.
+# BENCH_SHM_* (see the script).
+bench-shm:
+	@$(MAKE) --no-print-directory deps
+	@$(MAKE) --no-print-directory all
+	$(RIG)/bench-shm.sh
 
 # Replicated regions over TCP, 4 VMs (multi.sh run "replbench"): node loss
 # to served-again, re-replication against iperf3, write-back of k = 2, 3

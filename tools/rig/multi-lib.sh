@@ -23,6 +23,8 @@
 #                                 every NODE (default 1..$RIG_NODES)
 #   rig_shm K                     (guest) the sysfs file to mmap for node K's
 #                                 shared-memory segment (ivshmem BAR2)
+#   rig_shm_dev K                 the PCI name of node K's ivshmem device, as
+#                                 hbmctl's "device" takes it (0000:00:1K.0)
 #
 # Guests also see (multi-guest.sh): RIG_NODE (1..N), RIG_NODES, RIG_BOOT (1,
 # then 2, 3... after the host restarted the VM), RIG_RUN, RIG_IP (this node's
@@ -81,6 +83,9 @@ rig_barrier() {
 }
 
 # ivshmem-plain of node K sits in PCI slot 0x10+K (multi.sh).
+rig_shm_dev() {
+	printf '0000:00:%02x.0\n' $((0x10 + $1))
+}
 rig_shm() {
-	printf '/sys/bus/pci/devices/0000:00:%02x.0/resource2\n' $((0x10 + $1))
+	printf '/sys/bus/pci/devices/%s/resource2\n' "$(rig_shm_dev "$1")"
 }
