@@ -336,7 +336,7 @@ static struct pci_driver hbmpool_shm_driver = {
 	.id_table = hbmpool_shm_ids,
 	.probe = hbmpool_shm_probe,
 	.remove = hbmpool_shm_remove,
-	.driver.dev_groups = hbmpool_shm_groups,	/* added after probe, gone before remove */
+	.dev_groups = hbmpool_shm_groups,	/* added after probe, gone before remove */
 };
 
 int hbmpool_shm_pci_init(void)
