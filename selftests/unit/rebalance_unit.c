@@ -377,6 +377,19 @@ static void fk_reset(void)
 	}
 }
 
+/* Passes of r, every move finished after each, until it ends (at most 100): how many. */
+static unsigned int run_done(struct hbmd_rebalancer *r, uint64_t *now)
+{
+	unsigned int rounds = 0;
+
+	while (hbmd_rebalancer_active(r) && rounds++ < 100) {
+		hbmd_rebalancer_run(r, false, *now);
+		fk_finish();
+		*now += HBMD_REBALANCE_PASS_MS;
+	}
+	return rounds;
+}
+
 static void test_rebalancer(void)
 {
 	struct hbmd_kernel k = { .ops = &fk_ops };
@@ -425,12 +438,7 @@ static void test_rebalancer(void)
 	ok(hbmd_rebalancer_active(r) && !fk.news,
 	   "the joined node not live in this kernel: no move, still waiting (%u tries)", fk.news);
 	fk.n[2].state = HBMPOOL_NODE_STATE_LIVE;
-	rounds = 0;
-	while (hbmd_rebalancer_active(r) && rounds++ < 100) {
-		hbmd_rebalancer_run(r, false, now);
-		fk_finish();
-		now += HBMD_REBALANCE_PASS_MS;
-	}
+	rounds = run_done(r, &now);
 	ok(!hbmd_rebalancer_active(r) && fk_on(2) == 6,
 	   "once it is live: the rebalance runs (%u chunks to node 2)", fk_on(2));
 	/* live, but its free bytes not known yet (0 until the home's first keepalive answer) */
@@ -449,12 +457,7 @@ static void test_rebalancer(void)
 		   fk.news);
 		fk.n[2].free = free2;
 	}
-	rounds = 0;
-	while (hbmd_rebalancer_active(r) && rounds++ < 100) {
-		hbmd_rebalancer_run(r, false, now);
-		fk_finish();
-		now += HBMD_REBALANCE_PASS_MS;
-	}
+	rounds = run_done(r, &now);
 	ok(!hbmd_rebalancer_active(r) && fk_on(2) == 6,
 	   "once its free bytes are known: the rebalance runs (%u chunks to node 2)", fk_on(2));
 	/* never live: the rebalance ends after HBMD_REBALANCE_JOIN_WAIT_MS, nothing moved */
@@ -476,12 +479,7 @@ static void test_rebalancer(void)
 	for (uint32_t i = 0; i < 4; i++)
 		fk.c[i].lost = true;
 	hbmd_rebalancer_request(r, 2, now);
-	rounds = 0;
-	while (hbmd_rebalancer_active(r) && rounds++ < 100) {
-		hbmd_rebalancer_run(r, false, now);
-		fk_finish();
-		now += HBMD_REBALANCE_PASS_MS;
-	}
+	rounds = run_done(r, &now);
 	ok(!hbmd_rebalancer_active(r) && !fk.bad_moves && fk_on(2) == 4,
 	   "4 lost chunks: none moved, 4 of the 8 others moved to node 2 (%u)", fk_on(2));
 
