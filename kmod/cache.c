@@ -786,9 +786,13 @@ static long hbmpool_evict_batch(struct hbmpool_victim *v, unsigned int n)
 				    run, false);
 	}
 	for (i = 0; i < n; i++) {
-		if (!hbmpool_evict_unmapped(v[i].r, v[i].page))
-			evicted++;
-		hbmpool_victim_put(&v[i]);
+		if (hbmpool_evict_unmapped(v[i].r, v[i].page)) {
+			hbmpool_victim_put(&v[i]);
+			continue;
+		}
+		evicted++;
+		hbmpool_page_release(v[i].page);	/* mostly the last reference */
+		hbmpool_region_put(v[i].r);
 	}
 	return evicted;
 }
@@ -1050,6 +1054,7 @@ static void hbmpool_evict_work(struct work_struct *work)
 
 void hbmpool_cache_budget_changed(void)
 {
+	hbmpool_pagepool_fit();
 	mod_delayed_work(system_unbound_wq, &hbmpool_cache.evict_work, 0);
 }
 

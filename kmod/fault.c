@@ -66,7 +66,7 @@ static void hbmpool_page_uninit(struct page *page)
 	page->mapping = NULL;
 	set_page_private(page, 0);
 	__folio_clear_locked(page_folio(page));
-	put_page(page);
+	hbmpool_page_release(page);
 }
 
 /*
@@ -81,7 +81,7 @@ struct page *hbmpool_page_new(struct hbmpool_region *r, pgoff_t index,
 	struct page *page;
 	void *old;
 
-	page = alloc_page(GFP_HIGHUSER | __GFP_NOWARN);
+	page = hbmpool_pagepool_alloc();
 	if (!page)
 		return ERR_PTR(-ENOMEM);
 	hbmpool_page_init(r, page, index, referenced);
@@ -105,7 +105,7 @@ void hbmpool_page_abandon(struct hbmpool_region *r, struct page *page)
 
 	unlock_page(page);		/* waiters see mapping == NULL and look again */
 	if (removed)
-		put_page(page);		/* the cache's reference */
+		hbmpool_page_release(page);	/* the cache's reference */
 }
 
 static void hbmpool_count_fetch(struct hbmpool_region *r,
@@ -355,7 +355,7 @@ static int hbmpool_run_new(struct hbmpool_region *r, pgoff_t index,
 		return IS_ERR(pages[0]) ? PTR_ERR(pages[0]) : 1;
 	}
 	memset(pages, 0, max * sizeof(*pages));
-	got = alloc_pages_bulk_array(GFP_HIGHUSER | __GFP_NOWARN, max, pages);
+	got = hbmpool_pagepool_alloc_bulk(pages, max);
 	if (!got)
 		return -ENOMEM;
 	for (i = 0; i < got; i++)

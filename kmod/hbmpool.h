@@ -681,6 +681,17 @@ void hbmpool_cache_dirty(struct hbmpool_region *r, long nr);
 void hbmpool_lru_add(struct page *page);
 void hbmpool_lru_add_run(struct page **pages, unsigned int nr);
 void hbmpool_page_abandon(struct hbmpool_region *r, struct page *page);
+
+/* pagepool.c: pages that left the cache, for the next fetches */
+int hbmpool_pagepool_init(void);
+void hbmpool_pagepool_exit(void);
+void hbmpool_page_release(struct page *page);
+unsigned int hbmpool_pagepool_get(struct page **pages, unsigned int nr);
+struct page *hbmpool_pagepool_alloc(void);
+unsigned int hbmpool_pagepool_alloc_bulk(struct page **pages, unsigned int nr);
+void hbmpool_pagepool_fit(void);
+long hbmpool_pagepool_nr(void);
+long hbmpool_pagepool_recycled(void);
 struct page *hbmpool_page_new(struct hbmpool_region *r, pgoff_t index,
 			      bool referenced);
 void hbmpool_make_room(bool may_writeback);

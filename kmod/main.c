@@ -243,9 +243,13 @@ static int __init hbmpool_init(void)
 	if (err)
 		goto err_tcp_home_exit;
 
-	err = hbmpool_regions_init();
+	err = hbmpool_pagepool_init();
 	if (err)
 		goto err_sysfs_exit;
+
+	err = hbmpool_regions_init();
+	if (err)
+		goto err_pagepool_exit;
 
 	err = hbmpool_nodes_init();
 	if (err)
@@ -292,6 +296,8 @@ err_nodes_exit:
 	hbmpool_nodes_exit();
 err_regions_exit:
 	hbmpool_regions_exit();
+err_pagepool_exit:
+	hbmpool_pagepool_exit();
 err_sysfs_exit:
 	hbmpool_sysfs_exit();
 err_tcp_home_exit:
@@ -335,6 +341,7 @@ static void __exit hbmpool_exit(void)
 	hbmpool_export_exit();		/* no node, so no client of it, is left */
 	hbmpool_domain_exit();
 	hbmpool_regions_exit();
+	hbmpool_pagepool_exit();	/* no cache page is left to come back */
 	hbmpool_sysfs_exit();
 	hbmpool_kobjs_wait();
 	hbmpool_shm_client_exit();

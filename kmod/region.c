@@ -183,9 +183,9 @@ static void hbmpool_region_drop_all(struct hbmpool_region *r)
 			continue;
 		lock_page(page);
 		if (hbmpool_remove_page(r, page))
-			put_page(page);		/* the cache's reference */
+			put_page(page);		/* the cache's: ours is the last */
 		unlock_page(page);
-		put_page(page);
+		hbmpool_page_release(page);
 		cond_resched();
 	}
 	hbmpool_cache_forget_region();

@@ -363,6 +363,22 @@ static ssize_t dirty_pages_show(struct kobject *kobj,
 
 static struct kobj_attribute dirty_pages_attr = __ATTR_RO(dirty_pages);
 
+static ssize_t pool_pages_show(struct kobject *kobj,
+			       struct kobj_attribute *attr, char *buf)
+{
+	return sysfs_emit(buf, "%ld\n", hbmpool_pagepool_nr());
+}
+
+static struct kobj_attribute pool_pages_attr = __ATTR_RO(pool_pages);
+
+static ssize_t pool_recycled_show(struct kobject *kobj,
+				  struct kobj_attribute *attr, char *buf)
+{
+	return sysfs_emit(buf, "%ld\n", hbmpool_pagepool_recycled());
+}
+
+static struct kobj_attribute pool_recycled_attr = __ATTR_RO(pool_recycled);
+
 static ssize_t nr_regions_show(struct kobject *kobj,
 			       struct kobj_attribute *attr, char *buf)
 {
@@ -382,6 +398,8 @@ static struct attribute *hbmpool_root_attrs[] = {
 	&readahead_max_pages_attr.attr,
 	&cached_pages_attr.attr,
 	&dirty_pages_attr.attr,
+	&pool_pages_attr.attr,
+	&pool_recycled_attr.attr,
 	&nr_regions_attr.attr,
 	NULL,
 };

@@ -341,6 +341,76 @@ TEST_F(cache_misc, shrinker)
 	EXPECT_EQ(0, hbm_pattern_check(self->r.map, 8 * HBMT_PAGE, 0, seed, NULL));
 }
 
+#define RECYCLE_PARAM	"/sys/module/hbmpool/parameters/recycle_pages"
+
+/*
+ * Pages that leave the cache are recycled (pagepool.c): a region's release
+ * fills the pool, up to what the budget leaves unused; a new region's first
+ * touches take them and read exactly the new home's data (zeros), never the
+ * old region's; drop_caches (the pool's shrinker) and a lower budget give
+ * pages back; recycle_pages=0 keeps pages out of the pool.
+ */
+TEST_F_TIMEOUT(cache_misc, recycled_pages, 60)
+{
+	const uint64_t n = BUDGET / 2;
+	uint64_t pool, rec0, rec1, cached, bad = 0;
+	struct hbmt_region b = { .fd = -1 };
+	char old[8] = "Y";
+
+	if (hbm_read_str(RECYCLE_PARAM, old, sizeof(old)) < 0)
+		SKIP(return, "no %s (a module without the page pool)", RECYCLE_PARAM);
+	ASSERT_EQ(0, hbm_write_str(RECYCLE_PARAM, "1"));
+	ASSERT_EQ(0, hbm_write_str("/proc/sys/vm/drop_caches", "2"));	/* an empty pool */
+	ASSERT_EQ(0, hbm_global_u64("pool_pages", &pool));
+	EXPECT_EQ(0, pool);
+
+	ASSERT_EQ(0, hbmt_region_open(&self->r, self->env.devfd, n * HBMT_PAGE, CHUNK,
+				      HBMPOOL_POLICY_BIND, BOTH, 0, "recycle-a"));
+	memset(self->r.map, 0xa5, n * HBMT_PAGE);
+	hbmt_region_close(&self->r);
+	ASSERT_EQ(0, hbm_global_u64("pool_pages", &pool));
+	ASSERT_EQ(0, hbm_global_u64("cached_pages", &cached));
+	EXPECT_EQ(n, pool) TH_LOG("the released region's %llu pages did not all go to the pool",
+				  (unsigned long long)n);
+	EXPECT_GE(BUDGET, pool + cached) TH_LOG("the pool went over the budget");
+
+	ASSERT_EQ(0, hbm_global_u64("pool_recycled", &rec0));
+	ASSERT_EQ(0, hbmt_region_open(&b, self->env.devfd, n * HBMT_PAGE, CHUNK,
+				      HBMPOOL_POLICY_BIND, BOTH, 0, "recycle-b"));
+	for (uint64_t i = 0; i < n * HBMT_PAGE; i++)
+		bad += b.map[i] != 0;
+	EXPECT_EQ(0, bad) TH_LOG("a new region read %llu bytes of an old one",
+				 (unsigned long long)bad);
+	ASSERT_EQ(0, hbm_global_u64("pool_recycled", &rec1));
+	EXPECT_LE(rec0 + n / 2, rec1) TH_LOG("first touches took %llu pages from the pool",
+					     (unsigned long long)(rec1 - rec0));
+	hbmt_region_close(&b);
+
+	/* the budget shrinks: the pool keeps to what it leaves */
+	ASSERT_EQ(0, hbm_global_u64("pool_pages", &pool));
+	EXPECT_LT(BUDGET / 4, pool);
+	ASSERT_EQ(0, hbm_set_global_u64("cache_budget_pages", BUDGET / 4));
+	ASSERT_EQ(0, hbm_global_u64("pool_pages", &pool));
+	EXPECT_GE(BUDGET / 4, pool);
+	ASSERT_EQ(0, hbm_set_global_u64("cache_budget_pages", BUDGET));
+
+	/* the shrinker empties it */
+	ASSERT_EQ(0, hbm_write_str("/proc/sys/vm/drop_caches", "2"));
+	ASSERT_EQ(0, hbm_global_u64("pool_pages", &pool));
+	EXPECT_EQ(0, pool);
+
+	/* off: nothing goes in */
+	ASSERT_EQ(0, hbm_write_str(RECYCLE_PARAM, "0"));
+	ASSERT_EQ(0, hbmt_region_open(&self->r, self->env.devfd, n * HBMT_PAGE, CHUNK,
+				      HBMPOOL_POLICY_BIND, BOTH, 0, "recycle-c"));
+	memset(self->r.map, 0x5a, n * HBMT_PAGE);
+	hbmt_region_close(&self->r);
+	ASSERT_EQ(0, hbm_global_u64("pool_pages", &pool));
+	EXPECT_EQ(0, pool);
+	old[1] = 0;
+	EXPECT_EQ(0, hbm_write_str(RECYCLE_PARAM, old));
+}
+
 static uint64_t write_requests(unsigned int node)
 {
 	char path[128];

@@ -1,0 +1,221 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The cache's free-page pool: pages that left the cache (eviction, a region
+ * released, a fetch abandoned) go to the next fetch without a round trip
+ * through the page allocator.
+ *
+ * A fetch overwrites every byte of its pages before any of them is mapped
+ * (a failed fetch maps nothing), so a cache page does not need the zeroing
+ * that the page allocator gives every page under init_on_alloc (Debian's
+ * default): without the pool a first touch paid for zeroing a page and then
+ * for copying over it, twice the writes of an anonymous fault.  Pages are
+ * recycled only when nothing else refers to them (the reference count is
+ * frozen at zero from the last put until reuse, as in the page allocator,
+ * so a stale speculative lookup fails), and never when init_on_free asks
+ * for freed memory to be wiped.
+ *
+ * The pool holds at most what the cache budget leaves unused (budget minus
+ * cached pages, at the time of the put) and gives pages back to the system
+ * through its shrinker and when the budget shrinks.  recycle_pages=0 (a
+ * module parameter, writable) turns it off; the pool then empties as the
+ * cache allocates.
+ */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/mm.h>
+#include <linux/module.h>
+#include <linux/page_ref.h>
+#include <linux/shrinker.h>
+#include <linux/spinlock.h>
+
+#include "hbmpool.h"
+
+static bool recycle_pages = true;
+module_param(recycle_pages, bool, 0644);
+MODULE_PARM_DESC(recycle_pages,
+		 "Reuse pages that leave the cache for the next fetches instead of freeing and reallocating (and, under init_on_alloc, zeroing) them (default Y)");
+
+static struct {
+	spinlock_t lock;		/* protects list and nr */
+	struct list_head list;		/* free pages, frozen at refcount 0, by lru */
+	long nr;
+	atomic_long_t recycled;		/* pages handed out from the pool */
+	struct shrinker shrinker;
+} hbmpool_pool;
+
+long hbmpool_pagepool_nr(void)
+{
+	return READ_ONCE(hbmpool_pool.nr);
+}
+
+long hbmpool_pagepool_recycled(void)
+{
+	return atomic_long_read(&hbmpool_pool.recycled);
+}
+
+/* The most pages the pool may hold now. */
+static long hbmpool_pagepool_limit(void)
+{
+	if (!READ_ONCE(recycle_pages) || want_init_on_free())
+		return 0;
+	return READ_ONCE(hbmpool_cache_budget) - hbmpool_cache_nr_cached();
+}
+
+/* Frees the pool's pages beyond @keep; returns how many went. */
+static unsigned long hbmpool_pagepool_trim(long keep)
+{
+	unsigned long freed = 0;
+	LIST_HEAD(out);
+	struct page *page, *tmp;
+
+	spin_lock(&hbmpool_pool.lock);
+	while (hbmpool_pool.nr > max(keep, 0L)) {
+		page = list_first_entry(&hbmpool_pool.list, struct page, lru);
+		list_move(&page->lru, &out);
+		hbmpool_pool.nr--;
+	}
+	spin_unlock(&hbmpool_pool.lock);
+	list_for_each_entry_safe(page, tmp, &out, lru) {
+		list_del(&page->lru);
+		page_ref_unfreeze(page, 1);
+		put_page(page);
+		freed++;
+	}
+	return freed;
+}
+
+/**
+ * hbmpool_page_release - drop a reference to a page that left the cache
+ * @page: no longer in any region's index (mapping NULL), unlocked
+ *
+ * The last reference puts the page in the pool when it has room; any other
+ * is a put_page().  Never sleeps.
+ */
+void hbmpool_page_release(struct page *page)
+{
+	VM_WARN_ON_ONCE_PAGE(page->mapping, page);
+	if (hbmpool_pagepool_limit() <= READ_ONCE(hbmpool_pool.nr) ||
+	    !page_ref_freeze(page, 1)) {
+		put_page(page);
+		return;
+	}
+	/*
+	 * Ours alone now.  Anything the allocator would refuse at free time,
+	 * or a memory error, and it goes back through the allocator.
+	 */
+	if ((page->flags & (PAGE_FLAGS_CHECK_AT_FREE | __PG_HWPOISON)) ||
+	    page_mapped(page) || page->mapping || page_private(page) ||
+	    PageTransCompound(page)) {
+		page_ref_unfreeze(page, 1);
+		put_page(page);
+		return;
+	}
+	page->flags &= ~PAGE_FLAGS_CHECK_AT_PREP;	/* dirty, referenced, ... */
+	spin_lock(&hbmpool_pool.lock);
+	list_add(&page->lru, &hbmpool_pool.list);
+	hbmpool_pool.nr++;
+	spin_unlock(&hbmpool_pool.lock);
+}
+
+/**
+ * hbmpool_pagepool_get - take pages out of the pool
+ * @pages: where to put them, each with one reference; its NULL slots are
+ *	filled in order, others left alone (as alloc_pages_bulk_array() does)
+ * @nr: the size of @pages
+ *
+ * Their content is whatever their last use left: the caller overwrites
+ * every byte before anything may read it.  Return: the number of non-NULL
+ * entries of @pages now.
+ */
+unsigned int hbmpool_pagepool_get(struct page **pages, unsigned int nr)
+{
+	unsigned int i, got = 0, taken = 0;
+
+	if (!READ_ONCE(hbmpool_pool.nr))
+		goto count;
+	spin_lock(&hbmpool_pool.lock);
+	for (i = 0; i < nr && hbmpool_pool.nr; i++) {
+		if (pages[i])
+			continue;
+		pages[i] = list_first_entry(&hbmpool_pool.list, struct page, lru);
+		list_del(&pages[i]->lru);
+		hbmpool_pool.nr--;
+		page_ref_unfreeze(pages[i], 1);
+		taken++;
+	}
+	spin_unlock(&hbmpool_pool.lock);
+	atomic_long_add(taken, &hbmpool_pool.recycled);
+count:
+	for (i = 0; i < nr; i++)
+		got += !!pages[i];
+	return got;
+}
+
+/* A cache page for a fetch: from the pool, or else from the allocator. */
+struct page *hbmpool_pagepool_alloc(void)
+{
+	struct page *page = NULL;
+
+	if (hbmpool_pagepool_get(&page, 1))
+		return page;
+	return alloc_page(GFP_HIGHUSER | __GFP_NOWARN);
+}
+
+/*
+ * Fills the NULL slots of @pages (see hbmpool_pagepool_get()): from the
+ * pool first, the rest in one bulk allocation.  Returns how many are set.
+ */
+unsigned int hbmpool_pagepool_alloc_bulk(struct page **pages, unsigned int nr)
+{
+	if (hbmpool_pagepool_get(pages, nr) == nr)
+		return nr;
+	return alloc_pages_bulk_array(GFP_HIGHUSER | __GFP_NOWARN, nr, pages);
+}
+
+/* The cache budget changed, or the cache grew: the pool keeps to its room. */
+void hbmpool_pagepool_fit(void)
+{
+	long limit = hbmpool_pagepool_limit();
+
+	if (READ_ONCE(hbmpool_pool.nr) > limit)
+		hbmpool_pagepool_trim(limit);
+}
+
+static unsigned long hbmpool_pagepool_count(struct shrinker *s,
+					    struct shrink_control *sc)
+{
+	long nr = READ_ONCE(hbmpool_pool.nr);
+
+	return nr > 0 ? nr : SHRINK_EMPTY;
+}
+
+static unsigned long hbmpool_pagepool_scan(struct shrinker *s,
+					   struct shrink_control *sc)
+{
+	long nr = READ_ONCE(hbmpool_pool.nr);
+	unsigned long freed;
+	long keep;
+
+	if (nr <= 0)
+		return SHRINK_STOP;
+	keep = sc->nr_to_scan >= nr ? 0 : nr - (long)sc->nr_to_scan;
+	freed = hbmpool_pagepool_trim(keep);
+	return freed ?: SHRINK_STOP;
+}
+
+int hbmpool_pagepool_init(void)
+{
+	spin_lock_init(&hbmpool_pool.lock);
+	INIT_LIST_HEAD(&hbmpool_pool.list);
+	hbmpool_pool.shrinker.count_objects = hbmpool_pagepool_count;
+	hbmpool_pool.shrinker.scan_objects = hbmpool_pagepool_scan;
+	hbmpool_pool.shrinker.seeks = 0;	/* free pages: nothing to recreate */
+	return register_shrinker(&hbmpool_pool.shrinker, "hbmpool-pagepool");
+}
+
+/* Every page goes back to the system; nothing can put one any more. */
+void hbmpool_pagepool_exit(void)
+{
+	unregister_shrinker(&hbmpool_pool.shrinker);
+	hbmpool_pagepool_trim(0);
+}
