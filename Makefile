@@ -335,7 +335,7 @@ check:
 define rig_job
 	@$(MAKE) --no-print-directory deps
 	@$(MAKE) --no-print-directory all
-	$(RIG)/vm.sh -i $(1) -a loglevel=4 -e "$(3)" -- $(RIG)/$(2)
+	$(RIG)/vm.sh -i $(1) -a loglevel=4 -e "$(3)" $(if $(4),-e "$(4)") -- $(RIG)/$(2)
 	@$(RIG)/klog-check.sh $(BUILD)/rig/out-$(1)/dmesg.txt || \
 		{ echo "$(1): the guest kernel log shows a bug (build/rig/out-$(1)/dmesg.txt)" >&2; exit 1; }
 endef
@@ -347,7 +347,7 @@ demo:
 # same-run ratios, about 2.5 minutes); its figures go to
 # Documentation/performance.rst by hand.
 bench:
-	$(call rig_job,bench,bench.sh,HBMBENCH_ARGS=$(BENCH_ARGS))
+	$(call rig_job,bench,bench.sh,HBMBENCH_ARGS=$(BENCH_ARGS),$(if $(BENCH_AB),HBMBENCH_AB=$(BENCH_AB)))
 
 # hbmbench over the TCP transport beside iperf3, 2 VMs (multi.sh run
 # "tcpbench"); summary in build/rig/bench-tcp.txt, figures in

@@ -15,7 +15,11 @@
 # Environment: HBMPOOL_PARAMS (insmod parameters), HBMBENCH_ARGS (arguments
 # of hbmbench, default "--size 64M --passes 4 --iterations 2 --evict
 # --workload --threads 2"), HBMBENCH_NODES (simulated nodes 1..N, default 1:
-# e.g. 3 for "--replicas 3", whose regions need a node per copy).
+# e.g. 3 for "--replicas 3", whose regions need a node per copy),
+# HBMBENCH_AB (a writable bool parameter of the module, e.g. recycle_pages:
+# hbmbench runs four times, the parameter Y, N, N, Y, each run labelled
+# "== PARAM=V" and the goal lines of all four repeated at the end; the
+# parameter is left Y).
 set -euo pipefail
 
 repo=${RIG_REPO:-$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)}
@@ -41,8 +45,27 @@ echo "== $(date -u +%Y-%m-%dT%H:%MZ), kernel $(uname -r), $(nproc) CPUs, TCG;" \
 	"commit $(git -C "$repo" describe --always --dirty 2>/dev/null || echo unknown);" \
 	"nodes 1..$nnodes: sim, latency 0, no bandwidth cap" | tee "$out/bench.txt"
 echo "== tools/hbmbench $args" | tee -a "$out/bench.txt"
-# shellcheck disable=SC2086 # a list of words
-tools/hbmbench $args | tee -a "$out/bench.txt"
+ab=${HBMBENCH_AB:-}
+if [ -z "$ab" ]; then
+	# shellcheck disable=SC2086 # a list of words
+	tools/hbmbench $args | tee -a "$out/bench.txt"
+else
+	param=/sys/module/hbmpool/parameters/$ab
+	if ! [[ "$ab" =~ ^[a-z_]+$ ]] || [ ! -w "$param" ]; then
+		echo "bench: HBMBENCH_AB: no writable module parameter '$ab'" >&2
+		exit 1
+	fi
+	for v in Y N N Y; do
+		echo "$v" >"$param"
+		echo "== $ab=$(cat "$param")" | tee -a "$out/bench.txt"
+		# shellcheck disable=SC2086 # a list of words
+		tools/hbmbench $args | tee -a "$out/bench.txt"
+	done
+	echo "== summary: goal lines per run, $ab Y, N, N, Y" | tee -a "$out/bench.txt"
+	grep -E "^== $ab=|^goal [a-z]" "$out/bench.txt" | tee -a "$out/bench.txt.summary"
+	cat "$out/bench.txt.summary" >>"$out/bench.txt"
+	rm -f "$out/bench.txt.summary"
+fi
 for ((i = 1; i <= nnodes; i++)); do
 	tools/hbmctl/hbmctl node del $i
 done
