@@ -50,7 +50,7 @@
 # (hbmbench --iterations, default 2), BENCH_SHM_HBPASSES (hbmbench --passes,
 # default 2), BENCH_SHM_PASSES (runs per node, default 2), BENCH_SHM_MB
 # (ivshmem per node, MiB, a power of two, default 256), BENCH_SHM_SEG (VM2's
-# segment, default 192M), MULTI_TIMEOUT (the whole run, default 900 s),
+# segment, default 192M), BENCH_SHM_SMP (vCPUs per VM, default 1), MULTI_TIMEOUT (the whole run, default 900 s),
 # RIG_BUILD.
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
@@ -63,6 +63,7 @@ if [ "${1:-}" != --host ]; then
 	[ -z "$missing" ] || { echo "bench-shm: not built (make module tools): $missing" >&2; exit 1; }
 	rc=0
 	"$rig/multi.sh" -r shmbench -n 2 --shm "${BENCH_SHM_MB:-256}" -t "${MULTI_TIMEOUT:-900}" \
+		--smp "${BENCH_SHM_SMP:-1}" \
 		-c "$here/bench-shm.sh --host" -- "$rig/multi-agent.sh" || rc=$?
 	[ $rc = 0 ] || { echo "bench-shm: exit $rc; host side:" >&2; tail -20 "$build/multi-shmbench/host.log" >&2; }
 	exit $rc

@@ -149,7 +149,10 @@ if [ "$shm" -gt 0 ]; then
 	for ((k = 1; k <= nodes; k++)); do
 		f=/dev/shm/hbmpool-$run-$k
 		rm -f "$f"
-		truncate -s "${shm}M" "$f" || rig_die "cannot create $f"
+		# Allocated now, not on the guests' first touches: a host page
+		# fault that allocates and zeroes tmpfs memory inside a guest's
+		# copy would be charged to the transport.
+		fallocate -l "${shm}M" "$f" || truncate -s "${shm}M" "$f" || rig_die "cannot create $f"
 		shm_files+=("$f")
 		qemu_shm+=(-Q "-object" -Q "memory-backend-file,id=shm$k,mem-path=$f,size=${shm}M,share=on"
 			-Q "-device" -Q "ivshmem-plain,memdev=shm$k,addr=$(printf '0x%02x' $((0x10 + k)))")
