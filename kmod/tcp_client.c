@@ -129,6 +129,24 @@ static void hbmpool_tcp_cmd_free(struct kref *ref)
 	kfree(container_of(ref, struct hbmpool_tcp_cmd, ref));
 }
 
+/*
+ * A PING answered: the home's free bytes are known.  The first answer on a
+ * new connection makes the link live, so that nothing sees the node live
+ * with nothing free (placement would fail with ENOSPC, a rebalancer would
+ * find nothing to move).  Process context (the receive thread).
+ */
+static void hbmpool_tcp_free_known(struct hbmpool_tcp_node *tn)
+{
+	bool up;
+
+	spin_lock(&tn->lock);
+	up = tn->await_free;
+	tn->await_free = false;
+	spin_unlock(&tn->lock);
+	if (up)
+		hbmpool_tcp_health(tn, HBMPOOL_LEV_UP, 0);
+}
+
 static struct hbmpool_tcp_cmd *hbmpool_tcp_cmd_new(u8 op, u64 offset, u32 length)
 {
 	struct hbmpool_tcp_cmd *cmd = kzalloc(sizeof(*cmd), GFP_KERNEL);
@@ -159,8 +177,10 @@ void hbmpool_tcp_cmd_done(struct hbmpool_tcp_node *tn,
 		return;
 	}
 	cmd->status = status;
-	if (!status && cmd->op == HBMW_OP_PING)
+	if (!status && cmd->op == HBMW_OP_PING) {
 		WRITE_ONCE(tn->free_bytes, cmd->result);
+		hbmpool_tcp_free_known(tn);
+	}
 	if (cmd->op == HBMW_OP_ALLOC &&
 	    atomic_cmpxchg(&cmd->alloc_state, HBMPOOL_TCP_ALLOC_WAITING,
 			   HBMPOOL_TCP_ALLOC_ANSWERED) == HBMPOOL_TCP_ALLOC_ABANDONED &&
@@ -672,12 +692,12 @@ static void hbmpool_tcp_connect_work(struct work_struct *work)
 	atomic64_inc(&tn->reconnects);
 	spin_lock(&tn->lock);
 	tn->conn = conn;
+	tn->await_free = true;	/* live at the first PING's answer, below */
 	spin_lock(&conn->lock);
 	list_splice_tail_init(&tn->pending, &conn->send_list);
 	spin_unlock(&conn->lock);
 	queue_work(hbmpool_tcp_wq, &conn->tx_work);
 	spin_unlock(&tn->lock);
-	hbmpool_tcp_health(tn, HBMPOOL_LEV_UP, 0);
 	pr_info("node %u: connected, segment %llu MiB\n", node->id,
 		le64_to_cpu(ch.segment_size) >> 20);
 	mod_delayed_work(hbmpool_tcp_wq, &tn->keepalive_work, 0);

@@ -80,7 +80,7 @@ struct hbmpool_tcp_node {
 	struct hbmpool_node *node;
 	const struct hbmpool_tcp_data_path *data;	/* NULL: the wire */
 	struct mutex mutex;		/* connecting and tearing down */
-	spinlock_t lock;		/* conn, pending, health, incarnation, seg_size, shut */
+	spinlock_t lock;		/* conn, pending, health, incarnation, seg_size, shut, await_free */
 	struct hbmpool_tcp_conn *conn;
 	struct list_head pending;	/* commands waiting for a connection */
 	struct delayed_work connect_work;
@@ -90,6 +90,7 @@ struct hbmpool_tcp_node {
 	u64 incarnation;		/* the home's, 0 before the first handshake */
 	u64 seg_size;			/* the home's segment, as the handshake said */
 	bool shut;
+	bool await_free;		/* connected; live at the first PING answer */
 	u64 free_bytes;			/* READ_ONCE: the home's, as last heard */
 	atomic64_t bytes, retries, digest_errors, reconnects, auth_failures;
 };

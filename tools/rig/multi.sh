@@ -149,12 +149,13 @@ if [ "$shm" -gt 0 ]; then
 	for ((k = 1; k <= nodes; k++)); do
 		f=/dev/shm/hbmpool-$run-$k
 		rm -f "$f"
-		# Allocated now, not on the guests' first touches: a host page
-		# fault that allocates and zeroes tmpfs memory inside a guest's
-		# copy would be charged to the transport.
+		# Allocated now, and mapped into each QEMU at its start
+		# (prealloc: MADV_POPULATE_WRITE, which leaves the bytes alone),
+		# not on the guests' first touches: a host page fault inside a
+		# guest's copy is not the transport's cost.
 		fallocate -l "${shm}M" "$f" || truncate -s "${shm}M" "$f" || rig_die "cannot create $f"
 		shm_files+=("$f")
-		qemu_shm+=(-Q "-object" -Q "memory-backend-file,id=shm$k,mem-path=$f,size=${shm}M,share=on"
+		qemu_shm+=(-Q "-object" -Q "memory-backend-file,id=shm$k,mem-path=$f,size=${shm}M,share=on,prealloc=on"
 			-Q "-device" -Q "ivshmem-plain,memdev=shm$k,addr=$(printf '0x%02x' $((0x10 + k)))")
 	done
 fi
