@@ -13,6 +13,7 @@
 
 #include "links.h"
 #include "membership.h"
+#include "sorted.h"
 
 int hbm_links_prefix(char *buf, size_t len, const char *prefix, const char *domain)
 {
@@ -153,17 +154,9 @@ static int by_ids(const void *a, const void *b)
 /* The index of (from, to), or where it would go. */
 static size_t lookup(const struct hbm_links *t, uint32_t from, uint32_t to, bool *found)
 {
-	size_t lo = 0, hi = t->n, mid;
+	const struct hbm_link key = { .from = from, .to = to };
 
-	while (lo < hi) {
-		mid = lo + (hi - lo) / 2;
-		if (cmp(t->l[mid].from, t->l[mid].to, from, to) < 0)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	*found = lo < t->n && t->l[lo].from == from && t->l[lo].to == to;
-	return lo;
+	return hbm_sorted_pos(t->l, t->n, sizeof(t->l[0]), &key, by_ids, found);
 }
 
 int hbm_links_build(const char *links_prefix, const struct hbm_etcd_kv *kvs, size_t n,

@@ -16,6 +16,7 @@
 #include <json-c/json.h>
 
 #include "membership.h"
+#include "sorted.h"
 
 static int keyf(char *buf, size_t len, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
@@ -568,19 +569,16 @@ int hbm_members_copy(const struct hbm_members *src, struct hbm_members *dst)
 }
 
 /* The index of id, or where it would go (*found false). */
+static int member_cmp(const void *key, const void *elem)
+{
+	uint32_t a = *(const uint32_t *)key, b = ((const struct hbm_member *)elem)->id;
+
+	return (a > b) - (a < b);
+}
+
 static size_t lookup(const struct hbm_members *t, uint32_t id, bool *found)
 {
-	size_t lo = 0, hi = t->n, mid;
-
-	while (lo < hi) {
-		mid = lo + (hi - lo) / 2;
-		if (t->m[mid].id < id)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	*found = lo < t->n && t->m[lo].id == id;
-	return lo;
+	return hbm_sorted_pos(t->m, t->n, sizeof(t->m[0]), &id, member_cmp, found);
 }
 
 const struct hbm_member *hbm_members_find(const struct hbm_members *t, uint32_t id)

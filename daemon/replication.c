@@ -13,6 +13,7 @@
 
 #include "membership.h"
 #include "replication.h"
+#include "sorted.h"
 
 void hbm_repl_from_stats(const struct hbmd_kernel_stats *s, struct hbm_repl *r)
 {
@@ -176,20 +177,17 @@ void hbm_repl_view_clear(struct hbm_repl_view *v)
 	v->n = 0;
 }
 
+static int report_cmp(const void *key, const void *elem)
+{
+	uint32_t a = *(const uint32_t *)key, b = ((const struct hbm_repl_report *)elem)->member;
+
+	return (a > b) - (a < b);
+}
+
 /* The index of member's report, or where it goes (*found false). */
 static size_t view_pos(const struct hbm_repl_view *v, uint32_t member, bool *found)
 {
-	size_t lo = 0, hi = v->n, mid;
-
-	while (lo < hi) {
-		mid = lo + (hi - lo) / 2;
-		if (v->rep[mid].member < member)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	*found = lo < v->n && v->rep[lo].member == member;
-	return lo;
+	return hbm_sorted_pos(v->rep, v->n, sizeof(v->rep[0]), &member, report_cmp, found);
 }
 
 static void view_drop(struct hbm_repl_view *v, size_t i)
