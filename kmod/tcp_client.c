@@ -147,6 +147,29 @@ static void hbmpool_tcp_free_known(struct hbmpool_tcp_node *tn)
 		hbmpool_tcp_health(tn, HBMPOOL_LEV_UP, 0);
 }
 
+/*
+ * The home allocated (@freed false) or freed @len bytes: the free bytes
+ * follow at once, not only from the next PING's answer.  Answers come in
+ * the order the home served the requests, so a PING answered later
+ * includes the change and one answered earlier did not.  Without the
+ * frees, regions created and freed faster than the keepalive made a home
+ * with room look full (ENOSPC).
+ */
+static void hbmpool_tcp_free_account(struct hbmpool_tcp_node *tn, bool freed,
+				     u64 len)
+{
+	u64 free;
+
+	spin_lock(&tn->lock);
+	free = READ_ONCE(tn->free_bytes);
+	if (freed)
+		free = min(free + len, tn->seg_size);
+	else
+		free = free > len ? free - len : 0;
+	WRITE_ONCE(tn->free_bytes, free);
+	spin_unlock(&tn->lock);
+}
+
 static struct hbmpool_tcp_cmd *hbmpool_tcp_cmd_new(u8 op, u64 offset, u32 length)
 {
 	struct hbmpool_tcp_cmd *cmd = kzalloc(sizeof(*cmd), GFP_KERNEL);
@@ -181,6 +204,8 @@ void hbmpool_tcp_cmd_done(struct hbmpool_tcp_node *tn,
 		WRITE_ONCE(tn->free_bytes, cmd->result);
 		hbmpool_tcp_free_known(tn);
 	}
+	if (!status && (cmd->op == HBMW_OP_ALLOC || cmd->op == HBMW_OP_FREE))
+		hbmpool_tcp_free_account(tn, cmd->op == HBMW_OP_FREE, cmd->length);
 	if (cmd->op == HBMW_OP_ALLOC &&
 	    atomic_cmpxchg(&cmd->alloc_state, HBMPOOL_TCP_ALLOC_WAITING,
 			   HBMPOOL_TCP_ALLOC_ANSWERED) == HBMPOOL_TCP_ALLOC_ABANDONED &&
@@ -852,11 +877,6 @@ int hbmpool_tcp_alloc_chunks(struct hbmpool_node *node, u64 len, u64 *offset)
 	if (left > 0) {
 		err = cmd->status;
 		*offset = cmd->result;
-		if (!err) {
-			u64 free = READ_ONCE(tn->free_bytes);
-
-			WRITE_ONCE(tn->free_bytes, free > len ? free - len : 0);
-		}
 	} else {
 		/* the home may still give it; it stays the home's until we leave */
 		err = left ? left : -ETIMEDOUT;

@@ -91,7 +91,7 @@ struct hbmpool_tcp_node {
 	u64 seg_size;			/* the home's segment, as the handshake said */
 	bool shut;
 	bool await_free;		/* connected; live at the first PING answer */
-	u64 free_bytes;			/* READ_ONCE: the home's, as last heard */
+	u64 free_bytes;			/* READ_ONCE: as the home last said, +- allocs/frees since */
 	atomic64_t bytes, retries, digest_errors, reconnects, auth_failures;
 };
 

@@ -293,6 +293,21 @@ done
 # --- 1. links
 mapfile -t links < <(all_links)
 check "1: every link of every VM is live within 30 s" wait_links 30 live "${links[@]}"
+if [ "$TRANSPORT" != sim ]; then
+	# A new link is live only once the home told its free bytes (the
+	# answer to the first PING): never live with nothing free, which
+	# placement would take for full.  Polled without forking.
+	dev3=""
+	[ $SHM = 1 ] && dev3=" device $(shmdev 3)"
+	check "1: VM1 adds node 3 again: live only with its free bytes known" gx 1 \
+		"$H node del 3 && $H node add 3 capacity 64M distance 20 transport $TRANSPORT link scaleout addr 10.77.0.3 port $PORT$dev3 || exit 1; d=/sys/kernel/hbmpool/nodes/node3; h=; end=\$((SECONDS + 30)); while [ \$SECONDS -lt \$end ]; do read -r h <\$d/link/health && [ \"\$h\" = live ] && break; done; read -r f <\$d/free_bytes; echo \"health \$h, free_bytes \$f\"; [ \"\$h\" = live ] && [ \"\$f\" -gt 0 ]"
+	check "1: every link is live again within 30 s" wait_links 30 live "${links[@]}"
+	# Each region takes 40 of node 2's 64 MiB: the next fits only if the
+	# home's answer to the last one's FREE counted at once, not at the
+	# next keepalive (1 s).
+	check "1: VM1 creates and drops a 40 MiB region on node 2 four times in a row: no ENOSPC" \
+		gx 1 "for i in 1 2 3 4; do $RIO create --name fr\$i --size 40M --chunk 1M --policy bind --nodes 2 || exit 1; done"
+fi
 stamp "scenario 1 done"
 
 if [ $SHM = 1 ]; then
