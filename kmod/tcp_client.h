@@ -80,7 +80,8 @@ struct hbmpool_tcp_node {
 	struct hbmpool_node *node;
 	const struct hbmpool_tcp_data_path *data;	/* NULL: the wire */
 	struct mutex mutex;		/* connecting and tearing down */
-	spinlock_t lock;		/* conn, pending, health, incarnation, seg_size, shut, await_free */
+	/* conn, pending, health, incarnation, seg_size, shut, await_free */
+	spinlock_t lock;
 	struct hbmpool_tcp_conn *conn;
 	struct list_head pending;	/* commands waiting for a connection */
 	struct delayed_work connect_work;
@@ -91,7 +92,7 @@ struct hbmpool_tcp_node {
 	u64 seg_size;			/* the home's segment, as the handshake said */
 	bool shut;
 	bool await_free;		/* connected; live at the first PING answer */
-	u64 free_bytes;			/* READ_ONCE: as the home last said, +- allocs/frees since */
+	u64 free_bytes;			/* READ_ONCE: as last told, +- allocs/frees */
 	atomic64_t bytes, retries, digest_errors, reconnects, auth_failures;
 };
 
