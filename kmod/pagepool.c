@@ -17,8 +17,7 @@
  * The pool holds at most what the cache budget leaves unused (budget minus
  * cached pages, at the time of the put) and gives pages back to the system
  * through its shrinker and when the budget shrinks.  recycle_pages=0 (a
- * module parameter, writable) turns it off; the pool then empties as the
- * cache allocates.
+ * module parameter, writable) turns it off and empties it.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -30,18 +29,39 @@
 
 #include "hbmpool.h"
 
-static bool recycle_pages = true;
-module_param(recycle_pages, bool, 0644);
-MODULE_PARM_DESC(recycle_pages,
-		 "Reuse pages that leave the cache for the next fetches instead of freeing and reallocating (and, under init_on_alloc, zeroing) them (default Y)");
-
 static struct {
 	spinlock_t lock;		/* protects list and nr */
 	struct list_head list;		/* free pages, frozen at refcount 0, by lru */
 	long nr;
 	atomic_long_t recycled;		/* pages handed out from the pool */
 	struct shrinker shrinker;
-} hbmpool_pool;
+} hbmpool_pool = {
+	.lock = __SPIN_LOCK_UNLOCKED(hbmpool_pool.lock),
+	.list = LIST_HEAD_INIT(hbmpool_pool.list),
+};
+
+static unsigned long hbmpool_pagepool_trim(long keep);
+
+static bool recycle_pages = true;
+
+/* recycle_pages=N empties the pool at once (at load: it is empty). */
+static int recycle_pages_set(const char *val, const struct kernel_param *kp)
+{
+	int err = param_set_bool(val, kp);
+
+	if (!err && !READ_ONCE(recycle_pages))
+		hbmpool_pagepool_trim(0);
+	return err;
+}
+
+static const struct kernel_param_ops recycle_pages_ops = {
+	.set = recycle_pages_set,
+	.get = param_get_bool,
+};
+
+module_param_cb(recycle_pages, &recycle_pages_ops, &recycle_pages, 0644);
+MODULE_PARM_DESC(recycle_pages,
+		 "Reuse pages that leave the cache for the next fetches instead of freeing and reallocating (and, under init_on_alloc, zeroing) them; N also empties the pool (default Y)");
 
 long hbmpool_pagepool_nr(void)
 {
@@ -93,6 +113,8 @@ static unsigned long hbmpool_pagepool_trim(long keep)
  */
 void hbmpool_page_release(struct page *page)
 {
+	bool kept = false;
+
 	VM_WARN_ON_ONCE_PAGE(page->mapping, page);
 	if (hbmpool_pagepool_limit() <= READ_ONCE(hbmpool_pool.nr) ||
 	    !page_ref_freeze(page, 1)) {
@@ -103,18 +125,22 @@ void hbmpool_page_release(struct page *page)
 	 * Ours alone now.  Anything the allocator would refuse at free time,
 	 * or a memory error, and it goes back through the allocator.
 	 */
-	if ((page->flags & (PAGE_FLAGS_CHECK_AT_FREE | __PG_HWPOISON)) ||
-	    page_mapped(page) || page->mapping || page_private(page) ||
-	    PageTransCompound(page)) {
+	if (!(page->flags & (PAGE_FLAGS_CHECK_AT_FREE | __PG_HWPOISON)) &&
+	    !page_mapped(page) && !page->mapping && !page_private(page) &&
+	    !PageTransCompound(page)) {
+		page->flags &= ~PAGE_FLAGS_CHECK_AT_PREP;	/* dirty, referenced, ... */
+		spin_lock(&hbmpool_pool.lock);
+		if (hbmpool_pool.nr < hbmpool_pagepool_limit()) {
+			list_add(&page->lru, &hbmpool_pool.list);
+			hbmpool_pool.nr++;
+			kept = true;
+		}
+		spin_unlock(&hbmpool_pool.lock);
+	}
+	if (!kept) {
 		page_ref_unfreeze(page, 1);
 		put_page(page);
-		return;
 	}
-	page->flags &= ~PAGE_FLAGS_CHECK_AT_PREP;	/* dirty, referenced, ... */
-	spin_lock(&hbmpool_pool.lock);
-	list_add(&page->lru, &hbmpool_pool.list);
-	hbmpool_pool.nr++;
-	spin_unlock(&hbmpool_pool.lock);
 }
 
 /**
@@ -130,21 +156,40 @@ void hbmpool_page_release(struct page *page)
 unsigned int hbmpool_pagepool_get(struct page **pages, unsigned int nr)
 {
 	unsigned int i, got = 0, taken = 0;
+	struct page *page, *tmp;
+	LIST_HEAD(poisoned);
 
 	if (!READ_ONCE(hbmpool_pool.nr))
 		goto count;
 	spin_lock(&hbmpool_pool.lock);
-	for (i = 0; i < nr && hbmpool_pool.nr; i++) {
-		if (pages[i])
+	for (i = 0; i < nr && hbmpool_pool.nr; ) {
+		if (pages[i]) {
+			i++;
 			continue;
-		pages[i] = list_first_entry(&hbmpool_pool.list, struct page, lru);
-		list_del(&pages[i]->lru);
+		}
+		page = list_first_entry(&hbmpool_pool.list, struct page, lru);
+		list_del(&page->lru);
 		hbmpool_pool.nr--;
-		page_ref_unfreeze(pages[i], 1);
+		/*
+		 * A memory error found while it was here: the error handler
+		 * could not take a page it does not own; the allocator will
+		 * keep it out of use.
+		 */
+		if (PageHWPoison(page)) {
+			list_add(&page->lru, &poisoned);
+			continue;
+		}
+		page_ref_unfreeze(page, 1);
+		pages[i++] = page;
 		taken++;
 	}
 	spin_unlock(&hbmpool_pool.lock);
 	atomic_long_add(taken, &hbmpool_pool.recycled);
+	list_for_each_entry_safe(page, tmp, &poisoned, lru) {
+		list_del(&page->lru);
+		page_ref_unfreeze(page, 1);
+		put_page(page);
+	}
 count:
 	for (i = 0; i < nr; i++)
 		got += !!pages[i];
@@ -172,7 +217,7 @@ unsigned int hbmpool_pagepool_alloc_bulk(struct page **pages, unsigned int nr)
 	return alloc_pages_bulk_array(GFP_HIGHUSER | __GFP_NOWARN, nr, pages);
 }
 
-/* The cache budget changed, or the cache grew: the pool keeps to its room. */
+/* The cache budget changed: the pool keeps to what it leaves unused. */
 void hbmpool_pagepool_fit(void)
 {
 	long limit = hbmpool_pagepool_limit();
@@ -205,8 +250,6 @@ static unsigned long hbmpool_pagepool_scan(struct shrinker *s,
 
 int hbmpool_pagepool_init(void)
 {
-	spin_lock_init(&hbmpool_pool.lock);
-	INIT_LIST_HEAD(&hbmpool_pool.list);
 	hbmpool_pool.shrinker.count_objects = hbmpool_pagepool_count;
 	hbmpool_pool.shrinker.scan_objects = hbmpool_pagepool_scan;
 	hbmpool_pool.shrinker.seeks = 0;	/* free pages: nothing to recreate */

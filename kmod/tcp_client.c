@@ -668,6 +668,7 @@ static void hbmpool_tcp_connect_work(struct work_struct *work)
 						   struct hbmpool_tcp_node,
 						   connect_work);
 	struct hbmpool_node *node = tn->node;
+	struct hbmpool_tcp_cmd *ping;
 	struct hbmpool_tcp_conn *conn;
 	struct hbmw_challenge ch;
 	struct socket *sock;
@@ -715,17 +716,22 @@ static void hbmpool_tcp_connect_work(struct work_struct *work)
 		goto out;
 	}
 	atomic64_inc(&tn->reconnects);
+	/* first on the wire, before the requests that waited: its answer makes the link live */
+	ping = hbmpool_tcp_cmd_new(HBMW_OP_PING, 0, 0);
 	spin_lock(&tn->lock);
 	tn->conn = conn;
-	tn->await_free = true;	/* live at the first PING's answer, below */
+	tn->await_free = true;	/* live at the first PING's answer */
 	spin_lock(&conn->lock);
+	if (ping)
+		list_add_tail(&ping->list, &conn->send_list);
 	list_splice_tail_init(&tn->pending, &conn->send_list);
 	spin_unlock(&conn->lock);
 	queue_work(hbmpool_tcp_wq, &conn->tx_work);
 	spin_unlock(&tn->lock);
 	pr_info("node %u: connected, segment %llu MiB\n", node->id,
 		le64_to_cpu(ch.segment_size) >> 20);
-	mod_delayed_work(hbmpool_tcp_wq, &tn->keepalive_work, 0);
+	if (!ping)	/* the keepalive sends one */
+		mod_delayed_work(hbmpool_tcp_wq, &tn->keepalive_work, 0);
 out:
 	mutex_unlock(&tn->mutex);
 }

@@ -347,8 +347,8 @@ TEST_F(cache_misc, shrinker)
  * Pages that leave the cache are recycled (pagepool.c): a region's release
  * fills the pool, up to what the budget leaves unused; a new region's first
  * touches take them and read exactly the new home's data (zeros), never the
- * old region's; drop_caches (the pool's shrinker) and a lower budget give
- * pages back; recycle_pages=0 keeps pages out of the pool.
+ * old region's; a lower budget, recycle_pages=0 and drop_caches (the pool's
+ * shrinker) give pages back; with recycle_pages=0 no page goes in.
  */
 TEST_F_TIMEOUT(cache_misc, recycled_pages, 60)
 {
@@ -393,18 +393,28 @@ TEST_F_TIMEOUT(cache_misc, recycled_pages, 60)
 	ASSERT_EQ(0, hbm_global_u64("pool_pages", &pool));
 	EXPECT_GE(BUDGET / 4, pool);
 	ASSERT_EQ(0, hbm_set_global_u64("cache_budget_pages", BUDGET));
+	EXPECT_LT(0, pool);
 
-	/* the shrinker empties it */
-	ASSERT_EQ(0, hbm_write_str("/proc/sys/vm/drop_caches", "2"));
+	/* turned off, it empties at once, and nothing goes in */
+	ASSERT_EQ(0, hbm_write_str(RECYCLE_PARAM, "0"));
 	ASSERT_EQ(0, hbm_global_u64("pool_pages", &pool));
 	EXPECT_EQ(0, pool);
-
-	/* off: nothing goes in */
-	ASSERT_EQ(0, hbm_write_str(RECYCLE_PARAM, "0"));
 	ASSERT_EQ(0, hbmt_region_open(&self->r, self->env.devfd, n * HBMT_PAGE, CHUNK,
 				      HBMPOOL_POLICY_BIND, BOTH, 0, "recycle-c"));
 	memset(self->r.map, 0x5a, n * HBMT_PAGE);
 	hbmt_region_close(&self->r);
+	ASSERT_EQ(0, hbm_global_u64("pool_pages", &pool));
+	EXPECT_EQ(0, pool);
+
+	/* on again: the shrinker empties it */
+	ASSERT_EQ(0, hbm_write_str(RECYCLE_PARAM, "1"));
+	ASSERT_EQ(0, hbmt_region_open(&self->r, self->env.devfd, n * HBMT_PAGE, CHUNK,
+				      HBMPOOL_POLICY_BIND, BOTH, 0, "recycle-d"));
+	memset(self->r.map, 0x3c, n * HBMT_PAGE);
+	hbmt_region_close(&self->r);
+	ASSERT_EQ(0, hbm_global_u64("pool_pages", &pool));
+	EXPECT_EQ(n, pool);
+	ASSERT_EQ(0, hbm_write_str("/proc/sys/vm/drop_caches", "2"));
 	ASSERT_EQ(0, hbm_global_u64("pool_pages", &pool));
 	EXPECT_EQ(0, pool);
 	old[1] = 0;
