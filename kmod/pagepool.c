@@ -61,7 +61,7 @@ static const struct kernel_param_ops recycle_pages_ops = {
 
 module_param_cb(recycle_pages, &recycle_pages_ops, &recycle_pages, 0644);
 MODULE_PARM_DESC(recycle_pages,
-		 "Reuse pages that leave the cache for the next fetches instead of freeing and reallocating (and, under init_on_alloc, zeroing) them; N also empties the pool (default Y)");
+		 "Reuse pages that leave the cache for the next fetches instead of freeing and reallocating (and, under init_on_alloc, zeroing) them, 1 or 0; 0 also empties the pool (default 1; live value in /sys/module/hbmpool/parameters/recycle_pages)");
 
 long hbmpool_pagepool_nr(void)
 {
