@@ -223,13 +223,13 @@ static int __init hbmpool_init(void)
 	if (err)
 		goto err_transport_exit;
 
-	err = hbmpool_tcp_sock_init();
+	err = hbmpool_tcp_digest_init();
 	if (err)
 		goto err_sim_exit;
 
 	err = hbmpool_tcp_client_init();
 	if (err)
-		goto err_tcp_sock_exit;
+		goto err_tcp_digest_exit;
 
 	err = hbmpool_shm_client_init();
 	if (err)
@@ -307,8 +307,8 @@ err_shm_client_exit:
 	hbmpool_shm_client_exit();
 err_tcp_client_exit:
 	hbmpool_tcp_client_exit();
-err_tcp_sock_exit:
-	hbmpool_tcp_sock_exit();
+err_tcp_digest_exit:
+	hbmpool_tcp_digest_exit();
 err_sim_exit:
 	hbmpool_sim_exit();
 err_transport_exit:
@@ -346,7 +346,7 @@ static void __exit hbmpool_exit(void)
 	hbmpool_kobjs_wait();
 	hbmpool_shm_client_exit();
 	hbmpool_tcp_client_exit();
-	hbmpool_tcp_sock_exit();
+	hbmpool_tcp_digest_exit();
 	hbmpool_sim_exit();
 	hbmpool_transport_exit();
 	debugfs_remove_recursive(hbmpool_debugfs_root);

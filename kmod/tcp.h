@@ -39,6 +39,8 @@ struct page;
 #define HBMPOOL_TCP_MAX_SESSIONS	511	/* + the acceptor: WQ_UNBOUND_MAX_ACTIVE */
 #define HBMPOOL_TCP_MAX_UNAUTH		32	/* in the handshake at once */
 
+struct seq_file;
+
 /* ---- tcp_sock.c ---- */
 
 int hbmpool_tcp_send(struct socket *sock, const void *buf, size_t len,
@@ -48,7 +50,6 @@ int hbmpool_tcp_send_pages(struct socket *sock, struct page **pages,
 int hbmpool_tcp_recv(struct socket *sock, void *buf, size_t len);
 int hbmpool_tcp_recv_pages(struct socket *sock, struct page **pages,
 			   unsigned int nr);
-u32 hbmpool_tcp_pages_digest(struct page **pages, unsigned int nr);
 int hbmpool_tcp_send_frame(struct socket *sock, enum hbmw_op op, u16 flags,
 			   u32 tag, u32 status, u64 offset, u32 length,
 			   const void *payload, size_t payload_len);
@@ -60,9 +61,12 @@ int hbmpool_tcp_mac(const struct hbmw_hello *hello,
 		    u8 mac[HBMW_MAC_LEN]);
 void hbmpool_tcp_set_timeouts(struct socket *sock, unsigned int ms);
 
-int hbmpool_tcp_sock_init(void);
-void hbmpool_tcp_sock_exit(void);
-const char *hbmpool_tcp_digest_driver(void);
+/* ---- tcp_digest.c ---- */
+
+int hbmpool_tcp_digest_init(void);
+void hbmpool_tcp_digest_exit(void);
+u32 hbmpool_tcp_pages_digest(struct page **pages, unsigned int nr);
+void hbmpool_tcp_digest_show(struct seq_file *m);
 
 /* ---- tcp_client.c ---- */
 

@@ -663,7 +663,7 @@ static int hbmpool_home_debugfs_show(struct seq_file *m, void *v)
 		   st.accepted, st.sessions, st.auth_failures, st.rejected);
 	for (i = 1; i < HBMW_NR_ERRS; i++)
 		seq_printf(m, "rejected: %s %llu\n", hbmw_err_name(i), st.reasons[i]);
-	seq_printf(m, "digest %s\n", hbmpool_tcp_digest_driver());
+	hbmpool_tcp_digest_show(m);
 	return 0;
 }
 DEFINE_SHOW_ATTRIBUTE(hbmpool_home_debugfs);

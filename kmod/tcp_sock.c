@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * Socket I/O of the TCP transport, for both sides: whole frames, runs of
- * pages with their CRC32C, and the handshake's HMAC-SHA256.  Every call may
+ * pages (their CRC32C: tcp_digest.c), and the handshake's HMAC-SHA256.  Every call may
  * sleep; none takes a lock of the module.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
@@ -9,7 +9,6 @@
 #include <crypto/algapi.h>
 #include <crypto/hash.h>
 #include <linux/bvec.h>
-#include <linux/highmem.h>
 #include <linux/slab.h>
 #include <linux/uio.h>
 #include <net/sock.h>
@@ -138,71 +137,6 @@ int hbmpool_tcp_recv_pages(struct socket *sock, struct page **pages,
 			   unsigned int nr)
 {
 	return hbmpool_tcp_pages_io(sock, pages, nr, ITER_DEST, 0);
-}
-
-/*
- * The crypto API's "crc32c": the CPU's CRC32 instruction where it has one
- * (crc32c-intel, -arm64, ...), which page data at link speed needs; NULL:
- * the library's table-driven CRC32C.  Set at init, read-only after.
- */
-static struct crypto_shash *hbmpool_crc32c_tfm;
-
-int hbmpool_tcp_sock_init(void)
-{
-	struct crypto_shash *tfm = crypto_alloc_shash("crc32c", 0, 0);
-
-	if (IS_ERR(tfm)) {
-		pr_info("no crc32c in the crypto API (%ld): TCP data digests by the library's CRC32C\n",
-			PTR_ERR(tfm));
-		return 0;
-	}
-	hbmpool_crc32c_tfm = tfm;
-	return 0;
-}
-
-void hbmpool_tcp_sock_exit(void)
-{
-	crypto_free_shash(hbmpool_crc32c_tfm);	/* NULL is fine */
-	hbmpool_crc32c_tfm = NULL;
-}
-
-/* Which CRC32C the data digests use, for debugfs. */
-const char *hbmpool_tcp_digest_driver(void)
-{
-	return hbmpool_crc32c_tfm ?
-	       crypto_shash_driver_name(hbmpool_crc32c_tfm) : "lib-crc32c";
-}
-
-/* The protocol's CRC32C (seed ~0, final inversion) of @nr whole pages. */
-u32 hbmpool_tcp_pages_digest(struct page **pages, unsigned int nr)
-{
-	struct crypto_shash *tfm = hbmpool_crc32c_tfm;
-	u32 crc = ~0U;
-	unsigned int i;
-
-	if (tfm) {
-		SHASH_DESC_ON_STACK(desc, tfm);
-		__le32 out;
-
-		/* crc32c's init, update and final cannot fail */
-		desc->tfm = tfm;
-		crypto_shash_init(desc);
-		for (i = 0; i < nr; i++) {
-			void *p = kmap_local_page(pages[i]);
-
-			crypto_shash_update(desc, p, PAGE_SIZE);
-			kunmap_local(p);
-		}
-		crypto_shash_final(desc, (u8 *)&out);
-		return le32_to_cpu(out);	/* final inverted already */
-	}
-	for (i = 0; i < nr; i++) {
-		void *p = kmap_local_page(pages[i]);
-
-		crc = hbmw_crc32c(crc, p, PAGE_SIZE);
-		kunmap_local(p);
-	}
-	return ~crc;
 }
 
 /*

@@ -23,7 +23,7 @@
 #   1 links: every VM's links to the two others reach health "live" in 30 s
 #   2 data: VM1, a region over 2,3 four times the cache: write, then verify
 #     in seq, rev and rand order, exact; its links carried requests and saw
-#     no digest error
+#     no digest error; its digests are by the faster CRC32C timed at load
 #   3 concurrency: VM1 (over 2,3) and VM2 (over 1,3) write and verify at the
 #     same time, both exact
 #   4 cut VM3's link: VM1's verify ends in bounded time, node 3's pages
@@ -245,6 +245,12 @@ shm_stat() {
 	v=$(q "$1" "cat /sys/kernel/debug/hbmpool/node$2/shm" | sed -n "s/^$3 //p")
 	[[ "$v" =~ ^[0-9]+$ ]] && echo "$v" || echo -1
 }
+# digest_faster NAME CRYPTO_MBPS LIB_MBPS: the data digest in use (debugfs
+# tcp_home "digest" and "digest_mbps") is the faster of the two timed at load.
+digest_faster() {
+	[[ "$2" =~ ^[0-9]+$ && "$3" =~ ^[0-9]+$ ]] || return 1
+	if [ "$3" -gt "$2" ]; then [ "$1" = lib-crc32c ]; else [ -n "$1" ] && [ "$1" != lib-crc32c ]; fi
+}
 # fails_with K ERRNO-TEXT CMD: CMD fails in VM K and says ERRNO-TEXT.
 fails_with() {
 	local out rc=0
@@ -368,6 +374,11 @@ for j in 2 3; do
 		check "2: VM1's fetches from $j were shm copies ($c)" gt "$c" 0
 	fi
 done
+# The digest of those transfers: the faster CRC32C, as timed at the module's load.
+read -r dname dcrypto dlib < <(q 1 "cat /sys/kernel/debug/hbmpool/tcp_home" |
+	awk '/^digest / {d = $2} /^digest_mbps / {c = $3; l = $5} END {print d, c, l}')
+check "2: VM1's data digests by the faster CRC32C: ${dname:-?} (crypto ${dcrypto:-?} MB/s, library ${dlib:-?} MB/s)" \
+	digest_faster "${dname:-}" "${dcrypto:-}" "${dlib:-}"
 stamp "scenario 2 done"
 
 # --- 3. two clients at once

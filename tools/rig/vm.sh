@@ -50,8 +50,9 @@ RIG_HOSTROOT (the host directory the guest sees as its root, default /: e.g.
 a throwaway root that packages were installed into),
 RIG_CPU (QEMU's -cpu; default qemu64 plus SSSE3, SSE4.1/4.2, POPCNT and
 PCLMULQDQ: an x86-64-v2 CPU with carry-less multiply, as any server has.
-QEMU's bare qemu64 lacks SSE4.2, so the kernel's CRC32C, and the TCP
-transport's data digests with it, would run table-driven).
+QEMU's bare qemu64 lacks SSE4.2, so the kernel's CRC32C would run
+table-driven; under TCG the emulated instruction is slower than the table,
+and the TCP transport, which times both at load, digests with the table).
 USAGE
 }
 
