@@ -96,12 +96,12 @@ void hbmd_rebalancer_request(struct hbmd_rebalancer *r, uint32_t node, uint64_t 
 static void end(struct hbmd_rebalancer *r, int level, const char *why);
 
 /*
- * The joined node live in this kernel?  Its add and the transport's
- * handshake come after the join in etcd; until the link is live, a plan
- * would see the node ineligible and call the domain balanced, so the
- * rebalance waits for it, up to HBMD_REBALANCE_JOIN_WAIT_MS.  A live node's
- * free bytes are known: the kernel makes a link live only once the home
- * has told them (wire-protocol.rst, "Link states").
+ * The joined node live in this kernel, with its free bytes known?  Until
+ * it is (its add and the transport's handshake come after the join in
+ * etcd, and a TCP home tells its free bytes in its first keepalive
+ * answer, a moment after the link is up), a plan would see it ineligible
+ * or full and call the domain balanced: the rebalance waits for it, up to
+ * HBMD_REBALANCE_JOIN_WAIT_MS.
  */
 static bool node_ready(struct hbmd_rebalancer *r, const struct hbmd_kernel_node *kn, size_t nkn,
 		       uint64_t now)
@@ -112,12 +112,12 @@ static bool node_ready(struct hbmd_rebalancer *r, const struct hbmd_kernel_node 
 		return true;
 	for (i = 0; i < nkn; i++)
 		if (kn[i].id == r->node && !kn[i].self &&
-		    kn[i].state == HBMPOOL_NODE_STATE_LIVE) {
+		    kn[i].state == HBMPOOL_NODE_STATE_LIVE && kn[i].free) {
 			r->node_seen = true;
 			return true;
 		}
 	if (now >= r->requested_at + HBMD_REBALANCE_JOIN_WAIT_MS)
-		end(r, LOG_WARNING, "the node never became live in this kernel");
+		end(r, LOG_WARNING, "the node never became live with room in this kernel");
 	return false;
 }
 
