@@ -96,12 +96,13 @@ void hbmd_rebalancer_request(struct hbmd_rebalancer *r, uint32_t node, uint64_t 
 static void end(struct hbmd_rebalancer *r, int level, const char *why);
 
 /*
- * The joined node live in this kernel, with its free bytes known?  Until
- * it is (its add and the transport's handshake come after the join in
- * etcd, and a TCP home tells its free bytes in its first keepalive
- * answer, a moment after the link is up), a plan would see it ineligible
- * or full and call the domain balanced: the rebalance waits for it, up to
- * HBMD_REBALANCE_JOIN_WAIT_MS.
+ * The joined node live in this kernel, with its free bytes known?  Its add
+ * and the transport's handshake come after the join in etcd.  A node's
+ * state is live from its add on, before its link connects; its free bytes
+ * become known with the link (the kernel calls a link live only once the
+ * home has told them, in the answer to the first PING).  Until then a plan
+ * would see the node ineligible or full and call the domain balanced: the
+ * rebalance waits for it, up to HBMD_REBALANCE_JOIN_WAIT_MS.
  */
 static bool node_ready(struct hbmd_rebalancer *r, const struct hbmd_kernel_node *kn, size_t nkn,
 		       uint64_t now)

@@ -441,7 +441,10 @@ static void test_rebalancer(void)
 	rounds = run_done(r, &now);
 	ok(!hbmd_rebalancer_active(r) && fk_on(2) == 6,
 	   "once it is live: the rebalance runs (%u chunks to node 2)", fk_on(2));
-	/* live, but its free bytes not known yet (0 until the home's first keepalive answer) */
+	/*
+	 * live (a node's state is, from its add on), but its link not up yet:
+	 * no free bytes known (0 until the home answers the first PING)
+	 */
 	fk_reset();
 	{
 		uint64_t free2 = fk.n[2].free;
