@@ -25,6 +25,7 @@
 
 struct hbmpool_node_conf;
 struct page;
+struct seq_file;
 
 /* Timing of the TCP transport, in milliseconds. */
 #define HBMPOOL_TCP_CONNECT_MS		2000	/* connect; each send of the handshake */
@@ -38,8 +39,6 @@ struct page;
 /* A home's limits on its clients. */
 #define HBMPOOL_TCP_MAX_SESSIONS	511	/* + the acceptor: WQ_UNBOUND_MAX_ACTIVE */
 #define HBMPOOL_TCP_MAX_UNAUTH		32	/* in the handshake at once */
-
-struct seq_file;
 
 /* ---- tcp_sock.c ---- */
 

@@ -18,14 +18,16 @@
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
 #include <crypto/hash.h>
+#include <linux/err.h>
 #include <linux/gfp.h>
 #include <linux/highmem.h>
 #include <linux/ktime.h>
+#include <linux/limits.h>
+#include <linux/math64.h>
+#include <linux/minmax.h>
 #include <linux/mm.h>
 #include <linux/seq_file.h>
-#include <linux/string.h>
 
-#include "hbmpool.h"
 #include "tcp.h"
 
 /* The crypto API's "crc32c", if it is the one in use; NULL: the library's. */
@@ -116,8 +118,11 @@ static bool hbmpool_digest_prefer(struct crypto_shash *tfm)
 		u8 *p;
 
 		pages[i] = alloc_page(GFP_KERNEL);
-		if (!pages[i])
+		if (!pages[i]) {
+			pr_info("TCP data digests by %s, not timed (no memory)\n",
+				crypto_shash_driver_name(tfm));
 			goto out;
+		}
 		p = kmap_local_page(pages[i]);
 		for (j = 0; j < PAGE_SIZE; j++)
 			p[j] = (u8)(i * 131 + j * 7);

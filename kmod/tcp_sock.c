@@ -1,12 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * Socket I/O of the TCP transport, for both sides: whole frames, runs of
- * pages (their CRC32C: tcp_digest.c), and the handshake's HMAC-SHA256.  Every call may
- * sleep; none takes a lock of the module.
+ * pages (their CRC32C: tcp_digest.c), and the handshake's HMAC-SHA256.
+ * Every call may sleep; none takes a lock of the module.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
-#include <crypto/algapi.h>
 #include <crypto/hash.h>
 #include <linux/bvec.h>
 #include <linux/slab.h>

@@ -246,8 +246,10 @@ shm_stat() {
 	[[ "$v" =~ ^[0-9]+$ ]] && echo "$v" || echo -1
 }
 # digest_faster NAME CRYPTO_MBPS LIB_MBPS: the data digest in use (debugfs
-# tcp_home "digest" and "digest_mbps") is the faster of the two timed at load.
+# tcp_home "digest" and "digest_mbps") is the faster of the two timed at load;
+# with nothing timed (no crc32c in the crypto API), the library's.
 digest_faster() {
+	[ -z "$2$3" ] && { [ "$1" = lib-crc32c ]; return; }
 	[[ "$2" =~ ^[0-9]+$ && "$3" =~ ^[0-9]+$ ]] || return 1
 	if [ "$3" -gt "$2" ]; then [ "$1" = lib-crc32c ]; else [ -n "$1" ] && [ "$1" != lib-crc32c ]; fi
 }
