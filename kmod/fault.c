@@ -108,16 +108,6 @@ void hbmpool_page_abandon(struct hbmpool_region *r, struct page *page)
 		hbmpool_page_release(page);	/* the cache's reference */
 }
 
-static void hbmpool_count_fetch(struct hbmpool_region *r,
-				struct hbmpool_node *node, unsigned int nr,
-				u64 lat)
-{
-	hbmpool_count3(&r->stats, node, HBMPOOL_STAT_FETCHES, nr);
-	hbmpool_count3(&r->stats, node, HBMPOOL_STAT_BYTES_FETCHED,
-		       (u64)nr << PAGE_SHIFT);
-	hbmpool_count_latency(&r->stats, node, lat, nr);	/* per page */
-}
-
 /* A fetch that failed at one copy, going to the next (hbmpool_fetch_retry_work()). */
 struct hbmpool_fetch_retry {
 	struct work_struct work;
@@ -261,8 +251,8 @@ static void hbmpool_fetch_end_io(struct hbmpool_req *req)
 	if (!req->status) {
 		if (unlikely(READ_ONCE(node->suspect)))
 			WRITE_ONCE(node->suspect, false);
-		hbmpool_count_fetch(r, node, req->nr_pages,
-				    ktime_get_ns() - req->start_ns);
+		hbmpool_count_fetched(&r->stats, node, req->nr_pages,
+				      ktime_get_ns() - req->start_ns);
 		for (i = 0; i < req->nr_pages; i++)
 			set_bit(HBM_PG_UPTODATE, &req->pages[i]->private);
 		for (i = 0; i < req->nr_pages; i++)
@@ -552,18 +542,22 @@ static struct page *hbmpool_fill_nowait(struct vm_fault *vmf,
 	node = cp->node;
 	offset = cp->offset + hbmpool_offset_in_chunk(r, index);
 	/*
-	 * local_clock(), not ktime_get_ns(): a CPU copy is timed on this CPU,
-	 * and the clocksource may cost more than the copy (an emulated HPET
-	 * read in a VM whose TSCs are not trusted).
+	 * sched_clock(), not ktime_get_ns() nor local_clock(): a CPU copy is
+	 * timed on the CPU that does it, and in a VM whose TSCs are not
+	 * trusted the clocksource is an emulated HPET read and local_clock()
+	 * adds a cmpxchg per read, each costing more than a tenth of a random
+	 * fault.  A copy whose task moved to another CPU meanwhile is timed
+	 * across the two CPUs' clocks: one histogram sample, off by their skew.
 	 */
-	start = local_clock();
+	start = sched_clock();
 	err = node->transport->ops->copy_nowait(node, offset, pages, n);
 	if (!err) {
-		u64 end = local_clock();
+		u64 end = sched_clock();
 
 		for (i = 0; i < n; i++)
 			set_bit(HBM_PG_UPTODATE, &pages[i]->private);
-		hbmpool_count_fetch(r, node, n, end > start ? end - start : 0);
+		hbmpool_count_fetched(&r->stats, node, n,
+				      end > start ? end - start : 0);
 	}
 	rcu_read_unlock();
 	if (err) {

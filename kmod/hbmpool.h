@@ -46,7 +46,7 @@ struct netlink_ext_ack;
 enum hbmpool_stat {
 	HBMPOOL_STAT_FAULTS,
 	HBMPOOL_STAT_FETCHES,
-	HBMPOOL_STAT_BYTES_FETCHED,
+	HBMPOOL_STAT_BYTES_FETCHED,	/* derived from FETCHES on read */
 	HBMPOOL_STAT_WRITEBACKS,
 	HBMPOOL_STAT_BYTES_WRITTEN_BACK,
 	HBMPOOL_STAT_EVICTIONS,
@@ -85,8 +85,12 @@ void hbmpool_region_stats_read(const struct hbmpool_region_stats *rs, u64 *out);
 /* One event on a page: counted for its region, its home node and globally. */
 void hbmpool_count3(struct hbmpool_region_stats *region,
 		    struct hbmpool_node *node, enum hbmpool_stat s, u64 n);
-void hbmpool_count_latency(struct hbmpool_region_stats *region,
-			   struct hbmpool_node *node, u64 ns, unsigned int nr);
+/*
+ * @nr pages fetched in @ns (each page is one sample of the latency
+ * histogram); their bytes follow from the count (stats.c).
+ */
+void hbmpool_count_fetched(struct hbmpool_region_stats *region,
+			   struct hbmpool_node *node, unsigned int nr, u64 ns);
 
 /* ---- sysfs (sysfs.c) ---- */
 

@@ -558,8 +558,10 @@ static void hbmpool_region_show_fdinfo(struct seq_file *m, struct file *file)
 		[HBMPOOL_STAT_TIMEOUTS] = "timeouts",
 	};
 	struct hbmpool_region *r = file->private_data;
+	u64 v[HBMPOOL_NR_STATS];
 	int i;
 
+	hbmpool_region_stats_read(&r->stats, v);
 	seq_printf(m, "hbmpool-region:\t%u\n", r->id);
 	seq_printf(m, "name:\t%s\n", r->name);
 	seq_printf(m, "shared:\t%d\n", r->shared);
@@ -572,8 +574,7 @@ static void hbmpool_region_show_fdinfo(struct seq_file *m, struct file *file)
 	seq_printf(m, "dirty_pages:\t%ld\n", atomic_long_read(&r->nr_dirty));
 	for (i = 0; i < HBMPOOL_STAT_LAT0; i++)
 		if (names[i])
-			seq_printf(m, "%s:\t%lld\n", names[i],
-				   atomic64_read(&r->stats.v[i]));
+			seq_printf(m, "%s:\t%llu\n", names[i], v[i]);
 }
 
 static const struct file_operations hbmpool_region_fops = {

@@ -3,6 +3,10 @@
  * hbmpool counters: per-CPU where the fault path of every region meets
  * (one set per node, one global), summed on read; one plain atomic set per
  * region, which costs its size once instead of once per CPU.
+ *
+ * A fetch moves whole pages, so its bytes are not counted apart: readers
+ * derive HBMPOOL_STAT_BYTES_FETCHED from HBMPOOL_STAT_FETCHES, and a fetch
+ * costs the fault path two counter updates per set, not three.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -37,6 +41,7 @@ void hbmpool_counters_read(const struct hbmpool_counters *c, u64 *out)
 		for (i = 0; i < HBMPOOL_NR_STATS; i++)
 			out[i] += READ_ONCE(v[i]);
 	}
+	out[HBMPOOL_STAT_BYTES_FETCHED] = out[HBMPOOL_STAT_FETCHES] << PAGE_SHIFT;
 }
 
 void hbmpool_region_stats_read(const struct hbmpool_region_stats *rs, u64 *out)
@@ -45,6 +50,7 @@ void hbmpool_region_stats_read(const struct hbmpool_region_stats *rs, u64 *out)
 
 	for (i = 0; i < HBMPOOL_NR_STATS; i++)
 		out[i] = atomic64_read(&rs->v[i]);
+	out[HBMPOOL_STAT_BYTES_FETCHED] = out[HBMPOOL_STAT_FETCHES] << PAGE_SHIFT;
 }
 
 void hbmpool_count3(struct hbmpool_region_stats *region,
@@ -57,12 +63,21 @@ void hbmpool_count3(struct hbmpool_region_stats *region,
 	hbmpool_count(&hbmpool_global_stats, s, n);
 }
 
-void hbmpool_count_latency(struct hbmpool_region_stats *region,
-			   struct hbmpool_node *node, u64 ns, unsigned int nr)
+void hbmpool_count_fetched(struct hbmpool_region_stats *region,
+			   struct hbmpool_node *node, unsigned int nr, u64 ns)
 {
 	unsigned int b = ns ? ilog2(ns) : 0;
+	enum hbmpool_stat lat;
 
 	if (b >= HBMPOOL_LAT_BUCKETS)
 		b = HBMPOOL_LAT_BUCKETS - 1;
-	hbmpool_count3(region, node, HBMPOOL_STAT_LAT0 + b, nr);
+	lat = HBMPOOL_STAT_LAT0 + b;
+	atomic64_add(nr, &region->v[HBMPOOL_STAT_FETCHES]);
+	atomic64_add(nr, &region->v[lat]);
+	if (node) {
+		hbmpool_count(&node->stats, HBMPOOL_STAT_FETCHES, nr);
+		hbmpool_count(&node->stats, lat, nr);
+	}
+	hbmpool_count(&hbmpool_global_stats, HBMPOOL_STAT_FETCHES, nr);
+	hbmpool_count(&hbmpool_global_stats, lat, nr);
 }
