@@ -30,10 +30,10 @@
 #include "hbmpool.h"
 
 static struct {
-	spinlock_t lock;		/* protects list and nr */
+	spinlock_t lock;		/* protects list, nr and recycled */
 	struct list_head list;		/* free pages, frozen at refcount 0, by lru */
 	long nr;
-	atomic_long_t recycled;		/* pages handed out from the pool */
+	long recycled;			/* pages handed out from the pool */
 	struct shrinker shrinker;
 } hbmpool_pool = {
 	.lock = __SPIN_LOCK_UNLOCKED(hbmpool_pool.lock),
@@ -70,7 +70,7 @@ long hbmpool_pagepool_nr(void)
 
 long hbmpool_pagepool_recycled(void)
 {
-	return atomic_long_read(&hbmpool_pool.recycled);
+	return READ_ONCE(hbmpool_pool.recycled);
 }
 
 /* The most pages the pool may hold now. */
@@ -183,8 +183,9 @@ unsigned int hbmpool_pagepool_get(struct page **pages, unsigned int nr)
 		pages[i++] = page;
 		taken++;
 	}
+	/* under the lock, not an atomic of its own: one less per fetch */
+	WRITE_ONCE(hbmpool_pool.recycled, hbmpool_pool.recycled + taken);
 	spin_unlock(&hbmpool_pool.lock);
-	atomic_long_add(taken, &hbmpool_pool.recycled);
 	list_for_each_entry_safe(page, tmp, &poisoned, lru) {
 		list_del(&page->lru);
 		page_ref_unfreeze(page, 1);

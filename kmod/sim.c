@@ -77,16 +77,28 @@ static struct hbmpool_sim *to_sim(struct hbmpool_node *node)
 	return node->priv;
 }
 
-/* Returns the HBM page at @idx with a reference, or NULL if never written. */
+/*
+ * Returns the HBM page at @idx with a reference, or NULL if never written.
+ * Without the xarray's lock, as the page cache looks up: a page freed (and
+ * perhaps reused) meanwhile fails the speculative reference or the second
+ * load.
+ */
 static struct page *sim_hbm_get(struct hbmpool_sim *sim, pgoff_t idx)
 {
 	struct page *p;
 
-	xa_lock(&sim->hbm);
+	rcu_read_lock();
+repeat:
 	p = xa_load(&sim->hbm, idx);
-	if (p)
-		get_page(p);
-	xa_unlock(&sim->hbm);
+	if (p) {
+		if (!get_page_unless_zero(p))
+			goto repeat;
+		if (unlikely(p != xa_load(&sim->hbm, idx))) {
+			put_page(p);
+			goto repeat;
+		}
+	}
+	rcu_read_unlock();
 	return p;
 }
 
