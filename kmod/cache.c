@@ -910,6 +910,14 @@ static unsigned int hbmpool_wb_cluster(struct hbmpool_region *r,
  * Writes the run of dirty pages back in one request per copy, with no page
  * of the clean batch locked (the write-back waits for the link), then
  * evicts them.  A write-back's error is returned.
+ *
+ * The run and the neighbours that go with it are unmapped first, in one
+ * call: one TLB flush for all of them.  Otherwise the write-back would
+ * write-protect each page on its own (a flush per page, an IPI to every
+ * CPU that runs the mapping) and the eviction would flush again.  A page
+ * unmapped and then not evicted (a neighbour, a page found busy) costs its
+ * next access a minor fault, which maps it from the cache; one that a fault
+ * maps again meanwhile is write-protected by the write-back as usual.
  */
 static int hbmpool_evict_flush_dirty(struct hbmpool_evict_state *st)
 {
@@ -924,6 +932,8 @@ static int hbmpool_evict_flush_dirty(struct hbmpool_evict_state *st)
 	for (i = 0; i < n; i++)
 		pages[i] = st->dirty[i].page;
 	more = hbmpool_wb_cluster(st->dirty[0].r, pages, n);
+	unmap_mapping_pages(hbmpool_mapping(st->dirty[0].r), pages[0]->index,
+			    n + more, false);
 	err = hbmpool_writeback_run(st->dirty[0].r, pages, n + more, NULL);
 	for (i = n; i < n + more; i++)
 		put_page(pages[i]);
