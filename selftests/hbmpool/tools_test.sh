@@ -70,10 +70,12 @@ if grep -q '^ratio\.seq_fault_vs_memcpy=' "$log" &&
    grep -q '^ratio\.rand_fault_vs_memcpy=' "$log" &&
    grep -q '^goal\.work_2x_vs_local_2x_time\.pass2=' "$log" &&
    grep -q '^goal\.rand_fault_mt_vs_rand_fault\.met=' "$log" &&
-   grep -q '^param\.readahead_max_pages=3$' "$log"; then
-	ok "hbmbench printed its ratio and goal lines"
+   grep -q '^param\.readahead_max_pages=3$' "$log" &&
+   grep -Eq '^clock_read_ns=[0-9]+$' "$log" &&
+   grep -qx "clocksource=$(cat /sys/devices/system/clocksource/clocksource0/current_clocksource)" "$log"; then
+	ok "hbmbench printed its ratio and goal lines, the clocksource and a clock reading's cost"
 else
-	nok "hbmbench printed no ratio lines, or not every goal line"
+	nok "hbmbench printed no ratio lines, not every goal line, or no clock lines"
 	sed 's/^/# /' "$log"
 fi
 if [ "$(cat $sys/readahead_max_pages)" = "$window0" ]; then
