@@ -16,6 +16,7 @@
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
+#include <linux/bitmap.h>
 #include <linux/highmem.h>
 #include <linux/mm.h>
 #include <linux/pagemap.h>
@@ -907,17 +908,56 @@ static unsigned int hbmpool_wb_cluster(struct hbmpool_region *r,
 }
 
 /*
+ * Unmaps the pages of @pages[0..@nr) (consecutive indices of @r, referenced)
+ * whose lock it gets, each run of them in one call.  Under the page lock:
+ * the zap drops a writable PTE before its TLB flush, and a CPU may write
+ * through the stale entry until then; a write-back of the page (a sync, or
+ * another evictor) needs the lock, so it copies the page only once the
+ * flush is done and sees that write.  A page it does not get, or that left
+ * the cache, is left alone: the write-back write-protects it as before.
+ */
+static void hbmpool_unmap_run_locked(struct hbmpool_region *r,
+				     struct page **pages, unsigned int nr)
+{
+	struct address_space *mapping = hbmpool_mapping(r);
+	DECLARE_BITMAP(locked, HBMPOOL_WB_BATCH);
+	unsigned int i, run;
+
+	bitmap_zero(locked, HBMPOOL_WB_BATCH);
+	for (i = 0; i < nr; i++) {
+		if (!trylock_page(pages[i]))
+			continue;
+		if (pages[i]->mapping != mapping) {
+			unlock_page(pages[i]);
+			continue;
+		}
+		__set_bit(i, locked);
+	}
+	for (i = 0; i < nr; i += run) {
+		run = 1;
+		if (!test_bit(i, locked))
+			continue;
+		while (i + run < nr && test_bit(i + run, locked))
+			run++;
+		unmap_mapping_pages(mapping, pages[i]->index, run, false);
+	}
+	for_each_set_bit(i, locked, nr)
+		unlock_page(pages[i]);
+}
+
+/*
  * Writes the run of dirty pages back in one request per copy, with no page
  * of the clean batch locked (the write-back waits for the link), then
  * evicts them.  A write-back's error is returned.
  *
- * The run and the neighbours that go with it are unmapped first, in one
- * call: one TLB flush for all of them.  Otherwise the write-back would
- * write-protect each page on its own (a flush per page, an IPI to every
- * CPU that runs the mapping) and the eviction would flush again.  A page
- * unmapped and then not evicted (a neighbour, a page found busy) costs its
- * next access a minor fault, which maps it from the cache; one that a fault
- * maps again meanwhile is write-protected by the write-back as usual.
+ * The run and the neighbours that go with it are unmapped first
+ * (hbmpool_unmap_run_locked()): one TLB flush for all of them.  Otherwise
+ * the write-back would write-protect each page on its own (a flush per
+ * page, an IPI to every CPU that runs the mapping) and the eviction would
+ * flush again.  A page unmapped and then not evicted (a neighbour, a page
+ * found busy) costs its next access a minor fault, which maps it from the
+ * cache; one that a fault maps again meanwhile is write-protected by the
+ * write-back as usual.
  */
 static int hbmpool_evict_flush_dirty(struct hbmpool_evict_state *st)
 {
@@ -932,8 +972,7 @@ static int hbmpool_evict_flush_dirty(struct hbmpool_evict_state *st)
 	for (i = 0; i < n; i++)
 		pages[i] = st->dirty[i].page;
 	more = hbmpool_wb_cluster(st->dirty[0].r, pages, n);
-	unmap_mapping_pages(hbmpool_mapping(st->dirty[0].r), pages[0]->index,
-			    n + more, false);
+	hbmpool_unmap_run_locked(st->dirty[0].r, pages, n + more);
 	err = hbmpool_writeback_run(st->dirty[0].r, pages, n + more, NULL);
 	for (i = n; i < n + more; i++)
 		put_page(pages[i]);
