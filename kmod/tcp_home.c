@@ -50,6 +50,7 @@ struct hbmpool_home_session {
 	u64 incarnation;		/* of the segment the client was told */
 	struct page **bounce;		/* HBMW_MAX_DATA / PAGE_SIZE slots */
 	unsigned int nr_bounce;		/* allocated pages in @bounce */
+	unsigned long bounce_used;	/* jiffies: a request last needed more than the reserve */
 	struct hbmw_hello hello;
 	struct hbmw_challenge challenge;
 };
@@ -250,12 +251,23 @@ static int hbmpool_home_handshake(struct hbmpool_home_session *s)
 	return err;
 }
 
-/* Bounce pages a session keeps between requests (64 KiB). */
+/*
+ * Bounce pages a session keeps when idle (64 KiB); the ones beyond go once
+ * no request has needed them for HBMPOOL_HOME_BOUNCE_IDLE.  A client that
+ * streams windows of 128 pages would otherwise have its home allocate (and,
+ * under init_on_alloc, zero) and free 112 pages per request; an idle
+ * client's keepalive PINGs (every HBMPOOL_TCP_PING_MS) give its session the
+ * chance to shrink.
+ */
 #define HBMPOOL_HOME_BOUNCE_KEEP	16
+#define HBMPOOL_HOME_BOUNCE_IDLE	(2 * HZ)
 
-/* Gives back the bounce pages beyond the reserve. */
+/* Gives back the bounce pages beyond the reserve, once they sat idle. */
 static void hbmpool_home_bounce_trim(struct hbmpool_home_session *s)
 {
+	if (s->nr_bounce <= HBMPOOL_HOME_BOUNCE_KEEP ||
+	    time_before(jiffies, s->bounce_used + HBMPOOL_HOME_BOUNCE_IDLE))
+		return;
 	while (s->nr_bounce > HBMPOOL_HOME_BOUNCE_KEEP)
 		__free_page(s->bounce[--s->nr_bounce]);
 }
@@ -269,6 +281,8 @@ static int hbmpool_home_bounce(struct hbmpool_home_session *s, unsigned int nr)
 		if (!s->bounce)
 			return -ENOMEM;
 	}
+	if (nr > HBMPOOL_HOME_BOUNCE_KEEP)
+		s->bounce_used = jiffies;
 	while (s->nr_bounce < nr) {
 		s->bounce[s->nr_bounce] = alloc_page(GFP_KERNEL);
 		if (!s->bounce[s->nr_bounce])
@@ -452,6 +466,7 @@ static int hbmpool_home_serve(struct hbmpool_home_session *s)
 		case HBMW_OP_FREE:
 		case HBMW_OP_PING:
 			err = hbmpool_home_control(s, &h);
+			hbmpool_home_bounce_trim(s);
 			break;
 		case HBMW_OP_BYE:
 			return 0;
