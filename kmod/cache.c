@@ -329,8 +329,7 @@ static void hbmpool_wb_end_io(struct hbmpool_req *req)
 	bool syncing = req->flags & HBMPOOL_WB_SYNCING;
 
 	if (!req->status) {
-		if (unlikely(READ_ONCE(node->suspect)))
-			WRITE_ONCE(node->suspect, false);
+		hbmpool_node_unsuspect(node);
 		if (!syncing)
 			atomic_inc(&g->took);
 		hbmpool_count3(&r->stats, node, HBMPOOL_STAT_WRITEBACKS, g->nr);
@@ -708,14 +707,9 @@ static int hbmpool_evict_prepare(struct hbmpool_victim *v, bool may_writeback)
 	}
 	if (!trylock_page(page))
 		return -EBUSY;
-	if (page->mapping == hbmpool_mapping(r) &&
-	    !test_bit(HBM_PG_UPTODATE, &page->private) &&
-	    (test_bit(HBM_PG_ERROR, &page->private) ||
-	     test_bit(HBM_PG_STALE, &page->private))) {
-		/* a failed fetch holds no data: out, not counted as an eviction */
-		hbmpool_page_abandon(r, page);
+	/* a failed fetch holds no data: out, not counted as an eviction */
+	if (hbmpool_page_abandon_failed(r, page))
 		return 1;
-	}
 	if (page->mapping != hbmpool_mapping(r) ||
 	    !test_bit(HBM_PG_UPTODATE, &page->private) ||
 	    test_bit(HBM_PG_DIRTY, &page->private) ||

@@ -108,6 +108,23 @@ void hbmpool_page_abandon(struct hbmpool_region *r, struct page *page)
 		hbmpool_page_release(page);	/* the cache's reference */
 }
 
+/*
+ * Takes a locked page whose fetch failed (HBM_PG_ERROR or STALE) out of the
+ * cache and unlocks it: it holds no data, and a fault fetches it again.
+ * Any user that finds it may do so, not only a fault: an eviction, a chunk
+ * copy.  Return: whether @page was such a page; if not, it stays locked.
+ */
+bool hbmpool_page_abandon_failed(struct hbmpool_region *r, struct page *page)
+{
+	if (page->mapping != hbmpool_mapping(r) ||
+	    test_bit(HBM_PG_UPTODATE, &page->private) ||
+	    !(test_bit(HBM_PG_ERROR, &page->private) ||
+	      test_bit(HBM_PG_STALE, &page->private)))
+		return false;
+	hbmpool_page_abandon(r, page);
+	return true;
+}
+
 /* A fetch that failed at one copy, going to the next (hbmpool_fetch_retry_work()). */
 struct hbmpool_fetch_retry {
 	struct work_struct work;
@@ -249,8 +266,7 @@ static void hbmpool_fetch_end_io(struct hbmpool_req *req)
 	unsigned int i;
 
 	if (!req->status) {
-		if (unlikely(READ_ONCE(node->suspect)))
-			WRITE_ONCE(node->suspect, false);
+		hbmpool_node_unsuspect(node);
 		hbmpool_count_fetched(&r->stats, node, req->nr_pages,
 				      ktime_get_ns() - req->start_ns);
 		for (i = 0; i < req->nr_pages; i++)

@@ -285,6 +285,18 @@ static inline bool hbmpool_node_usable(struct hbmpool_node *node)
 	       !READ_ONCE(node->admin_down);
 }
 
+void __hbmpool_node_unsuspect(struct hbmpool_node *node);
+
+/*
+ * A request to @node succeeded, or its link came up: it is not suspect any
+ * more.  Any context.
+ */
+static inline void hbmpool_node_unsuspect(struct hbmpool_node *node)
+{
+	if (unlikely(READ_ONCE(node->suspect)))
+		__hbmpool_node_unsuspect(node);
+}
+
 /* Which members of a struct hbmpool_node_conf a node-set gives. */
 enum {
 	HBMPOOL_CONF_NAME = BIT(0),
@@ -369,6 +381,14 @@ struct hbmpool_chunk_map {
 
 struct hbmpool_chunk {
 	struct hbmpool_chunk_map __rcu *map;
+	/*
+	 * Re-replication's back-off (replication.c): replicate jobs of the
+	 * chunk that failed in a row, and no new one before retry_at
+	 * (jiffies).  Written by the chunk's job, at most one at a time;
+	 * READ_ONCE by the scanner.
+	 */
+	unsigned long retry_at;
+	unsigned int failures;
 };
 
 struct hbmpool_region;
@@ -385,6 +405,7 @@ extern struct workqueue_struct *hbmpool_outdate_wq;
 int hbmpool_map_outdate(struct hbmpool_region *r, u32 i,
 			const struct hbmpool_copy_id *ids, unsigned long missed);
 void hbmpool_replicate_kick(void);
+void hbmpool_replicate_ended(struct hbmpool_region *r, u32 i, bool done);
 void hbmpool_replicate_stop(void);
 int hbmpool_replication_init(void);
 void hbmpool_replication_exit(void);
@@ -685,6 +706,7 @@ void hbmpool_cache_dirty(struct hbmpool_region *r, long nr);
 void hbmpool_lru_add(struct page *page);
 void hbmpool_lru_add_run(struct page **pages, unsigned int nr);
 void hbmpool_page_abandon(struct hbmpool_region *r, struct page *page);
+bool hbmpool_page_abandon_failed(struct hbmpool_region *r, struct page *page);
 
 /* pagepool.c: pages that left the cache, for the next fetches */
 int hbmpool_pagepool_init(void);

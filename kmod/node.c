@@ -166,6 +166,18 @@ bool hbmpool_node_is_member(u32 id)
 	return member;
 }
 
+/*
+ * Clears @node's suspect flag (hbmpool_node_unsuspect()).  The scanner
+ * looks again: a chunk whose good copy is on @node waited for it to be
+ * a source of re-replication, and nothing else may change meanwhile.
+ * Any context.
+ */
+void __hbmpool_node_unsuspect(struct hbmpool_node *node)
+{
+	WRITE_ONCE(node->suspect, false);
+	hbmpool_replicate_kick();
+}
+
 /**
  * hbmpool_node_link_changed - a transport tells the link to @node went
  *	down or came back
@@ -189,7 +201,7 @@ void hbmpool_node_link_changed(struct hbmpool_node *node, bool up)
 	 * Removal sets REMOVED before it waits, so no event follows it.
 	 */
 	if (up)
-		WRITE_ONCE(node->suspect, false);
+		hbmpool_node_unsuspect(node);
 	if (cmpxchg(&node->state, from, to) == from &&
 	    device_is_registered(&node->dev)) {
 		if (up)

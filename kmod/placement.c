@@ -54,12 +54,13 @@ void hbmpool_map_rcopies(const struct hbmpool_chunk_map *map,
 
 	for (c = 0; c < map->nr_copies; c++) {
 		const struct hbmpool_copy *cp = &map->copies[c];
+		bool linked = hbmpool_node_usable(cp->node);
 
 		rc[c] = (struct hbmpool_rcopy){
 			.state = cp->state,
 			.intact = hbmpool_copy_current(cp),
-			.reachable = hbmpool_node_usable(cp->node) &&
-				     !READ_ONCE(cp->node->suspect),
+			.linked = linked,
+			.reachable = linked && !READ_ONCE(cp->node->suspect),
 			.domain = READ_ONCE(cp->node->conf.failure_domain),
 		};
 	}

@@ -9,19 +9,22 @@
  * lost.
  *
  * A fetch reads the first good copy in map order (nearest first) whose
- * home is reachable; when none is, the first good one, whose failure then
- * reports the loss of service.  A fetch that failed is retried from the
- * next good copy it has not tried (hbmpool_replica_next()); one that timed
- * out, whose pages the transport may still write, is fetched again into
- * new pages from another good copy that is reachable
- * (hbmpool_replica_failover()).
+ * home is reachable; when none is, the first good one whose home still
+ * takes requests (a fetch failed there: it is suspect), else the first
+ * good one, whose failure then reports the loss of service.  A fetch that
+ * failed is retried from the next good copy it has not tried
+ * (hbmpool_replica_next()); one that timed out, whose pages the transport
+ * may still write, is fetched again into new pages from another good copy
+ * that is reachable (hbmpool_replica_failover()).
  *
  * A write-back goes to every up-to-date copy (and a move's target).  If
  * at least one took it, it succeeded: the copies that missed it are marked
  * outdated before anything can read the pages from them again; if none
  * did, the pages stay dirty.  A chunk with fewer good copies than the
  * region's replicas, at least one good and no copy being filled, wants a
- * new copy; when it is filled, the copies that are not good are dropped.
+ * new copy, read from a good copy whose home takes requests
+ * (hbmpool_replica_source()); when it is filled, the copies that are not
+ * good are dropped.
  * A new copy never shares a failure domain (other than none) with a good
  * copy.
  */
@@ -64,23 +67,38 @@ bool hbmpool_replica_failover(const struct hbmpool_rcopy *c, unsigned int n,
 
 /*
  * The copy a fetch that failed at the copies of @tried (bit i: copy i)
- * retries from: the first good one not tried, reachable ones first.  A
- * fetch retried this way tries each copy at most once.  -1: none is left.
+ * retries from: the first good one not tried, reachable ones first, then
+ * linked ones.  A fetch retried this way tries each copy at most once.
+ * -1: none is left.
  */
 int hbmpool_replica_next(const struct hbmpool_rcopy *c, unsigned int n,
 			 unsigned long tried)
 {
-	int i, first = -1;
+	int i, linked = -1, first = -1;
 
 	for (i = 0; i < (int)n && i < (int)(8 * sizeof(tried)); i++) {
 		if ((tried & (1UL << i)) || !hbmpool_rcopy_good(&c[i]))
 			continue;
 		if (c[i].reachable)
 			return i;
+		if (linked < 0 && c[i].linked)
+			linked = i;
 		if (first < 0)
 			first = i;
 	}
-	return first;
+	return linked >= 0 ? linked : first;
+}
+
+/*
+ * The copy a re-replication reads: the one a fetch reads, if its home
+ * takes requests, a suspect one too: only a request tells whether it
+ * works again, and a region nobody uses sends none.  -1: none.
+ */
+int hbmpool_replica_source(const struct hbmpool_rcopy *c, unsigned int n)
+{
+	int i = hbmpool_replica_pick(c, n, -1);
+
+	return i >= 0 && c[i].linked ? i : -1;
 }
 
 /* @took and @missed: up-to-date copies that took a write-back, and not. */

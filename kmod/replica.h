@@ -29,7 +29,8 @@ enum hbmpool_copy_state {
 struct hbmpool_rcopy {
 	u8 state;		/* enum hbmpool_copy_state */
 	bool intact;		/* its home has the memory it was placed in, not fenced */
-	bool reachable;		/* link works, no fetch failed there since a success */
+	bool linked;		/* its home takes requests: live, link not set down */
+	bool reachable;		/* linked, and no fetch failed there since a success */
 	u32 domain;		/* its home's failure domain; 0: none */
 };
 
@@ -50,6 +51,7 @@ int hbmpool_replica_next(const struct hbmpool_rcopy *c, unsigned int n,
 			 unsigned long tried);
 enum hbmpool_wb_outcome hbmpool_replica_wb_outcome(unsigned int took,
 						   unsigned int missed);
+int hbmpool_replica_source(const struct hbmpool_rcopy *c, unsigned int n);
 bool hbmpool_replica_wants_copy(const struct hbmpool_rcopy *c, unsigned int n,
 				unsigned int replicas);
 unsigned long hbmpool_replica_discard(const struct hbmpool_rcopy *c,

@@ -20,7 +20,10 @@
  * bandwidth limit (resync-mbps).  When the target is full, the copies that
  * are not good are dropped.  The scanner runs when something changed (a
  * copy outdated, a home lost its memory or was fenced, a link came up, a
- * job ended) and again every second while chunks wait; it announces
+ * job ended) and again every second while chunks wait.  A chunk whose
+ * replicate jobs failed waits before the next one, from 1 s doubling to
+ * 32 s (a source that answers nothing fails each job only after the fetch
+ * timeout; one that refuses would fail them in a loop).  It announces
  * regions whose degraded or lost chunk counts changed (region-change-ntf,
  * at most once a second per region).
  *
@@ -39,6 +42,9 @@
 
 #include "hbmpool.h"
 #include "resync.h"
+
+/* A chunk's replicate job failed: the next one waits 1 s, doubling up to 32 s. */
+#define HBMPOOL_REPLICATE_BACKOFF_SHIFT	5
 
 /* Jobs one scan starts at most: the rest waits for the next scan. */
 #define HBMPOOL_REPLICATE_BATCH		64
@@ -133,28 +139,50 @@ int hbmpool_map_outdate(struct hbmpool_region *r, u32 i,
 	return 0;
 }
 
+/**
+ * hbmpool_replicate_ended - a replicate job of chunk @i of @r ended
+ * @r: the region
+ * @i: the chunk
+ * @done: it filled its copy; else it failed or was cancelled
+ *
+ * A failure delays the chunk's next job (the back-off).  Process context,
+ * by the job's work.
+ */
+void hbmpool_replicate_ended(struct hbmpool_region *r, u32 i, bool done)
+{
+	struct hbmpool_chunk *ch = &r->chunks[i];
+	unsigned int n = done ? 0 : READ_ONCE(ch->failures) + 1;
+
+	WRITE_ONCE(ch->failures, n);
+	if (n)
+		n = min(n - 1, (unsigned int)HBMPOOL_REPLICATE_BACKOFF_SHIFT);
+	WRITE_ONCE(ch->retry_at, done ? 0 : jiffies + (HZ << n));
+}
+
 /*
- * Whether chunk @i of @r wants a new copy now: hbmpool_replica_wants_copy(),
- * with a reachable good copy to read it from.
+ * Whether chunk @i of @r wants a new copy: hbmpool_replica_wants_copy(),
+ * with a good copy to read it from (hbmpool_replica_source()).  *@later:
+ * it does, but waits for its back-off.
  */
 static bool hbmpool_chunk_wants_copy(struct hbmpool_region *r, u32 i,
-				     u32 *good)
+				     u32 *good, bool *later)
 {
 	struct hbmpool_rcopy rc[HBMPOOL_MAX_COPIES];
 	const struct hbmpool_chunk_map *map;
+	unsigned long retry_at;
 	bool wants;
-	int src;
 
 	rcu_read_lock();
 	map = rcu_dereference(r->chunks[i].map);
 	hbmpool_map_rcopies(map, rc);
 	*good = hbmpool_replica_good(rc, map->nr_copies);
 	wants = hbmpool_replica_wants_copy(rc, map->nr_copies, r->replicas) &&
-		!map->job && map->nr_copies < HBMPOOL_MAX_COPIES;
-	src = hbmpool_replica_pick(rc, map->nr_copies, -1);
-	wants = wants && src >= 0 && rc[src].reachable;
+		!map->job && map->nr_copies < HBMPOOL_MAX_COPIES &&
+		hbmpool_replica_source(rc, map->nr_copies) >= 0;
 	rcu_read_unlock();
-	return wants;
+	retry_at = READ_ONCE(r->chunks[i].retry_at);
+	*later = wants && retry_at && time_before(jiffies, retry_at);
+	return wants && !*later;
 }
 
 /*
@@ -169,10 +197,11 @@ static bool hbmpool_replicate_region(struct hbmpool_region *r, int *budget)
 	int err;
 
 	for (i = 0; r->placed && i < r->nr_chunks; i++) {
-		bool wants = hbmpool_chunk_wants_copy(r, i, &good);
+		bool later, wants = hbmpool_chunk_wants_copy(r, i, &good, &later);
 
 		lost += !good;
 		degraded += good < r->replicas;
+		waiting |= later;
 		if (!wants)
 			continue;
 		if (*budget <= 0) {

@@ -272,10 +272,10 @@ struct hbmpool_resync_run {
 };
 
 /*
- * Takes page @index for the run: a placeholder if it is not cached, or a
- * snapshot if it is cached, up to date, and neither its write-back bit nor
- * its lock is busy.  -EAGAIN: busy, or of the other kind than the run so
- * far: the run ends before it.
+ * Takes page @index for the run: a placeholder if it is not cached (or
+ * cached by a fetch that failed), or a snapshot if it is cached, up to date,
+ * and neither its write-back bit nor its lock is busy.  -EAGAIN: busy, or
+ * of the other kind than the run so far: the run ends before it.
  */
 static int hbmpool_resync_take(struct hbmpool_region *r,
 			       struct hbmpool_resync_run *run, pgoff_t index)
@@ -283,6 +283,16 @@ static int hbmpool_resync_take(struct hbmpool_region *r,
 	struct page *page;
 
 	page = hbmpool_lookup(r, index);
+	/* a failed fetch's page waits for its next user: the job is one */
+	if (page && !test_bit(HBM_PG_UPTODATE, &page->private) &&
+	    trylock_page(page)) {
+		if (hbmpool_page_abandon_failed(r, page)) {
+			put_page(page);
+			page = NULL;
+		} else {
+			unlock_page(page);
+		}
+	}
 	if (!page) {
 		if (run->nr && run->cached)
 			return -EAGAIN;
@@ -583,6 +593,8 @@ static void hbmpool_resync_work(struct work_struct *work)
 			hbmpool_resync_replace(job, r, false);
 		if (tgt.node)
 			hbmpool_node_put(tgt.node);
+		if (err && job->kind == HBMPOOL_RESYNC_KIND_REPLICATE)
+			hbmpool_replicate_ended(r, job->chunk, err > 0);
 		hbmpool_region_put(r);
 		if (err)
 			break;
@@ -839,7 +851,8 @@ out_put:
  * placement among the eligible nodes of the region's set; the good copies
  * stay, and those that are not good go when the target is full.
  * Return: 0, -EBUSY (a job holds the chunk, or it wants no copy any more),
- * -ENODATA (no good copy), -ENOSPC/-ENODEV (no target), -ENOMEM.
+ * -ENODATA (no good copy whose home takes requests), -ENOSPC/-ENODEV (no
+ * target), -ENOMEM.
  */
 int hbmpool_resync_replicate(struct hbmpool_region *r, u32 chunk)
 {
@@ -854,7 +867,7 @@ int hbmpool_resync_replicate(struct hbmpool_region *r, u32 chunk)
 	old = rcu_dereference_protected(r->chunks[chunk].map,
 					lockdep_is_held(&r->maps_lock));
 	hbmpool_map_rcopies(old, rc);
-	src = hbmpool_replica_pick(rc, old->nr_copies, -1);
+	src = hbmpool_replica_source(rc, old->nr_copies);
 	wants = !old->job && old->nr_copies < HBMPOOL_MAX_COPIES &&
 		hbmpool_replica_wants_copy(rc, old->nr_copies, r->replicas);
 	if (src >= 0)

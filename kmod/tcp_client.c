@@ -85,16 +85,18 @@ static struct workqueue_struct *hbmpool_tcp_wq;
 /*
  * Feeds the health machine; publishes a change: the node is live while the
  * link is, and unreachable once an attempt to reconnect failed (a lost
- * connection is retried at once first).  Process context.
+ * connection is retried at once first); a link up again clears the node's
+ * suspect flag.  Process context.
  */
 static void hbmpool_tcp_health(struct hbmpool_tcp_node *tn, enum hbmpool_lev ev,
 			       u64 arg)
 {
 	struct hbmpool_node *node = tn->node;
-	enum hbmpool_lstate to;
+	enum hbmpool_lstate from, to;
 	bool changed, unreachable;
 
 	spin_lock(&tn->lock);
+	from = tn->health.state;
 	changed = hbmpool_lhealth_event(&tn->health, &hbmpool_tcp_thresholds, ev, arg);
 	to = tn->health.state;
 	unreachable = to == HBMPOOL_LSTATE_DOWN && tn->health.attempts;
@@ -102,6 +104,9 @@ static void hbmpool_tcp_health(struct hbmpool_tcp_node *tn, enum hbmpool_lev ev,
 	if (!changed)
 		return;
 	might_sleep();
+	/* connected again, even before the node was called unreachable */
+	if (hbmpool_lstate_up(to) && !hbmpool_lstate_up(from))
+		hbmpool_node_unsuspect(node);
 	if (hbmpool_lstate_up(to) && READ_ONCE(node->state) == HBMPOOL_NODE_UNREACHABLE)
 		hbmpool_node_link_changed(node, true);
 	else if (unreachable && READ_ONCE(node->state) == HBMPOOL_NODE_LIVE)

@@ -18,7 +18,8 @@
  *  - a fetch whose copy fails is served by the other copy (no SIGBUS); with
  *    every copy failing the toucher gets SIGBUS;
  *  - a fenced node's copies stop being good: the data stays readable from
- *    the other copies and re-replication replaces them;
+ *    the other copies and re-replication replaces them, also in a chunk
+ *    where failed fetches left pages cached;
  *  - replicas 1 keeps the old behaviour: a failed home gives SIGBUS.
  *
  * Nodes 80..84 belong to this binary.  The whole binary is skipped (exit 4)
@@ -745,6 +746,48 @@ TEST_F_TIMEOUT(rep, fence_rereplicates, 120)
 	/* the new copies hold the data */
 	ASSERT_EQ(0, evict_all(_metadata, self));
 	READ_ALL_EXACT(0x6e, "after re-replication");
+}
+
+/*
+ * Pages whose fetch failed stay cached until their next user (read ahead
+ * past the toucher, they are never touched).  A re-replication copying
+ * their chunk is such a user: it takes them out and copies the chunk from
+ * the good copy, instead of waiting for them forever.
+ */
+TEST_F_TIMEOUT(rep, rereplicate_past_failed_fetches, 120)
+{
+	const struct hbm_nodeset *set3 = HBM_NODES(N_A, N_B, N_C);
+	struct hbmpool_region_info ri;
+	uint64_t v;
+	int ret, bus = 0;
+
+	OPEN(2, set3);
+	hbm_pattern_fill(self->r.map, LEN, 0, 0x8f);
+	ASSERT_EQ(0, hbm_region_sync(self->r.fd, 0, 0, NULL));
+	ASSERT_EQ(0, evict_all(_metadata, self));
+
+	/* every copy failing: sequential touches read ahead, and fail */
+	KNOB(N_A, "fail_fetch", 1);
+	KNOB(N_B, "fail_fetch", 1);
+	KNOB(N_C, "fail_fetch", 1);
+	for (uint64_t p = 0; p < 4; p++)
+		bus += hbmt_probe_read(self->r.map + p * HBMT_PAGE, &v, NULL) == SIGBUS;
+	EXPECT_EQ(4, bus) TH_LOG("touches with every copy failing: %d SIGBUS of 4", bus);
+	ASSERT_EQ(0, region_info(self->r.fd, &ri, NULL));
+	ASSERT_LT(0, ri.cached_pages) TH_LOG("no failed page left cached: nothing to test");
+	TH_LOG("%llu failed pages left cached", (unsigned long long)ri.cached_pages);
+	KNOB(N_A, "fail_fetch", 0);
+	KNOB(N_B, "fail_fetch", 0);
+	KNOB(N_C, "fail_fetch", 0);
+
+	/* the copies on the fenced node go: every chunk is copied again */
+	ret = hbm_node_fence(N_B);
+	ASSERT_EQ(0, ret) TH_LOG("fence B: %s", strerror(-ret));
+	ret = wait_healthy(self->r.fd, WAIT_MS, &ri);
+	EXPECT_EQ(0, ret) TH_LOG("%u chunks still degraded after %d ms (%llu pages cached)",
+				 ri.degraded_chunks, WAIT_MS,
+				 (unsigned long long)ri.cached_pages);
+	READ_ALL_EXACT(0x8f, "after re-replication");
 }
 
 /* ---- 7. replicas 1 ----------------------------------------------------- */

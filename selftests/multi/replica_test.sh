@@ -340,6 +340,20 @@ region_state() {
 # wait_degraded SECS WANT NAME...: degraded-chunks of every region NAME is
 # WANT within SECS; prints the seconds it took in $waited.
 waited=0
+# repair_diag NAME...: what VM1 says about a repair that did not end: the
+# regions' chunks (with any copy being filled), the resync jobs, the nodes
+# and links, and the module's last kernel messages.
+repair_diag() {
+	local r id
+	for r in "$@"; do
+		id=$(region_id "$r")
+		[ -n "$id" ] && q 1 "$H region show $id chunks" | comment
+	done
+	q 1 "$H resync list" | comment
+	q 1 "$H node show" | comment
+	q 1 "$H link show" | comment
+	q 1 "dmesg | grep hbmpool | tail -n 60" | comment
+}
 wait_degraded() {
 	local secs=$1 want=$2 end=$((SECONDS + $1)) start=$SECONDS r v pending
 	shift 2
@@ -353,6 +367,7 @@ wait_degraded() {
 		[ -z "$pending" ] && return 0
 		if [ $SECONDS -ge $end ]; then
 			echo "# after ${secs}s degraded-chunks:$pending"
+			repair_diag "$@"
 			return 1
 		fi
 		sleep 1

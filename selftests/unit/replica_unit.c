@@ -18,7 +18,17 @@
 static struct hbmpool_rcopy rc(u8 state, bool intact, bool reachable, u32 domain)
 {
 	return (struct hbmpool_rcopy){ .state = state, .intact = intact,
-				       .reachable = reachable, .domain = domain };
+				       .linked = reachable, .reachable = reachable,
+				       .domain = domain };
+}
+
+/* A copy whose home takes requests, but where a fetch failed (suspect). */
+static struct hbmpool_rcopy suspect(void)
+{
+	struct hbmpool_rcopy c = rc(UP, true, true, 0);
+
+	c.reachable = false;
+	return c;
 }
 
 static void test_good(void)
@@ -59,6 +69,33 @@ static void test_pick(void)
 	c[0] = rc(SYNC, true, true, 0);
 	c[1] = rc(UP, true, true, 0);
 	ok(hbmpool_replica_pick(c, 2, -1) == 1, "a move's target is never read");
+}
+
+static void test_suspect(void)
+{
+	struct hbmpool_rcopy c[3];
+
+	c[0] = rc(UP, true, false, 0);		/* link down */
+	c[1] = suspect();
+	c[2] = rc(UP, true, true, 0);
+	ok(hbmpool_replica_pick(c, 3, -1) == 2, "a reachable copy before a suspect one");
+	c[2].reachable = c[2].linked = false;
+	ok(hbmpool_replica_pick(c, 3, -1) == 1,
+	   "no reachable copy: a suspect one (it takes requests) before one whose link is down");
+	ok(hbmpool_replica_next(c, 3, 1UL << 1) == 0,
+	   "the suspect one tried: the first good one left");
+	ok(hbmpool_replica_source(c, 3) == 1,
+	   "re-replication reads a suspect copy: only a request tells if it works again");
+	c[1].linked = false;
+	ok(hbmpool_replica_pick(c, 3, -1) == 0, "none linked: the first good one");
+	ok(hbmpool_replica_source(c, 3) == -1,
+	   "re-replication has no source while no good copy's home takes requests");
+	c[0] = rc(OUT, true, true, 0);
+	c[1] = suspect();
+	c[2] = rc(UP, false, true, 0);
+	ok(hbmpool_replica_source(c, 3) == 1, "only good copies are sources");
+	c[1].state = OUT;
+	ok(hbmpool_replica_source(c, 3) == -1, "no good copy: no source");
 }
 
 static void test_failover(void)
@@ -144,6 +181,7 @@ int main(void)
 {
 	test_good();
 	test_pick();
+	test_suspect();
 	test_failover();
 	test_next();
 	test_wb_outcome();
