@@ -285,8 +285,6 @@ static inline bool hbmpool_node_usable(struct hbmpool_node *node)
 	       !READ_ONCE(node->admin_down);
 }
 
-void __hbmpool_node_unsuspect(struct hbmpool_node *node);
-
 /*
  * A request to @node succeeded, or its link came up: it is not suspect any
  * more.  Any context.
@@ -294,7 +292,7 @@ void __hbmpool_node_unsuspect(struct hbmpool_node *node);
 static inline void hbmpool_node_unsuspect(struct hbmpool_node *node)
 {
 	if (unlikely(READ_ONCE(node->suspect)))
-		__hbmpool_node_unsuspect(node);
+		WRITE_ONCE(node->suspect, false);
 }
 
 /* Which members of a struct hbmpool_node_conf a node-set gives. */
@@ -384,8 +382,9 @@ struct hbmpool_chunk {
 	/*
 	 * Re-replication's back-off (replication.c): replicate jobs of the
 	 * chunk that failed in a row, and no new one before retry_at
-	 * (jiffies).  Written by the chunk's job, at most one at a time;
-	 * READ_ONCE by the scanner.
+	 * (jiffies; 0: none).  Set by the chunk's failing job, at most one
+	 * at a time; read, and cleared once the chunk has all its copies, by
+	 * the scanner.  READ_ONCE/WRITE_ONCE.
 	 */
 	unsigned long retry_at;
 	unsigned int failures;
@@ -405,7 +404,7 @@ extern struct workqueue_struct *hbmpool_outdate_wq;
 int hbmpool_map_outdate(struct hbmpool_region *r, u32 i,
 			const struct hbmpool_copy_id *ids, unsigned long missed);
 void hbmpool_replicate_kick(void);
-void hbmpool_replicate_ended(struct hbmpool_region *r, u32 i, bool done);
+void hbmpool_replicate_failed(struct hbmpool_region *r, u32 i);
 void hbmpool_replicate_stop(void);
 int hbmpool_replication_init(void);
 void hbmpool_replication_exit(void);

@@ -166,18 +166,6 @@ bool hbmpool_node_is_member(u32 id)
 	return member;
 }
 
-/*
- * Clears @node's suspect flag (hbmpool_node_unsuspect()).  The scanner
- * looks again: a chunk whose good copy is on @node waited for it to be
- * a source of re-replication, and nothing else may change meanwhile.
- * Any context.
- */
-void __hbmpool_node_unsuspect(struct hbmpool_node *node)
-{
-	WRITE_ONCE(node->suspect, false);
-	hbmpool_replicate_kick();
-}
-
 /**
  * hbmpool_node_link_changed - a transport tells the link to @node went
  *	down or came back
@@ -692,6 +680,8 @@ int hbmpool_link_set(u32 id, bool up, struct netlink_ext_ack *extack)
 		WRITE_ONCE(node->admin_down, !up);
 		if (node->transport->ops->link_admin)
 			node->transport->ops->link_admin(node, up);
+		if (up)
+			hbmpool_replicate_kick();	/* a source or target is back */
 		hbmpool_event(HBMPOOL_EVENT_LINK_CHANGE, node);
 	}
 	mutex_unlock(&hbmpool_nodes_lock);

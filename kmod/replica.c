@@ -47,7 +47,8 @@ unsigned int hbmpool_replica_good(const struct hbmpool_rcopy *c, unsigned int n)
 
 /*
  * The copy a fetch reads, other than @skip (-1: none): the first good and
- * reachable one, else the first good one.  -1: no good copy (the chunk is
+ * reachable one, else the first good and linked (suspect) one, else the
+ * first good one.  -1: no good copy (the chunk is
  * lost, or its only good copy is @skip).
  */
 int hbmpool_replica_pick(const struct hbmpool_rcopy *c, unsigned int n,

@@ -140,48 +140,54 @@ int hbmpool_map_outdate(struct hbmpool_region *r, u32 i,
 }
 
 /**
- * hbmpool_replicate_ended - a replicate job of chunk @i of @r ended
+ * hbmpool_replicate_failed - a replicate job of chunk @i of @r failed
  * @r: the region
  * @i: the chunk
- * @done: it filled its copy; else it failed or was cancelled
  *
- * A failure delays the chunk's next job (the back-off).  Process context,
- * by the job's work.
+ * Delays the chunk's next job (the back-off); called before the map
+ * without the job is published, so that no scan starts one sooner.
+ * Process context, by the job's work (one job per chunk at a time).
  */
-void hbmpool_replicate_ended(struct hbmpool_region *r, u32 i, bool done)
+void hbmpool_replicate_failed(struct hbmpool_region *r, u32 i)
 {
 	struct hbmpool_chunk *ch = &r->chunks[i];
-	unsigned int n = done ? 0 : READ_ONCE(ch->failures) + 1;
+	unsigned int n = READ_ONCE(ch->failures) + 1;
 
 	WRITE_ONCE(ch->failures, n);
-	if (n)
-		n = min(n - 1, (unsigned int)HBMPOOL_REPLICATE_BACKOFF_SHIFT);
-	WRITE_ONCE(ch->retry_at, done ? 0 : jiffies + (HZ << n));
+	n = min(n - 1, (unsigned int)HBMPOOL_REPLICATE_BACKOFF_SHIFT);
+	WRITE_ONCE(ch->retry_at, jiffies + (HZ << n));
 }
 
 /*
  * Whether chunk @i of @r wants a new copy: hbmpool_replica_wants_copy(),
  * with a good copy to read it from (hbmpool_replica_source()).  *@later:
- * it does, but waits for its back-off.
+ * it does, but waits for its back-off.  A chunk with all its copies
+ * forgets its back-off.
  */
 static bool hbmpool_chunk_wants_copy(struct hbmpool_region *r, u32 i,
 				     u32 *good, bool *later)
 {
 	struct hbmpool_rcopy rc[HBMPOOL_MAX_COPIES];
+	struct hbmpool_chunk *ch = &r->chunks[i];
 	const struct hbmpool_chunk_map *map;
 	unsigned long retry_at;
 	bool wants;
 
 	rcu_read_lock();
-	map = rcu_dereference(r->chunks[i].map);
+	map = rcu_dereference(ch->map);
 	hbmpool_map_rcopies(map, rc);
 	*good = hbmpool_replica_good(rc, map->nr_copies);
 	wants = hbmpool_replica_wants_copy(rc, map->nr_copies, r->replicas) &&
 		!map->job && map->nr_copies < HBMPOOL_MAX_COPIES &&
 		hbmpool_replica_source(rc, map->nr_copies) >= 0;
 	rcu_read_unlock();
-	retry_at = READ_ONCE(r->chunks[i].retry_at);
+	retry_at = READ_ONCE(ch->retry_at);
 	*later = wants && retry_at && time_before(jiffies, retry_at);
+	if (retry_at && *good >= r->replicas) {
+		/* a job's failure is written before its map goes: none runs */
+		WRITE_ONCE(ch->retry_at, 0);
+		WRITE_ONCE(ch->failures, 0);
+	}
 	return wants && !*later;
 }
 

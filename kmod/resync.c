@@ -589,12 +589,13 @@ static void hbmpool_resync_work(struct work_struct *work)
 			err = hbmpool_resync_replace(job, r, true) ?: 1;
 		if (err < 0 && err != -ESTALE)
 			hbmpool_resync_fail(job, err);
+		/* the back-off before a scan can find the chunk without the job */
+		if (err < 0 && job->kind == HBMPOOL_RESYNC_KIND_REPLICATE)
+			hbmpool_replicate_failed(r, job->chunk);
 		if (err < 0)
 			hbmpool_resync_replace(job, r, false);
 		if (tgt.node)
 			hbmpool_node_put(tgt.node);
-		if (err && job->kind == HBMPOOL_RESYNC_KIND_REPLICATE)
-			hbmpool_replicate_ended(r, job->chunk, err > 0);
 		hbmpool_region_put(r);
 		if (err)
 			break;
