@@ -72,12 +72,6 @@ void hbmpool_count_fetched(struct hbmpool_region_stats *region,
 	if (b >= HBMPOOL_LAT_BUCKETS)
 		b = HBMPOOL_LAT_BUCKETS - 1;
 	lat = HBMPOOL_STAT_LAT0 + b;
-	atomic64_add(nr, &region->v[HBMPOOL_STAT_FETCHES]);
-	atomic64_add(nr, &region->v[lat]);
-	if (node) {
-		hbmpool_count(&node->stats, HBMPOOL_STAT_FETCHES, nr);
-		hbmpool_count(&node->stats, lat, nr);
-	}
-	hbmpool_count(&hbmpool_global_stats, HBMPOOL_STAT_FETCHES, nr);
-	hbmpool_count(&hbmpool_global_stats, lat, nr);
+	hbmpool_count3(region, node, HBMPOOL_STAT_FETCHES, nr);
+	hbmpool_count3(region, node, lat, nr);
 }
