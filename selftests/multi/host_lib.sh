@@ -93,7 +93,8 @@ for l in d if isinstance(d, list) else [d]:
 }
 # wait_links SECS WANT_REGEX K:J...: every link K->J has a health matching
 # WANT_REGEX within SECS (one deadline for all); one hbmctl call per VM and
-# round.
+# round.  On a timeout, the links and last kernel messages of each VM with
+# a link left behind, as comments.
 wait_links() {
 	local secs=$1 re=$2 end=$((SECONDS + $1)) p k h pending
 	shift 2
@@ -112,6 +113,11 @@ wait_links() {
 		[ -z "$pending" ] && { stamp "links $* are $re"; return 0; }
 		if [ $SECONDS -ge $end ]; then
 			echo "# after ${secs}s:$pending"
+			for k in "${!seen[@]}"; do
+				[[ "$pending" == *" VM$k->"* ]] || continue
+				echo "# VM$k:"
+				q "$k" "$H link show; dmesg | grep hbmpool | tail -n 30" | sed 's/^/#   /'
+			done
 			return 1
 		fi
 		sleep 1
