@@ -45,7 +45,7 @@ struct netlink_ext_ack;
 
 enum hbmpool_stat {
 	HBMPOOL_STAT_FAULTS,
-	HBMPOOL_STAT_FETCHES,
+	HBMPOOL_STAT_FETCHES,		/* pages; derived from LAT* on read */
 	HBMPOOL_STAT_BYTES_FETCHED,	/* derived from FETCHES on read */
 	HBMPOOL_STAT_WRITEBACKS,
 	HBMPOOL_STAT_BYTES_WRITTEN_BACK,
@@ -87,7 +87,7 @@ void hbmpool_count3(struct hbmpool_region_stats *region,
 		    struct hbmpool_node *node, enum hbmpool_stat s, u64 n);
 /*
  * @nr pages fetched in @ns (each page is one sample of the latency
- * histogram); their bytes follow from the count (stats.c).
+ * histogram); their count and bytes follow from it (stats.c).
  */
 void hbmpool_count_fetched(struct hbmpool_region_stats *region,
 			   struct hbmpool_node *node, unsigned int nr, u64 ns);

@@ -4,9 +4,11 @@
  * (one set per node, one global), summed on read; one plain atomic set per
  * region, which costs its size once instead of once per CPU.
  *
- * A fetch moves whole pages, so its bytes are not counted apart: readers
- * derive HBMPOOL_STAT_BYTES_FETCHED from HBMPOOL_STAT_FETCHES, and a fetch
- * costs the fault path two counter updates per set, not three.
+ * A fetched page is one sample of the fetch latency histogram, and a fetch
+ * moves whole pages, so neither the pages nor their bytes are counted apart:
+ * readers derive HBMPOOL_STAT_FETCHES from the histogram's total and
+ * HBMPOOL_STAT_BYTES_FETCHED from that, and a fetch costs the fault path
+ * one counter update per set, not three.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -17,6 +19,18 @@
 #include "hbmpool.h"
 
 struct hbmpool_counters hbmpool_global_stats;
+
+/* Fills in the counters that follow from others (see above). */
+static void hbmpool_stats_derive(u64 *out)
+{
+	u64 fetches = 0;
+	int i;
+
+	for (i = 0; i < HBMPOOL_LAT_BUCKETS; i++)
+		fetches += out[HBMPOOL_STAT_LAT0 + i];
+	out[HBMPOOL_STAT_FETCHES] = fetches;
+	out[HBMPOOL_STAT_BYTES_FETCHED] = fetches << PAGE_SHIFT;
+}
 
 int hbmpool_counters_init(struct hbmpool_counters *c)
 {
@@ -41,7 +55,7 @@ void hbmpool_counters_read(const struct hbmpool_counters *c, u64 *out)
 		for (i = 0; i < HBMPOOL_NR_STATS; i++)
 			out[i] += READ_ONCE(v[i]);
 	}
-	out[HBMPOOL_STAT_BYTES_FETCHED] = out[HBMPOOL_STAT_FETCHES] << PAGE_SHIFT;
+	hbmpool_stats_derive(out);
 }
 
 void hbmpool_region_stats_read(const struct hbmpool_region_stats *rs, u64 *out)
@@ -50,7 +64,7 @@ void hbmpool_region_stats_read(const struct hbmpool_region_stats *rs, u64 *out)
 
 	for (i = 0; i < HBMPOOL_NR_STATS; i++)
 		out[i] = atomic64_read(&rs->v[i]);
-	out[HBMPOOL_STAT_BYTES_FETCHED] = out[HBMPOOL_STAT_FETCHES] << PAGE_SHIFT;
+	hbmpool_stats_derive(out);
 }
 
 void hbmpool_count3(struct hbmpool_region_stats *region,
@@ -72,6 +86,5 @@ void hbmpool_count_fetched(struct hbmpool_region_stats *region,
 	if (b >= HBMPOOL_LAT_BUCKETS)
 		b = HBMPOOL_LAT_BUCKETS - 1;
 	lat = HBMPOOL_STAT_LAT0 + b;
-	hbmpool_count3(region, node, HBMPOOL_STAT_FETCHES, nr);
 	hbmpool_count3(region, node, lat, nr);
 }
