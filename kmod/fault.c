@@ -512,12 +512,14 @@ int hbmpool_fill(struct hbmpool_region *r, pgoff_t index, unsigned int max,
  * the PTE; *@nr is the run's length.  NULL: take the slow path (the
  * transport would wait, or failed, or the cache needs a write-back to make
  * room), which reports errors.  ERR_PTR(-EEXIST): another task published
- * the page first; look it up again.
+ * the page first; look it up again.  @guess: the page was not looked up
+ * first, so it may be cached: nothing is evicted to make room for it
+ * (ERR_PTR(-ENOSPC): look it up).
  */
 static struct page *hbmpool_fill_nowait(struct vm_fault *vmf,
 					struct hbmpool_region *r,
 					pgoff_t index, unsigned int max,
-					unsigned int *nr)
+					bool guess, unsigned int *nr)
 {
 	const struct hbmpool_copy *cp;
 	struct page *one, **pages;
@@ -535,8 +537,15 @@ static struct page *hbmpool_fill_nowait(struct vm_fault *vmf,
 	     !READ_ONCE(cp->node->fail_fetch) && !hbmpool_fail_request_armed();
 	rcu_read_unlock();
 	max = hbmpool_run_max(r, index, max);
-	if (!ok || !hbmpool_make_room_nowait(max))
+	if (!ok)
 		return NULL;
+	if (guess) {
+		/* never evict for a page that may be cached: look it up */
+		if (hbmpool_cache_budget_room() < 1)
+			return ERR_PTR(-ENOSPC);
+	} else if (!hbmpool_make_room_nowait(max)) {
+		return NULL;
+	}
 	pages = hbmpool_run_alloc(&max, &one);
 	n = hbmpool_run_new(r, index, max, true, pages);
 	if (n < 0) {
@@ -605,6 +614,32 @@ static void hbmpool_ra_mark_hit(struct vm_fault *vmf, struct hbmpool_region *r,
 				 vmf->vma->vm_flags, page->index);
 }
 
+/*
+ * A miss, on the fast path if it can: fetches a window from @index
+ * (hbmpool_fill_nowait(), which says what @guess means) and maps it.
+ * Returns the page at @index, locked, with a reference for the PTE; an
+ * ERR_PTR() when @index may be in the cache (look it up); NULL when the
+ * slow path must fetch it.
+ */
+static struct page *hbmpool_fault_nowait(struct vm_fault *vmf,
+					 struct hbmpool_region *r,
+					 struct file_ra_state *ra, pgoff_t index,
+					 bool guess)
+{
+	unsigned int window, mark, nr;
+	struct page *page;
+
+	window = hbmpool_ra_window(ra, vmf->vma->vm_flags, index, &mark);
+	page = hbmpool_fill_nowait(vmf, r, index, window, guess, &nr);
+	if (IS_ERR_OR_NULL(page))
+		return page;
+	/* a copy needs no mark: the next miss fetches the next run */
+	if (nr > 1)
+		hbmpool_ra_record(ra, index, nr);
+	hbmpool_ra_access(ra, index);
+	return page;
+}
+
 static vm_fault_t hbmpool_vm_fault(struct vm_fault *vmf)
 {
 	struct vm_area_struct *vma = vmf->vma;
@@ -612,6 +647,9 @@ static vm_fault_t hbmpool_vm_fault(struct vm_fault *vmf)
 	struct file_ra_state *ra = &vma->vm_file->f_ra;
 	bool can_retry = (vmf->flags & FAULT_FLAG_ALLOW_RETRY) &&
 			 !(vmf->flags & FAULT_FLAG_RETRY_NOWAIT);
+	/* a first read fault, which fault-around ran for: it counts */
+	bool fa = !(vmf->flags & (FAULT_FLAG_TRIED | FAULT_FLAG_WRITE));
+	bool nowait = true;	/* the fast path may serve a miss */
 	pgoff_t index = vmf->pgoff;
 	unsigned int window, mark, nr;
 	struct file *fpin;
@@ -626,21 +664,37 @@ static vm_fault_t hbmpool_vm_fault(struct vm_fault *vmf)
 			       HBMPOOL_STAT_FAULTS, 1);
 		rcu_read_unlock();
 	}
-repeat:
-	page = hbmpool_lookup(r, index);
-	if (!page) {
-		window = hbmpool_ra_window(ra, vma->vm_flags, index, &mark);
-		page = hbmpool_fill_nowait(vmf, r, index, window, &nr);
-		if (IS_ERR(page))
-			goto repeat;
-		if (page) {
-			/* a copy needs no mark: the next miss fetches the next run */
-			if (nr > 1)
-				hbmpool_ra_record(ra, index, nr);
-			hbmpool_ra_access(ra, index);
+	/*
+	 * While most read faults of the file miss the cache (random first
+	 * touches), a miss is fetched before any lookup: publishing the new
+	 * page finds a cached one as well (-EEXIST), and a lookup that finds
+	 * nothing is a walk of the cache index for nothing.
+	 */
+	if (fa && hbmpool_fa_missing(ra)) {
+		page = hbmpool_fault_nowait(vmf, r, ra, index, true);
+		if (!IS_ERR_OR_NULL(page)) {
+			hbmpool_fa_account(ra, false);
 			vmf->page = page;	/* locked, referenced for the PTE */
 			return VM_FAULT_LOCKED;
 		}
+		nowait = !!page;	/* NULL: the slow path, after the lookup */
+	}
+repeat:
+	page = hbmpool_lookup(r, index);
+	if (!page) {
+		if (fa)
+			hbmpool_fa_account(ra, false);
+		fa = false;
+		page = nowait ? hbmpool_fault_nowait(vmf, r, ra, index, false) :
+				NULL;
+		if (IS_ERR(page))
+			goto repeat;
+		if (page) {
+			vmf->page = page;	/* locked, referenced for the PTE */
+			return VM_FAULT_LOCKED;
+		}
+		nowait = false;
+		window = hbmpool_ra_window(ra, vma->vm_flags, index, &mark);
 		if (vmf->flags & FAULT_FLAG_RETRY_NOWAIT)
 			return VM_FAULT_RETRY;
 		hbmpool_ra_access(ra, index);
@@ -712,6 +766,8 @@ repeat:
 		put_page(page);
 		return VM_FAULT_HWPOISON;
 	}
+	if (fa)
+		hbmpool_fa_account(ra, true);
 	hbmpool_ra_access(ra, index);
 	set_bit(HBM_PG_REFERENCED, &page->private);
 	vmf->page = page;		/* our reference becomes the PTE's */

@@ -13,6 +13,13 @@
  *    pages a read-ahead window fetched, or pages cached by an earlier
  *    mapping), as filemap_map_pages() does for files.
  *
+ * Fault-around is adaptive, as the page cache's read-around is (its
+ * file_ra_state.mmap_miss, which a region's file uses for the same count):
+ * while most read faults of the file find their page not cached (random
+ * first touches), ->map_pages returns at once instead of looking the page
+ * up, a cost on every such fault that finds nothing.  Read faults that find
+ * their page cached, and the pages fault-around maps, bring it back.
+ *
  * Pages are inserted with vm_insert_pages() (the vma is VM_MIXEDMAP, so
  * that it may be called from a fault) under their page lock: eviction
  * unmaps under the page lock, so no PTE appears for a page it is taking
@@ -29,6 +36,43 @@
 
 /* Pages inserted by one call of vm_insert_pages() in ->map_pages. */
 #define HBMPOOL_MAP_BATCH	16
+
+/*
+ * Fault-around is skipped while the file's count of read faults that missed
+ * the cache is above HBMPOOL_MAP_MISS_MAX (the page cache's MMAP_LOTSAMISS);
+ * the count stops at twice that, so that as many hits bring it back.
+ */
+#define HBMPOOL_MAP_MISS_MAX	100U
+
+/*
+ * A read fault found its page not cached (@hit false) or cached (@hit
+ * true).  Updated without a lock, as the page cache does: two threads
+ * racing on one file lose an update at worst.
+ */
+void hbmpool_fa_account(struct file_ra_state *ra, bool hit)
+{
+	unsigned int miss = READ_ONCE(ra->mmap_miss);
+
+	if (hit && miss)
+		WRITE_ONCE(ra->mmap_miss, miss - 1);
+	else if (!hit && miss < 2 * HBMPOOL_MAP_MISS_MAX)
+		WRITE_ONCE(ra->mmap_miss, miss + 1);
+}
+
+/* Whether most read faults of the file miss the cache of late. */
+bool hbmpool_fa_missing(struct file_ra_state *ra)
+{
+	return READ_ONCE(ra->mmap_miss) > HBMPOOL_MAP_MISS_MAX;
+}
+
+/* Fault-around found @nr pages to map: it pays for itself. */
+static void hbmpool_fa_mapped(struct file_ra_state *ra, unsigned int nr)
+{
+	unsigned int miss = READ_ONCE(ra->mmap_miss);
+
+	if (miss)
+		WRITE_ONCE(ra->mmap_miss, miss > nr ? miss - nr : 0);
+}
 
 /*
  * Inserts @nr pages of consecutive indices, starting at @addr, into @vma;
@@ -170,14 +214,18 @@ static struct page *hbmpool_map_next(struct hbmpool_region *r,
 vm_fault_t hbmpool_vm_map_pages(struct vm_fault *vmf, pgoff_t start,
 				pgoff_t end)
 {
-	struct hbmpool_region *r = vmf->vma->vm_file->private_data;
+	struct file *file = vmf->vma->vm_file;
+	struct hbmpool_region *r = file->private_data;
 	struct page *batch[HBMPOOL_MAP_BATCH];
+	unsigned int nr = 0, total = 0;
 	struct page *page;
-	unsigned int nr = 0;
 	bool mapped = false;
 	pgoff_t first = start, from = start;
 	XA_STATE(xas, &r->pages, start);
 
+	/* Most read faults of the file miss: ->fault's lookup is enough. */
+	if (hbmpool_fa_missing(&file->f_ra))
+		return 0;
 	/*
 	 * A miss goes to ->fault at once: with a fetch to make, the walk would
 	 * be a cost on every random fault, and a sequential reader's next
@@ -197,6 +245,7 @@ vm_fault_t hbmpool_vm_map_pages(struct vm_fault *vmf, pgoff_t start,
 
 		if (index == vmf->pgoff)
 			set_bit(HBM_PG_REFERENCED, &page->private);
+		total++;
 		if (nr && first + nr == index && nr < ARRAY_SIZE(batch)) {
 			batch[nr++] = page;
 			continue;
@@ -209,7 +258,8 @@ vm_fault_t hbmpool_vm_map_pages(struct vm_fault *vmf, pgoff_t start,
 	mapped |= hbmpool_map_batch(vmf, first, batch, nr);
 	if (!mapped)
 		return 0;
-	hbmpool_ra_access(&vmf->vma->vm_file->f_ra, vmf->pgoff);
+	hbmpool_fa_mapped(&file->f_ra, total);
+	hbmpool_ra_access(&file->f_ra, vmf->pgoff);
 	rcu_read_lock();
 	hbmpool_count3(&r->stats, hbmpool_read_copy(r, vmf->pgoff, NULL),
 		       HBMPOOL_STAT_FAULTS, 1);

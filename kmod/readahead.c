@@ -12,6 +12,8 @@
  *
  *   start, size   the last window fetched, [start, start + size)
  *   prev_pos      the page of the last fault, -1 before the first
+ *   mmap_miss     read faults that missed the cache, less hits and the
+ *                 pages fault-around mapped (faultaround.c)
  *
  * A window never crosses its chunk (a chunk's pages are one run at one home)
  * nor takes the cache over its budget.  One page of a window carries
@@ -40,6 +42,7 @@ void hbmpool_ra_init(struct file_ra_state *ra)
 	ra->size = 0;
 	ra->async_size = 0;
 	ra->prev_pos = -1;
+	ra->mmap_miss = 0;
 }
 
 /*

@@ -12,7 +12,8 @@
  * pages are in the cache from the moment it is sent, so cached_pages right
  * after a touch tells the window exactly, whatever the link's speed.
  * Fault-around maps cached pages next to a fault: touching a window's pages
- * takes far fewer faults than pages.
+ * takes far fewer faults than pages, unless most read faults of late missed
+ * the cache (then it is off until hits bring it back).
  *
  * Nodes 61..62 belong to this binary.
  */
@@ -362,6 +363,76 @@ TEST_F(ra, fast_window_partial_mapping)
 	EXPECT_EQ(0, hbm_pattern_check(whole, PAGES * HBMT_PAGE, 0, 63, NULL));
 	EXPECT_EQ(0, munmap(whole, PAGES * HBMT_PAGE));
 	EXPECT_EQ(0, munmap((void *)part, len * HBMT_PAGE));
+}
+
+/* Read faults in the region [@from, @to) touched in order, from the region's fault count. */
+static uint64_t faults_reading(struct __test_metadata *_metadata, FIXTURE_DATA(ra) *self,
+			       uint64_t from, uint64_t to)
+{
+	struct hbmpool_stats st;
+	uint64_t f0;
+
+	if (hbmt_stats_settled(self->r.fd, &st))
+		return UINT64_MAX;
+	f0 = st.faults;
+	for (uint64_t p = from; p < to; p++)
+		EXPECT_EQ(0, touch(self, p));
+	if (hbmt_stats_settled(self->r.fd, &st))
+		return UINT64_MAX;
+	return st.faults - f0;
+}
+
+/*
+ * Fault-around adapts: on cached pages a read fault maps 16 of them; after
+ * 200 read faults that missed the cache it maps only its own page, and
+ * about 100 faults on cached pages bring it back (the count of misses that
+ * the page cache keeps in file_ra_state.mmap_miss).  Meanwhile faults fetch
+ * first and look up after: a cached page is found all the same.
+ */
+TEST_F(ra, fast_faultaround_adapts)
+{
+	uint64_t f, fetches, evictions;
+	struct hbmpool_stats st;
+
+	fast_node(_metadata);
+	ASSERT_EQ(0, hbmt_region_open(&self->r, self->env.devfd, 2 * PAGES * HBMT_PAGE, CHUNK,
+				      HBMPOOL_POLICY_BIND, HBM_NODES(N_A), 0, "adapt"));
+	/* the first chunk cached and dirty, not mapped */
+	hbm_pattern_fill(self->r.map, PAGES * HBMT_PAGE, 0, 64);
+	ASSERT_EQ(0, madvise(self->r.map, 2 * PAGES * HBMT_PAGE, MADV_DONTNEED));
+	ASSERT_EQ(PAGES, cached(self));
+
+	f = faults_reading(_metadata, self, 0, 128);
+	EXPECT_GE(128 / 16 + 2, f) TH_LOG("cached pages, 16 a fault: %llu faults", (unsigned long long)f);
+
+	/*
+	 * 200 misses, one page each: a stride of 2 is no sequence, and 513 is
+	 * not where the last window (of the write pass) ended.
+	 */
+	for (uint64_t i = 0; i < 200; i++)
+		ASSERT_EQ(0, touch(self, PAGES + 1 + 2 * i));
+	EXPECT_EQ(PAGES + 200, cached(self)) TH_LOG("single pages");
+
+	/*
+	 * While misses dominate, a fault fetches before it looks up: on a
+	 * cached page that finds the page, and fetches and evicts nothing.
+	 */
+	ASSERT_EQ(0, hbmt_stats_settled(self->r.fd, &st));
+	fetches = st.fetches;
+	evictions = st.evictions;
+	f = faults_reading(_metadata, self, 128, 384);
+	EXPECT_LE(90, f) TH_LOG("after the misses a fault maps its page alone, ~100 times: %llu faults",
+				(unsigned long long)f);
+	EXPECT_GE(100 + 256 / 16 + 2, f) TH_LOG("then fault-around is back: %llu faults",
+						 (unsigned long long)f);
+	f = faults_reading(_metadata, self, 384, 512);
+	EXPECT_GE(128 / 16 + 2, f) TH_LOG("back: 16 a fault: %llu faults", (unsigned long long)f);
+	ASSERT_EQ(0, hbmt_stats_settled(self->r.fd, &st));
+	EXPECT_EQ(fetches, st.fetches) TH_LOG("cached pages were fetched again");
+	EXPECT_EQ(evictions, st.evictions);
+	EXPECT_EQ(PAGES + 200, cached(self));
+	EXPECT_EQ(0, st.errors);
+	EXPECT_EQ(0, hbm_pattern_check(self->r.map, PAGES * HBMT_PAGE, 0, 64, NULL));
 }
 
 TEST_HARNESS_MAIN
