@@ -66,6 +66,8 @@ static struct {
 	struct list_head sessions;
 	unsigned int nr_sessions, nr_unauth;
 	atomic64_t accepted, auth_failures, rejected, reasons[HBMW_NR_ERRS];
+	/* bounce pages held by all sessions, and the most held at once */
+	atomic_long_t bounce_pages, bounce_pages_max;
 	struct dentry *debugfs;
 } hbmpool_home;
 
@@ -78,6 +80,7 @@ static void hbmpool_home_session_free(struct kref *ref)
 
 	for (i = 0; i < s->nr_bounce; i++)
 		__free_page(s->bounce[i]);
+	atomic_long_sub(s->nr_bounce, &hbmpool_home.bounce_pages);
 	kfree(s->bounce);
 	sock_release(s->sock);
 	kfree(s);
@@ -268,6 +271,8 @@ static void hbmpool_home_bounce_trim(struct hbmpool_home_session *s)
 	if (s->nr_bounce <= HBMPOOL_HOME_BOUNCE_KEEP ||
 	    time_before(jiffies, s->bounce_used + HBMPOOL_HOME_BOUNCE_IDLE))
 		return;
+	atomic_long_sub(s->nr_bounce - HBMPOOL_HOME_BOUNCE_KEEP,
+			&hbmpool_home.bounce_pages);
 	while (s->nr_bounce > HBMPOOL_HOME_BOUNCE_KEEP)
 		__free_page(s->bounce[--s->nr_bounce]);
 }
@@ -284,10 +289,18 @@ static int hbmpool_home_bounce(struct hbmpool_home_session *s, unsigned int nr)
 	if (nr > HBMPOOL_HOME_BOUNCE_KEEP)
 		s->bounce_used = jiffies;
 	while (s->nr_bounce < nr) {
+		long held, max;
+
 		s->bounce[s->nr_bounce] = alloc_page(GFP_KERNEL);
 		if (!s->bounce[s->nr_bounce])
 			return -ENOMEM;
 		s->nr_bounce++;
+		held = atomic_long_inc_return(&hbmpool_home.bounce_pages);
+		max = atomic_long_read(&hbmpool_home.bounce_pages_max);
+		while (held > max &&
+		       !atomic_long_try_cmpxchg(&hbmpool_home.bounce_pages_max,
+						&max, held))
+			;
 	}
 	return 0;
 }
@@ -678,6 +691,9 @@ static int hbmpool_home_debugfs_show(struct seq_file *m, void *v)
 		   st.accepted, st.sessions, st.auth_failures, st.rejected);
 	for (i = 1; i < HBMW_NR_ERRS; i++)
 		seq_printf(m, "rejected: %s %llu\n", hbmw_err_name(i), st.reasons[i]);
+	seq_printf(m, "bounce_pages %ld\nbounce_pages_max %ld\n",
+		   atomic_long_read(&hbmpool_home.bounce_pages),
+		   atomic_long_read(&hbmpool_home.bounce_pages_max));
 	hbmpool_tcp_digest_show(m);
 	return 0;
 }
@@ -696,6 +712,8 @@ int hbmpool_tcp_home_init(void)
 	atomic64_set(&hbmpool_home.rejected, 0);
 	for (i = 0; i < HBMW_NR_ERRS; i++)
 		atomic64_set(&hbmpool_home.reasons[i], 0);
+	atomic_long_set(&hbmpool_home.bounce_pages, 0);
+	atomic_long_set(&hbmpool_home.bounce_pages_max, 0);
 	hbmpool_home_wq = alloc_workqueue("hbmpool-home", WQ_UNBOUND,
 					  HBMPOOL_TCP_MAX_SESSIONS + 1);
 	if (!hbmpool_home_wq)

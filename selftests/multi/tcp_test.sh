@@ -381,6 +381,20 @@ read -r dname dcrypto dlib < <(q 1 "cat /sys/kernel/debug/hbmpool/tcp_home" |
 	awk '/^digest / {d = $2} /^digest_mbps / {c = $3; l = $5} END {print d, c, l}')
 check "2: VM1's data digests by the faster CRC32C: ${dname:-?} (crypto ${dcrypto:-?} MB/s, library ${dlib:-?} MB/s)" \
 	digest_faster "${dname:-}" "${dcrypto:-}" "${dlib:-}"
+if [ $SHM = 0 ]; then
+	# The homes served read-ahead windows of up to 64 pages through their
+	# sessions' bounce pages; an idle session keeps 16 of them: those
+	# beyond go 2 s after their last use, at the next keepalive PING.
+	sleep 4
+	for j in 2 3; do
+		read -r bp bmax ns < <(q $j "cat /sys/kernel/debug/hbmpool/tcp_home" |
+			awk '/^bounce_pages / {p = $2} /^bounce_pages_max / {m = $2} /^sessions / {s = $2} END {print p, m, s}')
+		check "2: VM$j's sessions held more than 16 bounce pages at once while serving (at most ${bmax:-?})" \
+			gt "${bmax:-0}" 16
+		check "2: ... and, idle, hold at most 16 each (${bp:-?} for ${ns:-?} sessions)" \
+			test -n "${bp:-}" -a -n "${ns:-}" -a "${bp:-1}" -le $((16 * ${ns:-0}))
+	done
+fi
 stamp "scenario 2 done"
 
 # --- 3. two clients at once
