@@ -341,7 +341,7 @@ static int hbmpool_run_insert(struct hbmpool_region *r, pgoff_t index,
  * Publishes a run of new, locked pages from @index into @pages, at most
  * @max (from hbmpool_run_max()): it ends at the first page in the cache
  * already and where a page would take the cache over its budget (the first
- * page excepted: its caller made room).  Only the first page is
+ * page excepted: its caller made room or saw some).  Only the first page is
  * @referenced.  The pages are allocated, indexed and put on the CLOCK list
  * in one go each.  Return: the number of pages, or -EEXIST (@index is
  * cached or being fetched), -ENOMEM.
@@ -511,10 +511,11 @@ int hbmpool_fill(struct hbmpool_region *r, pgoff_t index, unsigned int max,
  * covers them, and returns the page at @index locked with a reference for
  * the PTE; *@nr is the run's length.  NULL: take the slow path (the
  * transport would wait, or failed, or the cache needs a write-back to make
- * room), which reports errors.  ERR_PTR(-EEXIST): another task published
- * the page first; look it up again.  @guess: the page was not looked up
- * first, so it may be cached: nothing is evicted to make room for it
- * (ERR_PTR(-ENOSPC): look it up).
+ * room), which reports errors.  ERR_PTR(-EEXIST): the index is taken (the
+ * page is cached or being fetched, perhaps by another task meanwhile); look
+ * it up.  @guess: the page was not looked up first, so it may well be
+ * cached: nothing is evicted to make room for it (ERR_PTR(-ENOSPC): no
+ * room; look it up).
  */
 static struct page *hbmpool_fill_nowait(struct vm_fault *vmf,
 					struct hbmpool_region *r,
@@ -615,27 +616,28 @@ static void hbmpool_ra_mark_hit(struct vm_fault *vmf, struct hbmpool_region *r,
 }
 
 /*
- * A miss, on the fast path if it can: fetches a window from @index
- * (hbmpool_fill_nowait(), which says what @guess means) and maps it.
- * Returns the page at @index, locked, with a reference for the PTE; an
- * ERR_PTR() when @index may be in the cache (look it up); NULL when the
- * slow path must fetch it.
+ * A miss, on the fast path if it can: fetches a window of up to @window
+ * pages from @index (hbmpool_fill_nowait(), which says what @guess means)
+ * and maps it.  Returns the page at @index, locked, with a reference for
+ * the PTE; an ERR_PTR() when @index may be in the cache (look it up); NULL
+ * when the slow path must fetch it.
  */
 static struct page *hbmpool_fault_nowait(struct vm_fault *vmf,
 					 struct hbmpool_region *r,
 					 struct file_ra_state *ra, pgoff_t index,
-					 bool guess)
+					 unsigned int window, bool guess)
 {
-	unsigned int window, mark, nr;
 	struct page *page;
+	unsigned int nr;
 
-	window = hbmpool_ra_window(ra, vmf->vma->vm_flags, index, &mark);
 	page = hbmpool_fill_nowait(vmf, r, index, window, guess, &nr);
 	if (IS_ERR_OR_NULL(page))
 		return page;
 	/* a copy needs no mark: the next miss fetches the next run */
-	if (nr > 1)
+	if (nr > 1) {
 		hbmpool_ra_record(ra, index, nr);
+		hbmpool_fa_mapped(ra, nr - 1);	/* mapped with it */
+	}
 	hbmpool_ra_access(ra, index);
 	return page;
 }
@@ -647,7 +649,7 @@ static vm_fault_t hbmpool_vm_fault(struct vm_fault *vmf)
 	struct file_ra_state *ra = &vma->vm_file->f_ra;
 	bool can_retry = (vmf->flags & FAULT_FLAG_ALLOW_RETRY) &&
 			 !(vmf->flags & FAULT_FLAG_RETRY_NOWAIT);
-	/* a first read fault, which fault-around ran for: it counts */
+	/* a read fault counts for fault-around once: not again when retried */
 	bool fa = !(vmf->flags & (FAULT_FLAG_TRIED | FAULT_FLAG_WRITE));
 	bool nowait = true;	/* the fast path may serve a miss */
 	pgoff_t index = vmf->pgoff;
@@ -666,14 +668,16 @@ static vm_fault_t hbmpool_vm_fault(struct vm_fault *vmf)
 	}
 	/*
 	 * While most read faults of the file miss the cache (random first
-	 * touches), a miss is fetched before any lookup: publishing the new
-	 * page finds a cached one as well (-EEXIST), and a lookup that finds
-	 * nothing is a walk of the cache index for nothing.
+	 * touches), a random miss (a window of one page) is fetched before
+	 * any lookup: publishing the new page finds a cached one as well
+	 * (-EEXIST), and a lookup that finds nothing is a walk of the cache
+	 * index for nothing.
 	 */
-	if (fa && hbmpool_fa_missing(ra)) {
-		page = hbmpool_fault_nowait(vmf, r, ra, index, true);
+	if (fa && hbmpool_fa_missing(ra) &&
+	    hbmpool_ra_window(ra, vma->vm_flags, index, &mark) == 1) {
+		page = hbmpool_fault_nowait(vmf, r, ra, index, 1, true);
 		if (!IS_ERR_OR_NULL(page)) {
-			hbmpool_fa_account(ra, false);
+			hbmpool_fa_miss(ra);
 			vmf->page = page;	/* locked, referenced for the PTE */
 			return VM_FAULT_LOCKED;
 		}
@@ -682,21 +686,23 @@ static vm_fault_t hbmpool_vm_fault(struct vm_fault *vmf)
 repeat:
 	page = hbmpool_lookup(r, index);
 	if (!page) {
-		if (fa)
-			hbmpool_fa_account(ra, false);
-		fa = false;
-		page = nowait ? hbmpool_fault_nowait(vmf, r, ra, index, false) :
-				NULL;
+		window = hbmpool_ra_window(ra, vma->vm_flags, index, &mark);
+		page = nowait ? hbmpool_fault_nowait(vmf, r, ra, index, window,
+						     false) : NULL;
 		if (IS_ERR(page))
 			goto repeat;
 		if (page) {
+			if (fa)
+				hbmpool_fa_miss(ra);
 			vmf->page = page;	/* locked, referenced for the PTE */
 			return VM_FAULT_LOCKED;
 		}
 		nowait = false;
-		window = hbmpool_ra_window(ra, vma->vm_flags, index, &mark);
 		if (vmf->flags & FAULT_FLAG_RETRY_NOWAIT)
 			return VM_FAULT_RETRY;
+		if (fa)
+			hbmpool_fa_miss(ra);
+		fa = false;
 		hbmpool_ra_access(ra, index);
 		nr = 0;
 		if (!can_retry) {
@@ -767,7 +773,7 @@ repeat:
 		return VM_FAULT_HWPOISON;
 	}
 	if (fa)
-		hbmpool_fa_account(ra, true);
+		hbmpool_fa_hit(ra);
 	hbmpool_ra_access(ra, index);
 	set_bit(HBM_PG_REFERENCED, &page->private);
 	vmf->page = page;		/* our reference becomes the PTE's */

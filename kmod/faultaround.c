@@ -18,7 +18,8 @@
  * while most read faults of the file find their page not cached (random
  * first touches), ->map_pages returns at once instead of looking the page
  * up, a cost on every such fault that finds nothing.  Read faults that find
- * their page cached, and the pages fault-around maps, bring it back.
+ * their page cached, and the pages mapped with fetched windows, bring it
+ * back.
  *
  * Pages are inserted with vm_insert_pages() (the vma is VM_MIXEDMAP, so
  * that it may be called from a fault) under their page lock: eviction
@@ -38,40 +39,51 @@
 #define HBMPOOL_MAP_BATCH	16
 
 /*
- * Fault-around is skipped while the file's count of read faults that missed
- * the cache is above HBMPOOL_MAP_MISS_MAX (the page cache's MMAP_LOTSAMISS);
- * the count stops at twice that, so that as many hits bring it back.
+ * The file's count (file_ra_state.mmap_miss): a read fault that found its
+ * page not cached adds one; the pages that fault-around or a fetched window
+ * mapped take off as many.  Fault-around is skipped while the count is
+ * above HBMPOOL_MAP_MISS_MAX (the page cache's MMAP_LOTSAMISS); it stops at
+ * twice that.  A read fault that finds its page cached takes off
+ * HBMPOOL_MAP_HIT: while fault-around is off such a hit stands for the
+ * neighbours it might have mapped, so that it comes back once more than a
+ * fifth of the read faults hit, not only once most do.
+ *
+ * The count is updated without a lock, as the page cache's is, by every
+ * task that faults through the file (threads, and processes that share
+ * it): racing updates may lose some of each other's changes, and the count
+ * stays within [0, 2 * HBMPOOL_MAP_MISS_MAX] all the same.
  */
 #define HBMPOOL_MAP_MISS_MAX	100U
+#define HBMPOOL_MAP_HIT		4U
 
-/*
- * A read fault found its page not cached (@hit false) or cached (@hit
- * true).  Updated without a lock, as the page cache does: two threads
- * racing on one file lose an update at worst.
- */
-void hbmpool_fa_account(struct file_ra_state *ra, bool hit)
+/* A read fault found its page not cached. */
+void hbmpool_fa_miss(struct file_ra_state *ra)
 {
 	unsigned int miss = READ_ONCE(ra->mmap_miss);
 
-	if (hit && miss)
-		WRITE_ONCE(ra->mmap_miss, miss - 1);
-	else if (!hit && miss < 2 * HBMPOOL_MAP_MISS_MAX)
+	if (miss < 2 * HBMPOOL_MAP_MISS_MAX)
 		WRITE_ONCE(ra->mmap_miss, miss + 1);
 }
 
-/* Whether most read faults of the file miss the cache of late. */
-bool hbmpool_fa_missing(struct file_ra_state *ra)
-{
-	return READ_ONCE(ra->mmap_miss) > HBMPOOL_MAP_MISS_MAX;
-}
-
-/* Fault-around found @nr pages to map: it pays for itself. */
-static void hbmpool_fa_mapped(struct file_ra_state *ra, unsigned int nr)
+/* @nr pages were mapped by fault-around or with a fetched window. */
+void hbmpool_fa_mapped(struct file_ra_state *ra, unsigned int nr)
 {
 	unsigned int miss = READ_ONCE(ra->mmap_miss);
 
 	if (miss)
 		WRITE_ONCE(ra->mmap_miss, miss > nr ? miss - nr : 0);
+}
+
+/* A read fault found its page cached. */
+void hbmpool_fa_hit(struct file_ra_state *ra)
+{
+	hbmpool_fa_mapped(ra, HBMPOOL_MAP_HIT);
+}
+
+/* Whether most read faults of the file missed the cache of late. */
+bool hbmpool_fa_missing(struct file_ra_state *ra)
+{
+	return READ_ONCE(ra->mmap_miss) > HBMPOOL_MAP_MISS_MAX;
 }
 
 /*
@@ -258,7 +270,7 @@ vm_fault_t hbmpool_vm_map_pages(struct vm_fault *vmf, pgoff_t start,
 	mapped |= hbmpool_map_batch(vmf, first, batch, nr);
 	if (!mapped)
 		return 0;
-	hbmpool_fa_mapped(&file->f_ra, total);
+	hbmpool_fa_mapped(&file->f_ra, total);	/* taken, if not all inserted */
 	hbmpool_ra_access(&file->f_ra, vmf->pgoff);
 	rcu_read_lock();
 	hbmpool_count3(&r->stats, hbmpool_read_copy(r, vmf->pgoff, NULL),

@@ -643,7 +643,9 @@ struct page *hbmpool_lookup(struct hbmpool_region *r, pgoff_t index);
 
 void hbmpool_map_run(struct vm_fault *vmf, struct page **pages,
 		     unsigned int nr);
-void hbmpool_fa_account(struct file_ra_state *ra, bool hit);
+void hbmpool_fa_miss(struct file_ra_state *ra);
+void hbmpool_fa_hit(struct file_ra_state *ra);
+void hbmpool_fa_mapped(struct file_ra_state *ra, unsigned int nr);
 bool hbmpool_fa_missing(struct file_ra_state *ra);
 vm_fault_t hbmpool_vm_map_pages(struct vm_fault *vmf, pgoff_t start,
 				pgoff_t end);
