@@ -642,7 +642,7 @@ static struct page *hbmpool_fault_nowait(struct vm_fault *vmf,
 	return page;
 }
 
-static vm_fault_t hbmpool_vm_fault(struct vm_fault *vmf)
+static vm_fault_t __hbmpool_vm_fault(struct vm_fault *vmf)
 {
 	struct vm_area_struct *vma = vmf->vma;
 	struct hbmpool_region *r = vma->vm_file->private_data;
@@ -780,6 +780,17 @@ repeat:
 	return VM_FAULT_LOCKED;
 }
 
+static vm_fault_t hbmpool_vm_fault(struct vm_fault *vmf)
+{
+	bool read = !(vmf->flags & FAULT_FLAG_WRITE);
+	vm_fault_t ret = __hbmpool_vm_fault(vmf);
+
+	if (read && ret == VM_FAULT_LOCKED)
+		hbmpool_wp_read_fault(vmf, vmf->vma->vm_file->private_data,
+				      vmf->page);
+	return ret;
+}
+
 static vm_fault_t hbmpool_vm_page_mkwrite(struct vm_fault *vmf)
 {
 	struct hbmpool_region *r = vmf->vma->vm_file->private_data;
@@ -790,6 +801,7 @@ static vm_fault_t hbmpool_vm_page_mkwrite(struct vm_fault *vmf)
 		unlock_page(page);
 		return VM_FAULT_NOPAGE;		/* evicted: fault again */
 	}
+	hbmpool_wp_write(r, page);
 	if (!test_and_set_bit(HBM_PG_DIRTY, &page->private))
 		hbmpool_cache_dirty(r, 1);
 	set_bit(HBM_PG_REFERENCED, &page->private);

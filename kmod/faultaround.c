@@ -26,7 +26,8 @@
  * unmaps under the page lock, so no PTE appears for a page it is taking
  * out.  They are mapped read-only, as every fault maps a shared page first
  * (the mapping wants write notification): the first write still goes
- * through page_mkwrite, which marks the page dirty.
+ * through page_mkwrite, which marks the page dirty.  The faulting page is
+ * left to ->fault when it is to be mapped writable (writepredict.c).
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -255,8 +256,15 @@ vm_fault_t hbmpool_vm_map_pages(struct vm_fault *vmf, pgoff_t start,
 	while ((page = hbmpool_map_next(r, &xas, &from, end))) {
 		pgoff_t index = page->index;
 
-		if (index == vmf->pgoff)
+		if (index == vmf->pgoff) {
+			/* to be mapped writable: ->fault does it */
+			if (hbmpool_wp_wanted(vmf, r, page)) {
+				unlock_page(page);
+				put_page(page);
+				continue;
+			}
 			set_bit(HBM_PG_REFERENCED, &page->private);
+		}
 		total++;
 		if (nr && first + nr == index && nr < ARRAY_SIZE(batch)) {
 			batch[nr++] = page;

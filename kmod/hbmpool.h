@@ -459,6 +459,9 @@ struct hbmpool_region {
 	atomic_long_t nr_cached;
 	atomic_long_t nr_dirty;
 	struct hbmpool_region_stats stats;
+	/* write prediction (writepredict.c), updated without a lock */
+	int wp_score;
+	unsigned int wp_faults;
 	struct hlist_node name_node;	/* shared: in the name table, under hbmpool_regions_lock */
 	bool listed;			/* in hbmpool_regions, under hbmpool_regions_lock */
 };
@@ -647,6 +650,14 @@ void hbmpool_fa_miss(struct file_ra_state *ra);
 void hbmpool_fa_hit(struct file_ra_state *ra);
 void hbmpool_fa_mapped(struct file_ra_state *ra, unsigned int nr);
 bool hbmpool_fa_missing(struct file_ra_state *ra);
+
+/* ---- write prediction (writepredict.c) ---- */
+
+bool hbmpool_wp_wanted(struct vm_fault *vmf, struct hbmpool_region *r,
+		       struct page *page);
+void hbmpool_wp_read_fault(struct vm_fault *vmf, struct hbmpool_region *r,
+			   struct page *page);
+void hbmpool_wp_write(struct hbmpool_region *r, struct page *page);
 vm_fault_t hbmpool_vm_map_pages(struct vm_fault *vmf, pgoff_t start,
 				pgoff_t end);
 
@@ -686,6 +697,7 @@ enum {
 	HBM_PG_REFERENCED,	/* touched since the CLOCK hand passed */
 	HBM_PG_LRU,		/* on the CLOCK list, under hbmpool_cache.lock */
 	HBM_PG_READAHEAD,	/* read ahead: a fault on it reads the next window */
+	HBM_PG_PROBE,		/* mapped read-only by a read fault: writepredict.c */
 };
 
 extern unsigned long hbmpool_cache_budget;
