@@ -169,8 +169,9 @@ bool hbmpool_remove_page(struct hbmpool_region *r, struct page *page)
 
 /*
  * Marks a cache page dirty: set_page_dirty() and folio_mark_dirty() land
- * here, from a PTE write fault (after page_mkwrite), from zapping a dirty
- * PTE, and from every kernel writer that reached the page through
+ * here, from a PTE write fault (after page_mkwrite), from a read fault that
+ * maps the page writable (writepredict.c), from zapping a dirty PTE, and
+ * from every kernel writer that reached the page through
  * get_user_pages() or pin_user_pages() (process_vm_writev(), O_DIRECT reads,
  * /proc/PID/mem, ...), which write through the kernel mapping and tell only
  * this way.  May run without the page lock and in atomic context: the
@@ -422,10 +423,12 @@ static unsigned int hbmpool_wb_sample(struct hbmpool_region *r,
  * Under @page's lock, holding its write-back bit, when it is dirty: takes
  * its snapshot into @bounce and makes it clean.  Every mapping is
  * write-protected: the next write through a PTE goes through page_mkwrite,
- * which needs the page lock; a kernel writer that holds a reference marks
- * the page dirty again when done (hbmpool_dirty_folio()).  A pinned page
- * may be written by DMA that tells nobody (an io_uring or RDMA buffer): it
- * stays dirty until unpinned, and every write-back copies it again.
+ * which needs the page lock, as does a read fault that would map it
+ * writable (it marks the page dirty first, writepredict.c); a kernel
+ * writer that holds a reference marks the page dirty again when done
+ * (hbmpool_dirty_folio()).  A pinned page may be written by DMA that tells
+ * nobody (an io_uring or RDMA buffer): it stays dirty until unpinned, and
+ * every write-back copies it again.
  */
 static void hbmpool_wb_snapshot(struct hbmpool_region *r, struct page *page,
 				struct page *bounce)
@@ -762,8 +765,9 @@ static int hbmpool_evict_unmapped(struct hbmpool_region *r, struct page *page)
  * Evicts the @n locked, clean pages of @v (from hbmpool_evict_prepare()):
  * unmaps each run of consecutive indices of one region at once (one walk
  * and one TLB flush per run), then takes them out, and drops the
- * references.  Clean under the page lock means no writable PTE
- * (page_mkwrite needs the lock to set DIRTY); once unmapped no PTE can come
+ * references.  Clean under the page lock means no writable PTE (page_mkwrite
+ * and a read fault that maps a page writable set DIRTY first, under the
+ * lock); once unmapped no PTE can come
  * back before the removal, since faults map under the page lock.  Returns
  * how many were evicted.
  */

@@ -780,12 +780,13 @@ repeat:
 	return VM_FAULT_LOCKED;
 }
 
+/* The fault path, then how a read fault maps its page (writepredict.c). */
 static vm_fault_t hbmpool_vm_fault(struct vm_fault *vmf)
 {
 	bool read = !(vmf->flags & FAULT_FLAG_WRITE);
 	vm_fault_t ret = __hbmpool_vm_fault(vmf);
 
-	if (read && ret == VM_FAULT_LOCKED)
+	if (read && (ret & VM_FAULT_LOCKED))
 		hbmpool_wp_read_fault(vmf, vmf->vma->vm_file->private_data,
 				      vmf->page);
 	return ret;
@@ -801,7 +802,7 @@ static vm_fault_t hbmpool_vm_page_mkwrite(struct vm_fault *vmf)
 		unlock_page(page);
 		return VM_FAULT_NOPAGE;		/* evicted: fault again */
 	}
-	hbmpool_wp_write(r, page);
+	hbmpool_wp_write(vmf, r, page);
 	if (!test_and_set_bit(HBM_PG_DIRTY, &page->private))
 		hbmpool_cache_dirty(r, 1);
 	set_bit(HBM_PG_REFERENCED, &page->private);

@@ -24,10 +24,10 @@
  * Pages are inserted with vm_insert_pages() (the vma is VM_MIXEDMAP, so
  * that it may be called from a fault) under their page lock: eviction
  * unmaps under the page lock, so no PTE appears for a page it is taking
- * out.  They are mapped read-only, as every fault maps a shared page first
- * (the mapping wants write notification): the first write still goes
- * through page_mkwrite, which marks the page dirty.  The faulting page is
- * left to ->fault when it is to be mapped writable (writepredict.c).
+ * out.  They are mapped read-only (the mapping wants write notification):
+ * the first write still goes through page_mkwrite, which marks the page
+ * dirty.  The faulting page is left to ->fault when it is to be mapped
+ * writable (writepredict.c).
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -232,7 +232,7 @@ vm_fault_t hbmpool_vm_map_pages(struct vm_fault *vmf, pgoff_t start,
 	struct page *batch[HBMPOOL_MAP_BATCH];
 	unsigned int nr = 0, total = 0;
 	struct page *page;
-	bool mapped = false;
+	bool mapped = false, left = false;
 	pgoff_t first = start, from = start;
 	XA_STATE(xas, &r->pages, start);
 
@@ -261,6 +261,7 @@ vm_fault_t hbmpool_vm_map_pages(struct vm_fault *vmf, pgoff_t start,
 			if (hbmpool_wp_wanted(vmf, r, page)) {
 				unlock_page(page);
 				put_page(page);
+				left = true;
 				continue;
 			}
 			set_bit(HBM_PG_REFERENCED, &page->private);
@@ -276,8 +277,12 @@ vm_fault_t hbmpool_vm_map_pages(struct vm_fault *vmf, pgoff_t start,
 		nr = 1;
 	}
 	mapped |= hbmpool_map_batch(vmf, first, batch, nr);
-	if (!mapped)
+	if (!mapped) {
+		/* its neighbours count, not a fault: ->fault maps it writable */
+		if (left && total)
+			hbmpool_fa_mapped(&file->f_ra, total);
 		return 0;
+	}
 	hbmpool_fa_mapped(&file->f_ra, total);	/* taken, if not all inserted */
 	hbmpool_ra_access(&file->f_ra, vmf->pgoff);
 	rcu_read_lock();

@@ -459,9 +459,7 @@ struct hbmpool_region {
 	atomic_long_t nr_cached;
 	atomic_long_t nr_dirty;
 	struct hbmpool_region_stats stats;
-	/* write prediction (writepredict.c), updated without a lock */
-	int wp_score;
-	unsigned int wp_faults;
+	int wp_score;			/* write prediction's (writepredict.c), no lock */
 	struct hlist_node name_node;	/* shared: in the name table, under hbmpool_regions_lock */
 	bool listed;			/* in hbmpool_regions, under hbmpool_regions_lock */
 };
@@ -650,6 +648,8 @@ void hbmpool_fa_miss(struct file_ra_state *ra);
 void hbmpool_fa_hit(struct file_ra_state *ra);
 void hbmpool_fa_mapped(struct file_ra_state *ra, unsigned int nr);
 bool hbmpool_fa_missing(struct file_ra_state *ra);
+vm_fault_t hbmpool_vm_map_pages(struct vm_fault *vmf, pgoff_t start,
+				pgoff_t end);
 
 /* ---- write prediction (writepredict.c) ---- */
 
@@ -657,9 +657,8 @@ bool hbmpool_wp_wanted(struct vm_fault *vmf, struct hbmpool_region *r,
 		       struct page *page);
 void hbmpool_wp_read_fault(struct vm_fault *vmf, struct hbmpool_region *r,
 			   struct page *page);
-void hbmpool_wp_write(struct hbmpool_region *r, struct page *page);
-vm_fault_t hbmpool_vm_map_pages(struct vm_fault *vmf, pgoff_t start,
-				pgoff_t end);
+void hbmpool_wp_write(struct vm_fault *vmf, struct hbmpool_region *r,
+		      struct page *page);
 
 /* ---- read-ahead (readahead.c) ---- */
 
@@ -692,7 +691,7 @@ enum {
 	HBM_PG_UPTODATE,	/* holds the home's data */
 	HBM_PG_ERROR,		/* a fault-driven fetch failed: the next fault gets SIGBUS */
 	HBM_PG_STALE,		/* another fetch failed: the next user fetches again */
-	HBM_PG_DIRTY,		/* newer than the home; set/cleared under the page lock */
+	HBM_PG_DIRTY,		/* newer than the home (or mapped writable); under the page lock */
 	HBM_PG_WRITEBACK,	/* a write-back is in flight: a bit lock */
 	HBM_PG_REFERENCED,	/* touched since the CLOCK hand passed */
 	HBM_PG_LRU,		/* on the CLOCK list, under hbmpool_cache.lock */

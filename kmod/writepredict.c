@@ -42,56 +42,67 @@
 #include <linux/mm.h>
 #include <linux/moduleparam.h>
 #include <linux/pagemap.h>
+#include <linux/percpu.h>
 #include <linux/userfaultfd_k.h>
 
 #include "hbmpool.h"
 
-#define HBMPOOL_WP_ON		64U
-#define HBMPOOL_WP_MISS		3U
-#define HBMPOOL_WP_HIT		4U
-#define HBMPOOL_WP_PROBE	8U
+#define HBMPOOL_WP_ON		64
+#define HBMPOOL_WP_MISS		3
+#define HBMPOOL_WP_HIT		4
+#define HBMPOOL_WP_PROBE	8
 
 static bool write_predict = true;
 module_param(write_predict, bool, 0644);
 MODULE_PARM_DESC(write_predict,
-		 "Map a clean page writable on a read fault when most recent read faults of its region were followed by a write, 1 or 0 (default 1; live value in /sys/module/hbmpool/parameters/write_predict)");
+		 "Map a clean page writable on a read fault when most recent read faults of its region were followed by a write, Y or N (default Y; live value in /sys/module/hbmpool/parameters/write_predict)");
+
+/* Read faults predicted on this CPU: one in HBMPOOL_WP_PROBE stays a probe. */
+static DEFINE_PER_CPU(unsigned int, hbmpool_wp_seq);
 
 static void hbmpool_wp_add(struct hbmpool_region *r, int delta)
 {
 	int score = READ_ONCE(r->wp_score) + delta;
 
-	WRITE_ONCE(r->wp_score, clamp(score, 0, 2 * (int)HBMPOOL_WP_ON));
+	WRITE_ONCE(r->wp_score, clamp(score, 0, 2 * HBMPOOL_WP_ON));
+}
+
+static bool hbmpool_wp_on(struct hbmpool_region *r)
+{
+	return READ_ONCE(write_predict) && READ_ONCE(r->wp_score) > HBMPOOL_WP_ON;
 }
 
 /*
- * Whether a read fault maps its clean page writable now: the score says
- * writes follow, and this fault is not the one in HBMPOOL_WP_PROBE that
- * stays a probe.
+ * A fault the prediction is for: a user-space access of the process's own
+ * mapping.  Not get_user_pages() without FOLL_WRITE (process_vm_readv(),
+ * O_DIRECT from the mapping, /proc/PID/mem) nor MAP_POPULATE or
+ * MADV_POPULATE_READ, which read and do not mean to dirty.
  */
-static bool hbmpool_wp_predicts(struct hbmpool_region *r)
+static bool hbmpool_wp_user(struct vm_fault *vmf)
 {
-	unsigned int n;
-
-	if (!READ_ONCE(write_predict) ||
-	    READ_ONCE(r->wp_score) <= (int)HBMPOOL_WP_ON)
-		return false;
-	n = READ_ONCE(r->wp_faults) + 1;
-	WRITE_ONCE(r->wp_faults, n);
-	return n % HBMPOOL_WP_PROBE;
+	return (vmf->flags & (FAULT_FLAG_USER | FAULT_FLAG_REMOTE)) == FAULT_FLAG_USER;
 }
 
-/* A shared, writable mapping, which write notification would cost a fault. */
+/*
+ * A shared, writable mapping, which write notification would cost a fault.
+ * (userfaultfd in 6.1 registers anonymous, shmem and hugetlb VMAs only, so
+ * its write protection never applies to a region's; a writable PTE would
+ * defeat it if it did.)
+ */
 static bool hbmpool_wp_vma(struct vm_area_struct *vma)
 {
 	return (vma->vm_flags & (VM_SHARED | VM_WRITE)) == (VM_SHARED | VM_WRITE) &&
 	       !userfaultfd_wp(vma);
 }
 
-/* @page (locked) is mapped read-only by a read fault: a probe. */
-static void hbmpool_wp_probe(struct hbmpool_region *r, struct page *page)
+/* @page (locked) is mapped read-only by a user read fault: a probe. */
+static void hbmpool_wp_probe(struct vm_fault *vmf, struct hbmpool_region *r,
+			     struct page *page)
 {
-	if (!test_and_set_bit(HBM_PG_PROBE, &page->private))
-		hbmpool_wp_add(r, -(int)HBMPOOL_WP_MISS);
+	if (!hbmpool_wp_user(vmf))
+		return;
+	set_bit(HBM_PG_PROBE, &page->private);
+	hbmpool_wp_add(r, -HBMPOOL_WP_MISS);
 }
 
 /*
@@ -105,10 +116,9 @@ bool hbmpool_wp_wanted(struct vm_fault *vmf, struct hbmpool_region *r,
 	if (!hbmpool_wp_vma(vmf->vma))
 		return false;
 	if (test_bit(HBM_PG_DIRTY, &page->private) ||
-	    (READ_ONCE(write_predict) &&
-	     READ_ONCE(r->wp_score) > (int)HBMPOOL_WP_ON))
+	    (hbmpool_wp_user(vmf) && hbmpool_wp_on(r)))
 		return true;
-	hbmpool_wp_probe(r, page);
+	hbmpool_wp_probe(vmf, r, page);
 	return false;
 }
 
@@ -120,32 +130,42 @@ bool hbmpool_wp_wanted(struct vm_fault *vmf, struct hbmpool_region *r,
  *
  * Either maps it writable (FAULT_FLAG_WRITE makes finish_fault() set a
  * dirty, writable PTE in a shared mapping) and marks it dirty, under the
- * page lock as page_mkwrite would; or leaves it read-only and marks it a
- * probe.  A writable PTE appears only with the page dirty under its lock,
- * as through page_mkwrite: the write-back write-protects it before its
- * snapshot, and eviction finds it dirty.
+ * page lock as page_mkwrite would; or leaves it read-only and, for a user
+ * fault, marks it a probe.  A writable PTE appears only with the page dirty
+ * under its lock, as through page_mkwrite: the write-back write-protects it
+ * before its snapshot, and eviction finds it dirty.
  */
 void hbmpool_wp_read_fault(struct vm_fault *vmf, struct hbmpool_region *r,
 			   struct page *page)
 {
 	VM_WARN_ON_ONCE_PAGE(!PageLocked(page), page);
-	if (!hbmpool_wp_vma(vmf->vma))
+	if (!hbmpool_wp_vma(vmf->vma) || PageHWPoison(page))
 		return;
-	if (!test_bit(HBM_PG_DIRTY, &page->private) && !hbmpool_wp_predicts(r)) {
-		hbmpool_wp_probe(r, page);
-		return;
+	if (!test_bit(HBM_PG_DIRTY, &page->private)) {
+		if (!hbmpool_wp_user(vmf) || !hbmpool_wp_on(r) ||
+		    !(this_cpu_inc_return(hbmpool_wp_seq) % HBMPOOL_WP_PROBE)) {
+			hbmpool_wp_probe(vmf, r, page);
+			return;
+		}
+		set_page_dirty(page);
 	}
 	clear_bit(HBM_PG_PROBE, &page->private);
-	set_page_dirty(page);
 	/* never a writable PTE on a clean page (hbmpool_dirty_folio() said no) */
 	if (test_bit(HBM_PG_DIRTY, &page->private))
 		vmf->flags |= FAULT_FLAG_WRITE;
 }
 
-/* page_mkwrite, under the page lock: a write to a page mapped read-only. */
-void hbmpool_wp_write(struct hbmpool_region *r, struct page *page)
+/*
+ * page_mkwrite, under the page lock: a write to a page.  A probe written
+ * through the read-only PTE its read fault set (a write-protect fault:
+ * the PTE is present) counts; a write that faults on no PTE (the page was
+ * unmapped since) only clears the mark.
+ */
+void hbmpool_wp_write(struct vm_fault *vmf, struct hbmpool_region *r,
+		      struct page *page)
 {
 	if (test_bit(HBM_PG_PROBE, &page->private) &&
-	    test_and_clear_bit(HBM_PG_PROBE, &page->private))
+	    test_and_clear_bit(HBM_PG_PROBE, &page->private) &&
+	    pte_present(vmf->orig_pte))
 		hbmpool_wp_add(r, HBMPOOL_WP_HIT);
 }
