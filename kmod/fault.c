@@ -674,7 +674,7 @@ static vm_fault_t __hbmpool_vm_fault(struct vm_fault *vmf)
 	 * index for nothing.
 	 */
 	if (fa && hbmpool_fa_missing(ra) &&
-	    hbmpool_ra_window(ra, vma->vm_flags, index, &mark) == 1) {
+	    hbmpool_ra_window(r, ra, vma->vm_flags, index, &mark) == 1) {
 		page = hbmpool_fault_nowait(vmf, r, ra, index, 1, true);
 		if (!IS_ERR_OR_NULL(page)) {
 			hbmpool_fa_miss(ra);
@@ -686,7 +686,7 @@ static vm_fault_t __hbmpool_vm_fault(struct vm_fault *vmf)
 repeat:
 	page = hbmpool_lookup(r, index);
 	if (!page) {
-		window = hbmpool_ra_window(ra, vma->vm_flags, index, &mark);
+		window = hbmpool_ra_window(r, ra, vma->vm_flags, index, &mark);
 		page = nowait ? hbmpool_fault_nowait(vmf, r, ra, index, window,
 						     false) : NULL;
 		if (IS_ERR(page))

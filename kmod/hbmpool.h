@@ -670,7 +670,8 @@ extern unsigned int hbmpool_readahead_max;
 
 void hbmpool_ra_init(struct file_ra_state *ra);
 void hbmpool_ra_access(struct file_ra_state *ra, pgoff_t index);
-unsigned int hbmpool_ra_window(struct file_ra_state *ra,
+unsigned int hbmpool_ra_window(struct hbmpool_region *r,
+			       struct file_ra_state *ra,
 			       unsigned long vm_flags, pgoff_t index,
 			       unsigned int *mark);
 void hbmpool_ra_record(struct file_ra_state *ra, pgoff_t start,

@@ -8,7 +8,15 @@
  * The state is the region file's struct file_ra_state (ours: the page cache
  * never reads ahead for a region, whose mapping has no ->readahead), updated
  * without a lock as the page cache does: two threads racing on one file at
- * worst size a window wrongly.  The fields mean, in pages:
+ * worst size a window wrongly.  Threads that each read their own part of a
+ * region in order share that state, and their faults come between each
+ * other's: a miss whose previous pages are cached (or being fetched), two
+ * at least, is taken for a stream of its own, as the page cache's context
+ * read-ahead takes it, and fetches a window as long as the run of cached
+ * pages before it (at least HBMPOOL_RA_INITIAL, at most the largest
+ * window): it doubles as the stream goes on.  That costs a lookup per
+ * miss, so it is not tried while most read faults of the file miss (random
+ * access, see faultaround.c).  The fields mean, in pages:
  *
  *   start, size   the last window fetched, [start, start + size)
  *   prev_pos      the page of the last fault, -1 before the first
@@ -64,8 +72,51 @@ void hbmpool_ra_access(struct file_ra_state *ra, pgoff_t index)
 	WRITE_ONCE(ra->prev_pos, (loff_t)index);
 }
 
+/*
+ * Context read-ahead, as the page cache's: the pages just before @index
+ * that are cached (or being fetched), up to @max.  Two or more: this miss
+ * continues a stream of that length, whatever other faults came between.
+ */
+static unsigned int hbmpool_ra_history(struct hbmpool_region *r,
+				       pgoff_t index, unsigned int max)
+{
+	XA_STATE(xas, &r->pages, index - 1);
+	unsigned int n = 0;
+	void *entry;
+
+	if (!index)
+		return 0;
+	rcu_read_lock();
+	for (entry = xas_load(&xas); entry && !xas_retry(&xas, entry);
+	     entry = xas_prev(&xas)) {
+		if (++n >= max || !xas.xa_index)
+			break;
+	}
+	rcu_read_unlock();
+	return n;
+}
+
+/*
+ * A miss no window and no previous fault explains: a stream's window (as
+ * long as the stream, at least HBMPOOL_RA_INITIAL, at most @max) if two
+ * pages or more before it are cached, else 1.  Not tried while most read
+ * faults of the file miss: random access would pay the lookup each time.
+ */
+static unsigned int hbmpool_ra_stream(struct hbmpool_region *r,
+				      struct file_ra_state *ra, pgoff_t index,
+				      unsigned int max)
+{
+	unsigned int n;
+
+	if (hbmpool_fa_missing(ra))
+		return 1;
+	n = hbmpool_ra_history(r, index, max);
+	return n < 2 ? 1 : min(max(n, HBMPOOL_RA_INITIAL), max);
+}
+
 /**
  * hbmpool_ra_window - the fetch a miss on @index makes
+ * @r: the region
  * @ra: the file's read-ahead state
  * @vm_flags: the mapping's flags
  * @index: the page missed
@@ -74,7 +125,8 @@ void hbmpool_ra_access(struct file_ra_state *ra, pgoff_t index)
  *
  * Return: the window's size in pages, 1 for the page alone.
  */
-unsigned int hbmpool_ra_window(struct file_ra_state *ra,
+unsigned int hbmpool_ra_window(struct hbmpool_region *r,
+			       struct file_ra_state *ra,
 			       unsigned long vm_flags, pgoff_t index,
 			       unsigned int *mark)
 {
@@ -94,6 +146,8 @@ unsigned int hbmpool_ra_window(struct file_ra_state *ra,
 	else if (prev >= 0 && index == prev + 1)
 		nr = min(HBMPOOL_RA_INITIAL, max);
 	else
+		nr = hbmpool_ra_stream(r, ra, index, max);
+	if (nr <= 1)
 		return 1;
 	/* the next window starts when a quarter of this one is consumed */
 	*mark = max(nr / 4, 1U);

@@ -263,6 +263,41 @@ static void fast_node(struct __test_metadata *_metadata)
 	ASSERT_EQ(0, hbm_node_knob(N_A, "nowait_copy", 1));
 }
 
+/*
+ * Two streams in one region whose faults alternate, as two threads reading
+ * their own parts in order: each is read ahead (a miss after two cached
+ * pages continues a stream), not fetched page by page.
+ */
+static void two_streams(struct __test_metadata *_metadata, FIXTURE_DATA(ra) *self)
+{
+	struct hbmpool_stats st;
+
+	ASSERT_EQ(0, hbmt_region_open(&self->r, self->env.devfd, 2 * PAGES * HBMT_PAGE, CHUNK,
+				      HBMPOOL_POLICY_BIND, HBM_NODES(N_A), 0, "two"));
+	for (uint64_t p = 0; p < 256; p++) {
+		ASSERT_EQ(0, touch(self, p));
+		ASSERT_EQ(0, touch(self, PAGES + p));
+	}
+	ASSERT_EQ(0, hbmt_stats_settled(self->r.fd, &st));
+	EXPECT_LT(0, st.faults);
+	EXPECT_GE(512 / 4, st.faults) TH_LOG("each stream read ahead: %llu faults for 512 pages",
+					      (unsigned long long)st.faults);
+	EXPECT_GT(st.fetches, 512) TH_LOG("read ahead past the last touches");
+	EXPECT_LE(st.fetches, 512 + 2 * 2 * 128) TH_LOG("at most two windows ahead per stream");
+	EXPECT_EQ(0, st.errors);
+}
+
+TEST_F(ra, interleaved_streams)
+{
+	two_streams(_metadata, self);
+}
+
+TEST_F(ra, fast_interleaved_streams)
+{
+	fast_node(_metadata);
+	two_streams(_metadata, self);
+}
+
 /* The no-wait copy fetches the same windows as the transport path, each in one copy, and maps them in the fault: a sequential pass takes a few faults. */
 TEST_F(ra, fast_windows)
 {
