@@ -10,13 +10,14 @@
  * without a lock as the page cache does: two threads racing on one file at
  * worst size a window wrongly.  Threads that each read their own part of a
  * region in order share that state, and their faults come between each
- * other's: a miss whose previous pages are cached (or being fetched), two
- * at least, is taken for a stream of its own, as the page cache's context
- * read-ahead takes it, and fetches a window as long as the run of cached
- * pages before it (at least HBMPOOL_RA_INITIAL, at most the largest
- * window): it doubles as the stream goes on.  That costs a lookup per
- * miss, so it is not tried while most read faults of the file miss (random
- * access, see faultaround.c).  The fields mean, in pages:
+ * other's: a miss whose previous pages are cached (or being fetched),
+ * HBMPOOL_RA_INITIAL at least, and whose next page is not, is taken for a
+ * stream of its own, as the page cache's context read-ahead takes it for
+ * read(2), and fetches a window as long as the run of cached pages before
+ * it (at most the largest window): it doubles as the stream goes on.  That
+ * costs a lookup and a walk back per miss, so it is not tried while
+ * fault-around is off (most read faults of the file miss: random access,
+ * see faultaround.c).  The fields mean, in pages:
  *
  *   start, size   the last window fetched, [start, start + size)
  *   prev_pos      the page of the last fault, -1 before the first
@@ -73,14 +74,15 @@ void hbmpool_ra_access(struct file_ra_state *ra, pgoff_t index)
 }
 
 /*
- * Context read-ahead, as the page cache's: the pages just before @index
- * that are cached (or being fetched), up to @max.  Two or more: this miss
- * continues a stream of that length, whatever other faults came between.
+ * Context read-ahead, as the page cache's for read(2): the pages just before
+ * @index that are cached (or being fetched), up to @max.  Enough of them:
+ * this miss continues a stream of that length, whatever other faults came
+ * between.
  */
 static unsigned int hbmpool_ra_history(struct hbmpool_region *r,
 				       pgoff_t index, unsigned int max)
 {
-	XA_STATE(xas, &r->pages, index - 1);
+	XA_STATE(xas, &r->pages, index ? index - 1 : 0);
 	unsigned int n = 0;
 	void *entry;
 
@@ -98,20 +100,23 @@ static unsigned int hbmpool_ra_history(struct hbmpool_region *r,
 
 /*
  * A miss no window and no previous fault explains: a stream's window (as
- * long as the stream, at least HBMPOOL_RA_INITIAL, at most @max) if two
- * pages or more before it are cached, else 1.  Not tried while most read
- * faults of the file miss: random access would pay the lookup each time.
+ * long as the stream, at most @limit) if HBMPOOL_RA_INITIAL pages or more
+ * before it are cached and the page after it is not, else 1.  Not tried
+ * while fault-around is off (most read faults of the file miss): random
+ * access would pay the walk each time.  A random miss over a partly cached
+ * region passes the test only where a run of cached pages ends, so that
+ * such windows stay few.
  */
 static unsigned int hbmpool_ra_stream(struct hbmpool_region *r,
 				      struct file_ra_state *ra, pgoff_t index,
-				      unsigned int max)
+				      unsigned int limit)
 {
 	unsigned int n;
 
-	if (hbmpool_fa_missing(ra))
+	if (hbmpool_fa_missing(ra) || xa_load(&r->pages, index + 1))
 		return 1;
-	n = hbmpool_ra_history(r, index, max);
-	return n < 2 ? 1 : min(max(n, HBMPOOL_RA_INITIAL), max);
+	n = hbmpool_ra_history(r, index, limit);
+	return n < HBMPOOL_RA_INITIAL ? 1 : n;
 }
 
 /**

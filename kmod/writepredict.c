@@ -55,7 +55,7 @@
 static bool write_predict = true;
 module_param(write_predict, bool, 0644);
 MODULE_PARM_DESC(write_predict,
-		 "Map clean pages writable, and dirty, on read faults when most recent read faults of their region were followed by a write to their page, 1 or 0 (default 1; live value in /sys/module/hbmpool/parameters/write_predict)");
+		 "Map clean pages writable, and dirty, on read faults when more than three quarters of recent read faults of their region were followed by a write to their page, 1 or 0 (default 1; live value in /sys/module/hbmpool/parameters/write_predict)");
 
 /* Read faults predicted on this CPU: one in HBMPOOL_WP_PROBE stays a probe. */
 static DEFINE_PER_CPU(unsigned int, hbmpool_wp_seq);
