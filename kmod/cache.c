@@ -193,8 +193,26 @@ static bool hbmpool_dirty_folio(struct address_space *mapping,
 	return newly;
 }
 
+/*
+ * The core asks before it drops a page of a mapping from that mapping's page
+ * cache; a cache page is in its region's index, never in the mapping's
+ * i_pages, so the answer is always no, and the region's mapping is set to ask
+ * always (AS_RELEASE_ALWAYS).  The one path that reaches a cache page is
+ * __do_fault() finding the page that ->fault returned poisoned: a memory
+ * error that came after ->fault's own check would otherwise have the core
+ * remove the page from an i_pages that does not hold it and free it under
+ * the region's index.  Refused, the fault fails with VM_FAULT_HWPOISON, the
+ * page stays poisoned and cached, and the next fault drops it
+ * (hbmpool_drop_poisoned()).
+ */
+static bool hbmpool_release_folio(struct folio *folio, gfp_t gfp)
+{
+	return false;
+}
+
 const struct address_space_operations hbmpool_cache_aops = {
 	.dirty_folio = hbmpool_dirty_folio,
+	.release_folio = hbmpool_release_folio,
 };
 
 /*
