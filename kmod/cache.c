@@ -137,34 +137,62 @@ void hbmpool_lru_add_run(struct page **pages, unsigned int nr)
 }
 
 /*
- * Takes @page out of the cache if it is still there: whoever erases it from
- * the region's xarray owns the removal.  Called with the page locked; the
- * caller puts the cache's reference when this returns true.
+ * Takes the pages of @pages[0..@nr) (locked, of @r) that are still in the
+ * cache out of it, with one pass over the index under one xa_lock and one
+ * over the CLOCK list under its lock.  Whoever erases a page from the
+ * region's xarray owns its removal: those taken out get their bit in
+ * @removed (of @nr bits), and the caller puts the cache's reference of
+ * each.  Returns how many.
+ */
+static unsigned int hbmpool_remove_pages(struct hbmpool_region *r,
+					 struct page **pages, unsigned int nr,
+					 unsigned long *removed)
+{
+	XA_STATE(xas, &r->pages, 0);
+	unsigned int i, n = 0, dirty = 0;
+
+	bitmap_zero(removed, nr);
+	/* under the xa_lock: hbmpool_dirty_folio() sees each cached or gone */
+	xas_lock(&xas);
+	for (i = 0; i < nr; i++) {
+		VM_WARN_ON_ONCE_PAGE(!PageLocked(pages[i]), pages[i]);
+		xas_set(&xas, pages[i]->index);
+		if (xas_load(&xas) != pages[i])
+			continue;
+		xas_store(&xas, NULL);	/* NULL allocates nothing */
+		__set_bit(i, removed);
+		n++;
+		if (test_and_clear_bit(HBM_PG_DIRTY, &pages[i]->private))
+			dirty++;
+	}
+	xas_unlock(&xas);
+	if (!n)
+		return 0;
+	spin_lock(&hbmpool_cache.lock);
+	for_each_set_bit(i, removed, nr)
+		__hbmpool_lru_del(pages[i]);
+	spin_unlock(&hbmpool_cache.lock);
+	if (dirty)
+		hbmpool_cache_dirty(r, -(long)dirty);
+	hbmpool_cache_charge(r, -(long)n);
+	for_each_set_bit(i, removed, nr) {
+		pages[i]->mapping = NULL;
+		set_page_private(pages[i], 0);
+		ClearPageDirty(pages[i]);
+	}
+	return n;
+}
+
+/*
+ * Takes @page out of the cache if it is still there (see
+ * hbmpool_remove_pages()).  Called with the page locked; the caller puts
+ * the cache's reference when this returns true.
  */
 bool hbmpool_remove_page(struct hbmpool_region *r, struct page *page)
 {
-	bool dirty;
+	unsigned long removed;
 
-	VM_WARN_ON_ONCE_PAGE(!PageLocked(page), page);
-
-	/* under the xa_lock: hbmpool_dirty_folio() sees it cached or gone */
-	xa_lock(&r->pages);
-	if (__xa_cmpxchg(&r->pages, page->index, page, NULL, 0) != page) {
-		xa_unlock(&r->pages);
-		return false;
-	}
-	dirty = test_and_clear_bit(HBM_PG_DIRTY, &page->private);
-	xa_unlock(&r->pages);
-	spin_lock(&hbmpool_cache.lock);
-	__hbmpool_lru_del(page);
-	spin_unlock(&hbmpool_cache.lock);
-	if (dirty)
-		hbmpool_cache_dirty(r, -1);
-	hbmpool_cache_charge(r, -1);
-	page->mapping = NULL;
-	set_page_private(page, 0);
-	ClearPageDirty(page);
-	return true;
+	return hbmpool_remove_pages(r, &page, 1, &removed);
 }
 
 /*
@@ -742,56 +770,101 @@ static int hbmpool_evict_prepare(struct hbmpool_victim *v, bool may_writeback)
 	return 0;
 }
 
-/*
- * Takes a locked, clean, up-to-date page out of the cache once it is
- * unmapped, and unlocks it.  The caller holds references on its region and
- * on it.  0 if evicted.
- */
-static int hbmpool_evict_unmapped(struct hbmpool_region *r, struct page *page)
+/* Counts the evictions of @pages[0..@nr) set in @removed, per chunk's node. */
+static void hbmpool_count_evicted(struct hbmpool_region *r, struct page **pages,
+				  unsigned int nr, const unsigned long *removed)
 {
-	/*
-	 * Only the cache's reference and ours may be left: a get_user_pages()
-	 * reference (O_DIRECT in 6.1 takes FOLL_GET, not a pin) means I/O may
-	 * still land in the page.  Frozen, no lookup can take one meanwhile.
-	 */
-	if (!page_ref_freeze(page, 2)) {
-		unlock_page(page);
-		return -EBUSY;
-	}
-	/*
-	 * A holder that let go since the checks may have marked it dirty
-	 * without the page lock on its way out: then it stays.
-	 */
-	if (test_bit(HBM_PG_DIRTY, &page->private) || page_mapped(page) ||
-	    !hbmpool_remove_page(r, page)) {
-		/* mapped cannot happen: faults map under the page lock */
-		page_ref_unfreeze(page, 2);
-		unlock_page(page);
-		return -EBUSY;
-	}
-	page_ref_unfreeze(page, 2);
+	unsigned int i, run = 0;
+	pgoff_t first = 0;
+
 	rcu_read_lock();
-	hbmpool_count3(&r->stats, hbmpool_read_copy(r, page->index, NULL),
-		       HBMPOOL_STAT_EVICTIONS, 1);
+	for_each_set_bit(i, removed, nr) {
+		if (run && hbmpool_chunk_of(r, pages[i]->index) !=
+			   hbmpool_chunk_of(r, first)) {
+			hbmpool_count3(&r->stats, hbmpool_read_copy(r, first, NULL),
+				       HBMPOOL_STAT_EVICTIONS, run);
+			run = 0;
+		}
+		if (!run)
+			first = pages[i]->index;
+		run++;
+	}
+	if (run)
+		hbmpool_count3(&r->stats, hbmpool_read_copy(r, first, NULL),
+			       HBMPOOL_STAT_EVICTIONS, run);
 	rcu_read_unlock();
-	unlock_page(page);
-	put_page(page);		/* the cache's reference */
-	return 0;
+}
+
+/*
+ * Takes the locked, clean, up-to-date pages of @v[0..@n) (one region, from
+ * hbmpool_evict_prepare()) out of the cache once they are unmapped, all at
+ * once, and unlocks them.  A page that cannot go is left, and its victim's
+ * references dropped.  Returns how many were evicted; their victims still
+ * hold the references on page and region, for the caller to drop.
+ */
+static unsigned int hbmpool_evict_unmapped(struct hbmpool_victim *v,
+					   unsigned int n)
+{
+	struct hbmpool_region *r = v[0].r;
+	struct page *pages[HBMPOOL_EVICT_BATCH];
+	DECLARE_BITMAP(removed, HBMPOOL_EVICT_BATCH);
+	unsigned int i, nr = 0, evicted;
+
+	for (i = 0; i < n; i++) {
+		struct page *page = v[i].page;
+
+		/*
+		 * Only the cache's reference and ours may be left: a
+		 * get_user_pages() reference (O_DIRECT in 6.1 takes
+		 * FOLL_GET, not a pin) means I/O may still land in the
+		 * page.  Frozen, no lookup can take one meanwhile.  A holder
+		 * that let go since the checks may have marked it dirty
+		 * without the page lock on its way out: then it stays.
+		 * Mapped cannot happen: faults map under the page lock.
+		 */
+		if (page_ref_freeze(page, 2)) {
+			if (!test_bit(HBM_PG_DIRTY, &page->private) &&
+			    !page_mapped(page)) {
+				pages[nr] = page;
+				v[nr++] = v[i];
+				continue;
+			}
+			page_ref_unfreeze(page, 2);
+		}
+		unlock_page(page);
+		hbmpool_victim_put(&v[i]);
+	}
+	if (!nr)
+		return 0;
+	evicted = hbmpool_remove_pages(r, pages, nr, removed);
+	for (i = 0; i < nr; i++)
+		page_ref_unfreeze(pages[i], 2);
+	hbmpool_count_evicted(r, pages, nr, removed);
+	for (i = 0, n = 0; i < nr; i++) {
+		unlock_page(pages[i]);
+		if (!test_bit(i, removed)) {
+			hbmpool_victim_put(&v[i]);
+			continue;
+		}
+		put_page(pages[i]);	/* the cache's reference */
+		v[n++] = v[i];
+	}
+	return evicted;
 }
 
 /*
  * Evicts the @n locked, clean pages of @v (from hbmpool_evict_prepare()):
  * unmaps each run of consecutive indices of one region at once (one walk
- * and one TLB flush per run), then takes them out, and drops the
- * references.  Clean under the page lock means no writable PTE (page_mkwrite
- * and a read fault that maps a page writable set DIRTY first, under the
- * lock); once unmapped no PTE can come
- * back before the removal, since faults map under the page lock.  Returns
- * how many were evicted.
+ * and one TLB flush per run), then takes the run out (one pass over the
+ * index and the CLOCK list), and drops the references.  Clean under the
+ * page lock means no writable PTE (page_mkwrite and a read fault that maps
+ * a page writable set DIRTY first, under the lock); once unmapped no PTE
+ * can come back before the removal, since faults map under the page lock.
+ * Returns how many were evicted.
  */
 static long hbmpool_evict_batch(struct hbmpool_victim *v, unsigned int n)
 {
-	unsigned int i, run;
+	unsigned int i, j, run, done;
 	long evicted = 0;
 
 	for (i = 0; i < n; i += run) {
@@ -801,15 +874,12 @@ static long hbmpool_evict_batch(struct hbmpool_victim *v, unsigned int n)
 				break;
 		unmap_mapping_pages(hbmpool_mapping(v[i].r), v[i].page->index,
 				    run, false);
-	}
-	for (i = 0; i < n; i++) {
-		if (hbmpool_evict_unmapped(v[i].r, v[i].page)) {
-			hbmpool_victim_put(&v[i]);
-			continue;
+		done = hbmpool_evict_unmapped(v + i, run);
+		for (j = i; j < i + done; j++) {
+			hbmpool_page_release(v[j].page);	/* mostly the last reference */
+			hbmpool_region_put(v[j].r);
 		}
-		evicted++;
-		hbmpool_page_release(v[i].page);	/* mostly the last reference */
-		hbmpool_region_put(v[i].r);
+		evicted += done;
 	}
 	return evicted;
 }
