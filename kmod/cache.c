@@ -203,7 +203,7 @@ bool hbmpool_remove_page(struct hbmpool_region *r, struct page *page)
  * get_user_pages() or pin_user_pages() (process_vm_writev(), O_DIRECT reads,
  * /proc/PID/mem, ...), which write through the kernel mapping and tell only
  * this way.  May run without the page lock and in atomic context: the
- * xa_lock orders it against removal (hbmpool_remove_page()).
+ * xa_lock orders it against removal (hbmpool_remove_pages()).
  */
 static bool hbmpool_dirty_folio(struct address_space *mapping,
 				struct folio *folio)
@@ -594,7 +594,7 @@ int hbmpool_writeback_run(struct hbmpool_region *r, struct page **pages,
 	struct hbmpool_resync *job = NULL;
 	unsigned int ncopies = 0, i, j, n = 0, got;
 	struct hbmpool_wb_reqs *w;
-	bool outdating = false;
+	bool outdating = false, lost = false;
 	int err = 0, e;
 
 	if (written)
@@ -632,6 +632,17 @@ int hbmpool_writeback_run(struct hbmpool_region *r, struct page **pages,
 		    !test_bit(HBM_PG_DIRTY, &page->private)) {
 			unlock_page(page);
 			hbmpool_wb_unlock(page);
+			continue;
+		}
+		if (unlikely(PageHWPoison(page))) {
+			/*
+			 * Its data is lost to a memory error: never read (a
+			 * real error would be a machine check in the copy)
+			 * nor sent over a copy's good data.  Dropped, counted.
+			 */
+			hbmpool_wb_unlock(page);
+			hbmpool_drop_poisoned(r, page);		/* unlocks it */
+			lost = true;
 			continue;
 		}
 		if (!n)
@@ -679,6 +690,8 @@ int hbmpool_writeback_run(struct hbmpool_region *r, struct page **pages,
 	for (i = 0; outdating && !err && i < n; i++)
 		if (wait_on_bit(&run[i]->private, HBM_PG_WRITEBACK, TASK_KILLABLE))
 			err = -EINTR;
+	if (!err && lost)
+		err = -EIO;
 	if (!err && written)
 		*written = n;
 out:
@@ -797,10 +810,12 @@ static void hbmpool_count_evicted(struct hbmpool_region *r, struct page **pages,
 
 /*
  * Takes the locked, clean, up-to-date pages of @v[0..@n) (one region, from
- * hbmpool_evict_prepare()) out of the cache once they are unmapped, all at
- * once, and unlocks them.  A page that cannot go is left, and its victim's
- * references dropped.  Returns how many were evicted; their victims still
- * hold the references on page and region, for the caller to drop.
+ * hbmpool_evict_prepare(); @n at most HBMPOOL_EVICT_BATCH) out of the cache
+ * once they are unmapped, all at once, and unlocks them.  A page that
+ * cannot go is left, and its victim's references dropped.  Returns how
+ * many were evicted, and @v is compacted so that their victims are
+ * @v[0..ret): they still hold the references on page and region, for the
+ * caller to drop.
  */
 static unsigned int hbmpool_evict_unmapped(struct hbmpool_victim *v,
 					   unsigned int n)
@@ -868,7 +883,8 @@ static long hbmpool_evict_batch(struct hbmpool_victim *v, unsigned int n)
 	long evicted = 0;
 
 	for (i = 0; i < n; i += run) {
-		for (run = 1; i + run < n; run++)
+		/* a run fits hbmpool_evict_unmapped()'s arrays */
+		for (run = 1; i + run < n && run < HBMPOOL_EVICT_BATCH; run++)
 			if (v[i + run].r != v[i].r ||
 			    v[i + run].page->index != v[i].page->index + run)
 				break;

@@ -40,8 +40,10 @@ repeat:
 	page = xa_load(&r->pages, index);
 	if (!page)
 		goto out;
-	if (!get_page_unless_zero(page))
+	if (!get_page_unless_zero(page)) {
+		cpu_relax();	/* frozen by an evictor or the pool, briefly */
 		goto repeat;
+	}
 	if (unlikely(page != xa_load(&r->pages, index))) {
 		put_page(page);
 		goto repeat;

@@ -453,7 +453,7 @@ struct hbmpool_region {
 	 * Cached pages: index -> struct page, being fetched (locked), up to
 	 * date, or failed (HBM_PG_ERROR/STALE, taken out by the next user).
 	 * Pages enter under the xa_lock with the page locked; whoever erases
-	 * a page entry (xa_cmpxchg page -> NULL) owns its removal.
+	 * a page entry (page -> NULL under the xa_lock) owns its removal.
 	 */
 	struct xarray pages;
 	atomic_long_t nr_cached;

@@ -730,7 +730,9 @@ static int hbmpool_region_inode(struct hbmpool_region *r, umode_t mode)
 	inode->i_op = &hbmpool_region_iops;
 	inode->i_fop = &hbmpool_region_fops;
 	inode->i_mapping->a_ops = &hbmpool_cache_aops;
+#ifdef HBMPOOL_HAVE_RELEASE_ALWAYS
 	mapping_set_release_always(inode->i_mapping);	/* hbmpool_release_folio() */
+#endif
 	r->inode = inode;	/* the region's reference */
 	return 0;
 }

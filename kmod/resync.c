@@ -320,6 +320,13 @@ static int hbmpool_resync_take(struct hbmpool_region *r,
 		put_page(page);
 		return -EAGAIN;
 	}
+	if (unlikely(PageHWPoison(page))) {
+		/* lost to a memory error: out, and the next take reads a copy */
+		clear_and_wake_up_bit(HBM_PG_WRITEBACK, &page->private);
+		hbmpool_drop_poisoned(r, page);		/* unlocks it */
+		put_page(page);
+		return -EAGAIN;
+	}
 	copy_highpage(run->bounce[run->nr], page);
 	unlock_page(page);
 	run->cached = true;

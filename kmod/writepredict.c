@@ -23,7 +23,7 @@
  * (the same data sent home again); never data.  The prediction is a score
  * per region, like fault-around's count of misses: a read fault that maps
  * its page read-only (->fault, or fault-around when the page was cached)
- * marks it a probe (HBM_PG_PROBE) and takes
+ * marks it a probe (HBM_PG_PROBE) and, if it was not one already, takes
  * HBMPOOL_WP_MISS off the score; a write to a probe (page_mkwrite finds the
  * mark) adds HBMPOOL_WP_HIT.  The score rises when more than
  * HBMPOOL_WP_MISS / HBMPOOL_WP_HIT (three quarters) of the probes are

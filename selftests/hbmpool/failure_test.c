@@ -326,6 +326,39 @@ TEST_F(fail, poisoned_cache_page)
 	EXPECT_EQ(0x5eed, v) TH_LOG("the page came back from its home");
 }
 
+/* A dirty cached page with a memory error is never written back over the home's good copy: the sync drops it, counts an error and fails with EIO; the page reads back what the home had. */
+TEST_F(fail, poisoned_dirty_page_not_written_back)
+{
+	struct hbmpool_stats st0, st1;
+	uint64_t v = 0;
+
+	ASSERT_EQ(0, hbmt_region_open(&self->r, self->env.devfd, 4 * HBMT_PAGE, CHUNK,
+				      HBMPOOL_POLICY_BIND, HBM_NODES(N_A), 0, "poisondirty"));
+	ASSERT_EQ(0, hbmt_probe_write(pg(self, 1), 0x5eed, NULL));
+	ASSERT_EQ(0, hbmt_probe_write(pg(self, 2), 0x5eed, NULL));
+	ASSERT_EQ(0, hbm_region_sync(self->r.fd, 0, 0, NULL));
+	ASSERT_EQ(0, hbmt_probe_write(pg(self, 1), 0xbad, NULL));
+	ASSERT_EQ(0, hbmt_probe_write(pg(self, 2), 0x900d, NULL));
+	if (madvise(pg(self, 1), HBMT_PAGE, MADV_HWPOISON) && errno != EBUSY)
+		SKIP(return, "MADV_HWPOISON: %s (needs CONFIG_MEMORY_FAILURE and CAP_SYS_ADMIN)",
+		     strerror(errno));
+	ASSERT_EQ(0, hbm_region_stats(self->r.fd, &st0));
+	EXPECT_EQ(-EIO, hbm_region_sync(self->r.fd, 0, 0, NULL))
+		TH_LOG("a sync that lost a page to a memory error reports it");
+	ASSERT_EQ(0, hbm_region_stats(self->r.fd, &st1));
+	EXPECT_EQ(st0.errors + 1, st1.errors);
+	EXPECT_EQ(0, hbm_region_sync(self->r.fd, 0, 0, NULL)) TH_LOG("reported once");
+	/* a new mapping: the old PTE would still reach the poisoned page */
+	ASSERT_EQ(0, munmap(self->r.map, self->r.len));
+	self->r.map = mmap(NULL, self->r.len, PROT_READ | PROT_WRITE, MAP_SHARED,
+			   self->r.fd, 0);
+	ASSERT_NE(MAP_FAILED, self->r.map);
+	EXPECT_EQ(0, hbmt_probe_read(pg(self, 1), &v, NULL));
+	EXPECT_EQ(0x5eed, v) TH_LOG("the poisoned page's data reached the home");
+	EXPECT_EQ(0, hbmt_probe_read(pg(self, 2), &v, NULL));
+	EXPECT_EQ(0x900d, v) TH_LOG("its neighbour was written back");
+}
+
 /* link_down=1: node state "down", its uncached pages SIGBUS at once (not a timeout) while the other node's pages work; link_down=0 restores it. */
 TEST_F(fail, link_down)
 {
