@@ -563,6 +563,45 @@ TEST_F_TIMEOUT(rs, move_to_and_placement, 180)
 	EXPECT_EQ(0, hbmt_wait_node(N_A, "free_bytes", HBMT_EQ, CAP_MIB * HBMT_MIB, 10000, NULL));
 }
 
+/*
+ * A dirty cached page with a memory error (MADV_HWPOISON) in a chunk that
+ * moves: its data is lost, so the move never copies it; the target gets the
+ * source's last good data for it, an error is counted, and the move is done.
+ */
+TEST_F_TIMEOUT(rs, move_drops_poisoned_page, 120)
+{
+	struct hbmpool_stats st0, st1;
+	struct rs_job j;
+	int ret;
+
+	MBPS(0);
+	/* nothing written back or evicted behind the test's back */
+	ASSERT_EQ(0, hbm_set_global_u64("cache_budget_pages", 4 * PAGES_PER(CHUNK)));
+	OPEN(0, CHUNK, CHUNK, HBM_NODES(N_A, N_B));
+	ASSERT_EQ(N_A, home(&self->r[0], 0));
+	write_chunk(&self->r[0], CHUNK, 0, 10);
+	ASSERT_EQ(0, fsync(self->r[0].fd));
+	fill_page(self->r[0].map + 5 * HBMT_PAGE, 5, 11);
+	if (madvise(self->r[0].map + 5 * HBMT_PAGE, HBMT_PAGE, MADV_HWPOISON) && errno != EBUSY)
+		SKIP(return, "MADV_HWPOISON: %s (needs CONFIG_MEMORY_FAILURE and CAP_SYS_ADMIN)",
+		     strerror(errno));
+	ASSERT_EQ(0, hbm_region_stats(self->r[0].fd, &st0));
+	ret = rs_new(self->nl, self->r[0].id, 0, N_A, N_B, &j);
+	ASSERT_EQ(0, ret) TH_LOG("resync-new: %s (%s)", strerror(-ret), hbm_nl_extack(self->nl));
+	ASSERT_EQ(0, rs_wait(self->nl, j.id, 60000, &j));
+	EXPECT_EQ(ST_DONE, j.state);
+	EXPECT_EQ(N_B, home(&self->r[0], 0));
+	ASSERT_EQ(0, hbm_region_stats(self->r[0].fd, &st1));
+	EXPECT_EQ(st0.errors + 1, st1.errors) TH_LOG("the lost page is counted once");
+	/* a new mapping: the old PTE would still reach the poisoned page */
+	ASSERT_EQ(0, munmap(self->r[0].map, self->r[0].len));
+	self->r[0].map = mmap(NULL, self->r[0].len, PROT_READ | PROT_WRITE, MAP_SHARED,
+			      self->r[0].fd, 0);
+	ASSERT_NE(MAP_FAILED, self->r[0].map);
+	EXPECT_EQ(0, verify_chunk(_metadata, &self->r[0], CHUNK, 0, NULL, 10))
+		TH_LOG("the poisoned page's data reached the target");
+}
+
 /* ---- refusals ------------------------------------------------------------ */
 
 /* resync-new as nobody, without capabilities: its -errno as exit status. */
