@@ -99,7 +99,7 @@ static bool hbmpool_wp_vma(struct vm_area_struct *vma)
 static void hbmpool_wp_probe(struct vm_fault *vmf, struct hbmpool_region *r,
 			     struct page *page)
 {
-	/* once per mapping read-only: ->map_pages may have charged it */
+	/* once until written or out of the cache: ->map_pages may have charged it */
 	if (hbmpool_wp_user(vmf) &&
 	    !test_and_set_bit(HBM_PG_PROBE, &page->private))
 		hbmpool_wp_add(r, -HBMPOOL_WP_MISS);
