@@ -34,6 +34,8 @@ usage: $0 [options] [--] [command [args...]]
                        same path (repeatable; other paths are always visible)
  -t, --timeout SECS    kill the VM after SECS (default \$RIG_TIMEOUT or 900)
  -m, --mem MB          guest memory (default \$RIG_MEM or 2048)
+     --prealloc        back all guest memory on the host before the guest
+                       boots (QEMU -mem-prealloc; also RIG_PREALLOC=1)
      --smp N           guest CPUs (default \$RIG_SMP or 2)
  -n, --net SPEC        add a virtio-net NIC on a socket netdev (repeatable);
                        SPEC: listen:PORT or connect:PORT (a link between two
@@ -64,6 +66,7 @@ case "$hostroot" in /*) ;; *) rig_die "RIG_HOSTROOT must be an absolute path" ;;
 case "$hostroot" in *,*) rig_die "RIG_HOSTROOT must not contain a comma" ;; esac
 timeout=${RIG_TIMEOUT:-900}
 mem=${RIG_MEM:-2048}
+prealloc=${RIG_PREALLOC:-0}
 smp=${RIG_SMP:-2}
 append=${RIG_APPEND:-}
 ipaddr=""
@@ -80,6 +83,7 @@ while [ $# -gt 0 ]; do
 	-b|--bind) binds+=("$(realpath -m "$2")"); shift 2 ;;
 	-t|--timeout) timeout=$2; shift 2 ;;
 	-m|--mem) mem=$2; shift 2 ;;
+	--prealloc) prealloc=1; shift ;;
 	--smp) smp=$2; shift 2 ;;
 	-n|--net) nets+=("$2"); shift 2 ;;
 	--ip) ipaddr=$2; shift 2 ;;
@@ -176,7 +180,17 @@ else
 fi
 
 cpu=${RIG_CPU:-qemu64,+ssse3,+sse4.1,+sse4.2,+popcnt,+pclmulqdq}
-qemu=(qemu-system-x86_64 -name "rig-$id" -accel tcg -cpu "$cpu" -m "$mem" -smp "$smp"
+# Guest RAM is host memory mapped on first touch: the guest's first use of a
+# page then costs a host page fault, and two vCPUs taking them at once
+# contend in the host.  Benchmarks preallocate, so that a fresh VM's first
+# pass measures the guest, not the host filling its memory.
+memargs=()
+case "$prealloc" in
+0) ;;
+1) memargs=(-mem-prealloc) ;;
+*) rig_die "RIG_PREALLOC/--prealloc: 0 or 1, not '$prealloc'" ;;
+esac
+qemu=(qemu-system-x86_64 -name "rig-$id" -accel tcg -cpu "$cpu" -m "$mem" "${memargs[@]+"${memargs[@]}"}" -smp "$smp"
 	-nodefaults -display none -vga none -no-reboot
 	-kernel "$RIG_KIMAGE" -initrd "$initrd" -append "$cmdline"
 	"${console[@]}" -serial chardev:con0
