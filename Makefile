@@ -345,8 +345,9 @@ demo:
 
 # Benchmark VMs have their memory backed on the host before they boot
 # (tools/rig/vm.sh --prealloc): a fresh VM's first touches would otherwise
-# time the host mapping guest RAM.  RIG_PREALLOC=0 turns it off.
-bench bench-tcp bench-shm bench-replica: export RIG_PREALLOC ?= 1
+# time the host mapping guest RAM.  RIG_PREALLOC=0 turns it off.  The
+# multi-VM bench scripts (bench-tcp.sh, ...) default it to 1 themselves.
+bench: export RIG_PREALLOC ?= 1
 
 # hbmbench in a VM (tools/rig/bench.sh; by default the goals of issue 12 as
 # same-run ratios, about 2.5 minutes); its figures go to

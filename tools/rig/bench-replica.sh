@@ -61,8 +61,10 @@
 # 2000), BENCH_REPL_WB_SIZE (hbmbench regions, default 4M),
 # BENCH_REPL_WB_PASSES (default 4), BENCH_REPL_CUT (1: the cut scenario
 # before the kill, default 1), MULTI_TIMEOUT (the whole run, default
-# 1800 s), RIG_BUILD.
+# 1800 s), RIG_BUILD, RIG_PREALLOC (default 1).
 set -u
+# guest memory backed on the host before boot (vm.sh --prealloc)
+export RIG_PREALLOC=${RIG_PREALLOC:-1}
 here=$(cd "$(dirname "$0")" && pwd)
 repo=$(cd "$here/../.." && pwd)
 rig=$repo/tools/rig

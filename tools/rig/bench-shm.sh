@@ -51,8 +51,10 @@
 # default 2), BENCH_SHM_PASSES (runs per node, default 2), BENCH_SHM_MB
 # (ivshmem per node, MiB, a power of two, default 256), BENCH_SHM_SEG (VM2's
 # segment, default 192M), BENCH_SHM_SMP (vCPUs per VM, default 1), MULTI_TIMEOUT (the whole run, default 900 s),
-# RIG_BUILD.
+# RIG_BUILD, RIG_PREALLOC (default 1).
 set -u
+# guest memory backed on the host before boot (vm.sh --prealloc)
+export RIG_PREALLOC=${RIG_PREALLOC:-1}
 here=$(cd "$(dirname "$0")" && pwd)
 repo=$(cd "$here/../.." && pwd)
 rig=$repo/tools/rig

@@ -35,8 +35,10 @@
 # default 1), BENCH_TCP_PASSES (passes per scenario, default 2),
 # BENCH_TCP_SCENARIOS (default "lan netem50us netem2ms"), BENCH_TCP_READAHEAD
 # (VM1's readahead-max-pages, default: the module's), MULTI_TIMEOUT (the
-# whole run, default 1800 s), RIG_BUILD.
+# whole run, default 1800 s), RIG_BUILD, RIG_PREALLOC (default 1).
 set -u
+# guest memory backed on the host before boot (vm.sh --prealloc)
+export RIG_PREALLOC=${RIG_PREALLOC:-1}
 here=$(cd "$(dirname "$0")" && pwd)
 repo=$(cd "$here/../.." && pwd)
 rig=$repo/tools/rig
