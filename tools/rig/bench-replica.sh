@@ -335,7 +335,7 @@ done
 
 g() { sed -n "s/^replica\.$1=//p" "$kv" | head -1; }
 {
-	echo "bench-replica: $(date -u +%Y-%m-%dT%H:%MZ), kernel $(ctl exec 1 'uname -r' 2>/dev/null), 4 VMs (TCG, 1 vCPU each), commit $(git -C "$repo" describe --always --dirty 2>/dev/null)"
+	echo "bench-replica: $(date -u +%Y-%m-%dT%H:%MZ), kernel $(ctl exec 1 'uname -r' 2>/dev/null), 4 VMs (TCG, 1 vCPU each, memory preallocated: $RIG_PREALLOC), commit $(git -C "$repo" describe --always --dirty 2>/dev/null)"
 	echo "VM1 client, VM2..4 homes over TCP; fetch-timeout-ms ${to_ms:-?}; region P $size in $chunk chunks, k=2 over 2,3,4; victim VM$victim"
 	echo
 	echo "(a) node loss -> served again (longest single access of the reader; goal: <= timeout + 100 ms)"

@@ -203,7 +203,7 @@ stats() {
 }
 rowfmt='%-4s %3s %4s %-16s %9s %9s %9s %9s %9s %9s %9s %9s\n'
 {
-	echo "bench-shm: $(date -u +%Y-%m-%dT%H:%MZ), kernel $(ctl exec 1 'uname -r' 2>/dev/null), 2 VMs (TCG, 1 vCPU each), commit $(git -C "$repo" describe --always --dirty 2>/dev/null)"
+	echo "bench-shm: $(date -u +%Y-%m-%dT%H:%MZ), kernel $(ctl exec 1 'uname -r' 2>/dev/null), 2 VMs (TCG, 1 vCPU each, memory preallocated: $RIG_PREALLOC), commit $(git -C "$repo" describe --always --dirty 2>/dev/null)"
 	echo "VM1: tools/hbmbench --node N --size $size --iterations $iters --passes $hbpasses --evict;" \
 		"shm: node 2, VM2's segment $seg on ivshmem $dev2; sim: node 3 in VM1, latency 0; readahead-max-pages $(v readahead_max_pages)"
 	# shellcheck disable=SC2059 # the format is a variable

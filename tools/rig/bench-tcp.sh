@@ -217,7 +217,7 @@ for k in 1 2; do
 done
 
 {
-	echo "bench-tcp: $(date -u +%Y-%m-%dT%H:%MZ), kernel $(ctl exec 1 'uname -r' 2>/dev/null), 2 VMs (TCG, 1 vCPU each)"
+	echo "bench-tcp: $(date -u +%Y-%m-%dT%H:%MZ), kernel $(ctl exec 1 'uname -r' 2>/dev/null), 2 VMs (TCG, 1 vCPU each, memory preallocated: $RIG_PREALLOC)"
 	echo "hbmbench --node 2 --size $size (netem2ms: $wan_size) --iterations $iters --evict; iperf3 -t 5 -R; readahead-max-pages ${ra:-?}"
 	printf '%-10s %4s %-14s %6s %9s %9s %7s %9s %9s %9s %9s %9s\n' scenario pass order ping_min \
 		iperf3 seq_fault ratio rand_flt rand_p50 rand_p99 rand_p999 seq_evict

@@ -41,7 +41,8 @@ for ((i = 1; i <= nnodes; i++)); do
 done
 tools/hbmctl/hbmctl params set cache-budget-pages 16384
 args=${HBMBENCH_ARGS:-$default_args}
-echo "== $(date -u +%Y-%m-%dT%H:%MZ), kernel $(uname -r), $(nproc) CPUs, TCG;" \
+echo "== $(date -u +%Y-%m-%dT%H:%MZ), kernel $(uname -r), $(nproc) CPUs, TCG," \
+	"memory preallocated: $(grep -qw rig.prealloc=1 /proc/cmdline && echo 1 || echo 0);" \
 	"commit $(git -C "$repo" describe --always --dirty 2>/dev/null || echo unknown);" \
 	"nodes 1..$nnodes: sim, latency 0, no bandwidth cap" | tee "$out/bench.txt"
 echo "== tools/hbmbench $args" | tee -a "$out/bench.txt"

@@ -187,7 +187,7 @@ cpu=${RIG_CPU:-qemu64,+ssse3,+sse4.1,+sse4.2,+popcnt,+pclmulqdq}
 memargs=()
 case "$prealloc" in
 0) ;;
-1) memargs=(-mem-prealloc) ;;
+1) memargs=(-mem-prealloc); cmdline="$cmdline rig.prealloc=1" ;;
 *) rig_die "RIG_PREALLOC/--prealloc: 0 or 1, not '$prealloc'" ;;
 esac
 qemu=(qemu-system-x86_64 -name "rig-$id" -accel tcg -cpu "$cpu" -m "$mem" "${memargs[@]+"${memargs[@]}"}" -smp "$smp"
