@@ -17,6 +17,8 @@
 #   every VM: insmod hbmpool.ko, /dev/hbmpool appears, rmmod
 #   ivshmem: each VM writes its node's segment, every VM reads all N and
 #     the host reads /dev/shm: the same bytes
+#   vm.sh --prealloc: a bad RIG_PREALLOC is refused; a VM with its memory
+#     preallocated boots and sees rig.prealloc=1
 #
 # Environment: MULTI_TIMEOUT (whole run, default 900 s), RIG_BUILD, KVER.
 set -u
@@ -159,5 +161,18 @@ fi
 
 echo "# checks done after $((SECONDS - t0))s"
 ctl stop
+
+# --- vm.sh --prealloc (the benchmarks' guest memory), on one small VM
+pre_rc=0
+pre_out=$(RIG_PREALLOC=2 "$rig/vm.sh" -q -i rigtest-pre -t 60 -- true 2>&1) || pre_rc=$?
+if [ $pre_rc -ne 0 ] && [[ "$pre_out" == *"RIG_PREALLOC must be 0 or 1"* ]]; then
+	ok "vm.sh refuses RIG_PREALLOC=2"
+else
+	nok "vm.sh took RIG_PREALLOC=2: $pre_out"
+fi
+check "vm.sh --prealloc: the guest boots and is told (rig.prealloc=1)" \
+	"$rig/vm.sh" -q --prealloc -m 256 -i rigtest-pre -t 180 -- grep -qw rig.prealloc=1 /proc/cmdline
+check "vm.sh --prealloc: QEMU got -mem-prealloc" \
+	grep -q -- -mem-prealloc "${RIG_BUILD:-$repo/build/rig}/out-rigtest-pre/qemu.cmd"
 echo "1..$n"
 [ "$fails" -eq 0 ]

@@ -99,6 +99,7 @@ done
 
 [[ "$id" =~ ^[A-Za-z0-9_-]+$ ]] || rig_die "bad VM id '$id'"
 [[ "$timeout" =~ ^[0-9]+$ ]] || rig_die "bad timeout '$timeout'"
+[[ "$prealloc" =~ ^[01]$ ]] || rig_die "RIG_PREALLOC must be 0 or 1, not '$prealloc'"
 case "$REPO" in *[[:space:]]*) rig_die "the repo path must not contain spaces: $REPO" ;; esac
 command -v qemu-system-x86_64 >/dev/null || rig_die "qemu-system-x86_64 missing (make deps)"
 rig_kver
@@ -181,15 +182,13 @@ fi
 
 cpu=${RIG_CPU:-qemu64,+ssse3,+sse4.1,+sse4.2,+popcnt,+pclmulqdq}
 # Guest RAM is host memory mapped on first touch: the guest's first use of a
-# page then costs a host page fault, and two vCPUs taking them at once
-# contend in the host.  Benchmarks preallocate, so that a fresh VM's first
-# pass measures the guest, not the host filling its memory.
+# page then costs a host page fault.  Benchmarks preallocate, so that a
+# fresh VM's first pass measures the guest, not the host filling its memory.
 memargs=()
-case "$prealloc" in
-0) ;;
-1) memargs=(-mem-prealloc); cmdline="$cmdline rig.prealloc=1" ;;
-*) rig_die "RIG_PREALLOC/--prealloc: 0 or 1, not '$prealloc'" ;;
-esac
+if [ "$prealloc" = 1 ]; then
+	memargs=(-mem-prealloc)
+	cmdline="$cmdline rig.prealloc=1"
+fi
 qemu=(qemu-system-x86_64 -name "rig-$id" -accel tcg -cpu "$cpu" -m "$mem" "${memargs[@]+"${memargs[@]}"}" -smp "$smp"
 	-nodefaults -display none -vga none -no-reboot
 	-kernel "$RIG_KIMAGE" -initrd "$initrd" -append "$cmdline"
