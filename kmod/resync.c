@@ -621,7 +621,12 @@ static void hbmpool_resync_work(struct work_struct *work)
 
 /* ---- the control plane ---- */
 
-/* Forgets jobs that ended more than HBMPOOL_RESYNC_KEEP_NS ago. */
+/*
+ * Forgets jobs that ended more than HBMPOOL_RESYNC_KEEP_NS ago.  A job's
+ * work sets its end without this lock, so a job may end after @now was
+ * read: the comparison is signed, and such a job is not old (unsigned, its
+ * negative age wrapped and it was forgotten the moment it ended).
+ */
 static void hbmpool_resync_reap(void)
 {
 	struct hbmpool_resync *job;
@@ -632,7 +637,7 @@ static void hbmpool_resync_reap(void)
 	xa_for_each(&hbmpool_resyncs, id, job) {
 		u64 end = READ_ONCE(job->end_ns);
 
-		if (end && now - end > HBMPOOL_RESYNC_KEEP_NS) {
+		if (end && (s64)(now - end) > (s64)HBMPOOL_RESYNC_KEEP_NS) {
 			xa_erase(&hbmpool_resyncs, id);
 			hbmpool_resync_put(job);
 		}
