@@ -7,6 +7,7 @@
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
+#include <linux/highmem.h>
 #include <linux/mutex.h>
 #include <linux/random.h>
 #include <linux/spinlock.h>
@@ -48,6 +49,13 @@ static void hbmpool_export_set(struct hbmpool_segment *seg)
 	spin_lock(&hbmpool_export_ptr_lock);
 	hbmpool_export = seg;
 	spin_unlock(&hbmpool_export_ptr_lock);
+}
+
+/* Frees @seg: nobody holds a chunk of it or can find it. */
+static void hbmpool_export_free(struct hbmpool_segment *seg)
+{
+	hbmpool_segment_destroy(seg);
+	kfree(seg);
 }
 
 /**
@@ -110,6 +118,13 @@ int hbmpool_export_new(u64 size, const char *provider, const char *device,
 		kfree(seg);
 		goto out_unlock;
 	}
+	/* only this node's requests write RAM: its digests can be kept */
+	if (!shm && hbmpool_segment_digests_init(seg)) {
+		NL_SET_ERR_MSG(extack, "no memory for the segment's page digests");
+		hbmpool_export_free(seg);
+		err = -ENOMEM;
+		goto out_unlock;
+	}
 	down_write(&hbmpool_export_serve);
 	hbmpool_export_incarnation = incarnation;
 	strscpy(hbmpool_export_device, device, sizeof(hbmpool_export_device));
@@ -125,13 +140,6 @@ out_unlock:
 	if (!err)
 		pr_info("segment: %llu MiB of %s exported\n", size >> 20, provider);
 	return err;
-}
-
-/* Frees @seg: nobody holds a chunk of it or can find it. */
-static void hbmpool_export_free(struct hbmpool_segment *seg)
-{
-	hbmpool_segment_destroy(seg);
-	kfree(seg);
 }
 
 /**
@@ -284,6 +292,41 @@ bool hbmpool_export_is_fenced(void)
 void hbmpool_export_serve_end(void)
 {
 	up_read(&hbmpool_export_serve);
+}
+
+/**
+ * hbmpool_export_flip - flip the low bit of one byte of the segment
+ * @offset: the byte
+ *
+ * Fault injection (debugfs "segment_flip"): changes the memory behind the
+ * back of its digests at rest, as a memory error would.  Return: 0,
+ * -ENOENT (no segment, or fenced), -EINVAL (past its end), -ENOMEM, or the
+ * provider's write error.
+ */
+int hbmpool_export_flip(u64 offset)
+{
+	struct hbmpool_segment *seg;
+	struct page *page;
+	u64 base, inc;
+	int err;
+	u8 *p;
+
+	page = alloc_page(GFP_KERNEL);
+	if (!page)
+		return -ENOMEM;
+	seg = hbmpool_export_serve_begin(&inc);
+	err = !seg ? -ENOENT : offset >= seg->size ? -EINVAL : 0;
+	if (!err) {
+		base = round_down(offset, PAGE_SIZE);
+		seg->provider->read(seg, base, page);
+		p = kmap_local_page(page);
+		p[offset - base] ^= 1;
+		kunmap_local(p);
+		err = seg->provider->write(seg, base, page);
+	}
+	hbmpool_export_serve_end();
+	__free_page(page);
+	return err;
 }
 
 /* Module exit: no client is left (transports are gone). */

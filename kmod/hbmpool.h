@@ -164,6 +164,7 @@ void hbmpool_export_serve_end(void);
 int hbmpool_export_fence(void);
 u64 hbmpool_export_free_owner(u32 owner);
 bool hbmpool_export_is_fenced(void);
+int hbmpool_export_flip(u64 offset);
 int hbmpool_ram_segment_init(struct hbmpool_segment *seg, u64 size,
 			     struct netlink_ext_ack *extack);
 

@@ -83,6 +83,7 @@ void hbmpool_segment_destroy(struct hbmpool_segment *seg)
 	if (seg->pool)
 		gen_pool_destroy(seg->pool);
 	seg->provider->release(seg);
+	hbmpool_segment_digests_free(seg);
 	mutex_destroy(&seg->lock);
 }
 
@@ -165,7 +166,7 @@ int hbmpool_segment_free(struct hbmpool_segment *seg, u64 offset, u64 len,
 		return -EINVAL;
 	}
 	mtree_erase(&seg->chunks, hbmpool_first_page(offset));
-	seg->provider->discard(seg, offset, len);
+	hbmpool_segment_discard(seg, offset, len);
 	gen_pool_free(seg->pool, HBMPOOL_SEGMENT_BASE + offset, len);
 	mutex_unlock(&seg->lock);
 	kfree_rcu(c, rcu);
@@ -190,7 +191,7 @@ u64 hbmpool_segment_free_owner(struct hbmpool_segment *seg, u32 owner)
 		if (c->owner != owner)
 			continue;
 		mtree_erase(&seg->chunks, hbmpool_first_page(c->offset));
-		seg->provider->discard(seg, c->offset, c->len);
+		hbmpool_segment_discard(seg, c->offset, c->len);
 		gen_pool_free(seg->pool, HBMPOOL_SEGMENT_BASE + c->offset, c->len);
 		freed += c->len;
 		kfree_rcu(c, rcu);

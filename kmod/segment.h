@@ -18,6 +18,7 @@
 
 struct gen_pool;
 struct hbmpool_segment;
+struct hbmpool_segment_digests;
 struct page;
 
 /**
@@ -32,9 +33,11 @@ struct page;
  *	fenced itself, or the segment is being destroyed): a provider whose
  *	clients reach the memory directly (shm) tells them; may sleep.
  * @release: the segment is destroyed: free the provider's state; may sleep.
+ * @zeroed: its pages read as zeros in a new segment and after ->discard()
  */
 struct hbmpool_segment_provider {
 	const char *name;
+	bool zeroed;
 	void (*read)(struct hbmpool_segment *seg, u64 offset, struct page *page);
 	int (*write)(struct hbmpool_segment *seg, u64 offset, struct page *page);
 	void (*discard)(struct hbmpool_segment *seg, u64 offset, u64 len);
@@ -52,6 +55,7 @@ struct hbmpool_segment_provider {
  * @chunks: the page range of every allocated chunk -> its owner
  *	(struct hbmpool_segment_chunk); a maple tree, which has its own lock
  *	for lookups
+ * @digests: its pages' digests at rest (segment_digest.c), or NULL
  */
 struct hbmpool_segment {
 	u64 size;
@@ -60,6 +64,7 @@ struct hbmpool_segment {
 	struct mutex lock;	/* allocation and freeing: @pool and @chunks agree */
 	struct gen_pool *pool;
 	struct maple_tree chunks;
+	struct hbmpool_segment_digests *digests;
 };
 
 int hbmpool_segment_init(struct hbmpool_segment *seg, u64 size,
@@ -74,5 +79,15 @@ u64 hbmpool_segment_free_owner(struct hbmpool_segment *seg, u32 owner);
 int hbmpool_segment_check(struct hbmpool_segment *seg, u64 offset, u64 len,
 			  u32 owner);
 u64 hbmpool_segment_avail(struct hbmpool_segment *seg);
+
+/* segment_digest.c: digests at rest, and the reads and writes that use them */
+int hbmpool_segment_digests_init(struct hbmpool_segment *seg);
+void hbmpool_segment_digests_free(struct hbmpool_segment *seg);
+void hbmpool_segment_discard(struct hbmpool_segment *seg, u64 offset, u64 len);
+int hbmpool_segment_write(struct hbmpool_segment *seg, u64 offset,
+			  struct page *page, u32 crc);
+bool hbmpool_segment_read(struct hbmpool_segment *seg, u64 offset,
+			  struct page **pages, unsigned int nr, u64 *snap,
+			  u32 *crc);
 
 #endif /* _HBMPOOL_SEGMENT_H */

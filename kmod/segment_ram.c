@@ -73,6 +73,7 @@ static void hbmpool_ram_release(struct hbmpool_segment *seg)
 
 static const struct hbmpool_segment_provider hbmpool_ram_provider = {
 	.name = "ram",
+	.zeroed = true,		/* allocated __GFP_ZERO, cleared on discard */
 	.read = hbmpool_ram_read,
 	.write = hbmpool_ram_write,
 	.discard = hbmpool_ram_discard,

@@ -65,6 +65,10 @@ void hbmpool_tcp_set_timeouts(struct socket *sock, unsigned int ms);
 int hbmpool_tcp_digest_init(void);
 void hbmpool_tcp_digest_exit(void);
 u32 hbmpool_tcp_pages_digest(struct page **pages, unsigned int nr);
+u32 hbmpool_tcp_pages_digest_each(struct page **pages, unsigned int nr,
+				  u32 *crc);
+bool hbmpool_tcp_digest_fold_ok(void);
+u32 hbmpool_tcp_digest_fold(const u32 *crc, unsigned int nr);
 void hbmpool_tcp_digest_show(struct seq_file *m);
 
 /* ---- tcp_client.c ---- */

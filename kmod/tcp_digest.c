@@ -14,10 +14,22 @@
  * faster and says which (the log, debugfs "tcp_home": "digest").  The two
  * must agree on a test buffer, or the library is used.  Set at init,
  * read-only after.
+ *
+ * A home that keeps its pages' CRCs at rest (segment_digest.c) answers a
+ * read with a digest made from them (hbmpool_tcp_digest_fold()), and a write
+ * is checked against the digest made from its pages' own CRCs, which the
+ * home keeps (hbmpool_tcp_pages_digest_each()).  A page's CRC at rest is
+ * the raw CRC32C of its bytes alone (seed 0, no final inversion).  CRCs are
+ * linear: the raw CRC of A || B from seed s is the raw CRC of A from s,
+ * shifted over B's length, xor B's raw CRC from seed 0.  The shift over one
+ * page is linear in the CRC's 32 bits too, so it is four lookups in tables
+ * built at init from the library's __crc32c_le_shift(), which a self-test
+ * checks against a digest of two whole pages.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
 #include <crypto/hash.h>
+#include <linux/crc32.h>
 #include <linux/err.h>
 #include <linux/gfp.h>
 #include <linux/highmem.h>
@@ -27,6 +39,7 @@
 #include <linux/minmax.h>
 #include <linux/mm.h>
 #include <linux/seq_file.h>
+#include <linux/slab.h>
 
 #include "tcp.h"
 
@@ -84,6 +97,110 @@ static u32 hbmpool_digest_by(struct crypto_shash *tfm, struct page **pages,
 u32 hbmpool_tcp_pages_digest(struct page **pages, unsigned int nr)
 {
 	return hbmpool_digest_by(hbmpool_crc32c_tfm, pages, nr);
+}
+
+/* A raw CRC shifted over one page of zeros, byte by byte of the CRC. */
+static u32 hbmpool_page_shift_tab[4][256];
+/* The protocol's seed, ~0, shifted over one page */
+static u32 hbmpool_seed_shifted;
+/* The tables passed their self-test: runs may be digested from pages' CRCs */
+static bool hbmpool_fold_ok;
+
+static u32 hbmpool_shift_page(u32 crc)
+{
+	return hbmpool_page_shift_tab[0][crc & 0xff] ^
+	       hbmpool_page_shift_tab[1][(crc >> 8) & 0xff] ^
+	       hbmpool_page_shift_tab[2][(crc >> 16) & 0xff] ^
+	       hbmpool_page_shift_tab[3][crc >> 24];
+}
+
+/* Whether a home may keep its pages' CRCs and answer reads from them. */
+bool hbmpool_tcp_digest_fold_ok(void)
+{
+	return hbmpool_fold_ok;
+}
+
+/**
+ * hbmpool_tcp_digest_fold - the digest of a run from its pages' CRCs
+ * @crc: each page's raw CRC32C (seed 0, no inversion)
+ * @nr: pages
+ *
+ * Only when hbmpool_tcp_digest_fold_ok().  Return: the protocol's CRC32C of
+ * the run, as hbmpool_tcp_pages_digest() of the pages would compute it.
+ */
+u32 hbmpool_tcp_digest_fold(const u32 *crc, unsigned int nr)
+{
+	u32 x = ~0U;
+	unsigned int i;
+
+	for (i = 0; i < nr; i++)
+		x = hbmpool_shift_page(x) ^ crc[i];
+	return ~x;
+}
+
+/**
+ * hbmpool_tcp_pages_digest_each - digest a run of pages, and each page
+ * @pages: the pages
+ * @nr: how many
+ * @crc: out: each page's raw CRC32C (seed 0, no inversion), for a home to
+ *	keep; meaningless unless hbmpool_tcp_digest_fold_ok()
+ *
+ * Return: the protocol's CRC32C of the run.
+ */
+u32 hbmpool_tcp_pages_digest_each(struct page **pages, unsigned int nr,
+				  u32 *crc)
+{
+	unsigned int i;
+
+	if (!hbmpool_fold_ok)
+		return hbmpool_tcp_pages_digest(pages, nr);
+	/* raw CRC from 0 = the raw CRC from ~0, less ~0 shifted over the page */
+	for (i = 0; i < nr; i++)
+		crc[i] = ~hbmpool_digest_by(hbmpool_crc32c_tfm, &pages[i], 1) ^
+			 hbmpool_seed_shifted;
+	return hbmpool_tcp_digest_fold(crc, nr);
+}
+
+/*
+ * Builds the shift tables, and checks them and the seed's shift against
+ * the library's digest of two pages of a pattern: the protocol's digest of
+ * the two, folded from their raw CRCs, and each page's raw CRC from its
+ * protocol digest.
+ */
+static void hbmpool_fold_init(void)
+{
+	u32 bit[32], crc[2], whole;
+	unsigned int b, k, v;
+	u8 *buf;
+
+	for (b = 0; b < 32; b++)
+		bit[b] = __crc32c_le_shift(1U << b, PAGE_SIZE);
+	for (k = 0; k < 4; k++) {
+		for (v = 0; v < 256; v++) {
+			u32 t = 0;
+
+			for (b = 0; b < 8; b++)
+				if (v & BIT(b))
+					t ^= bit[8 * k + b];
+			hbmpool_page_shift_tab[k][v] = t;
+		}
+	}
+	hbmpool_seed_shifted = __crc32c_le_shift(~0U, PAGE_SIZE);
+
+	buf = kmalloc(2 * PAGE_SIZE, GFP_KERNEL);
+	if (!buf)
+		return;		/* untested: reads are digested again */
+	for (b = 0; b < 2 * PAGE_SIZE; b++)
+		buf[b] = (u8)(b * 13 + (b >> 7));
+	whole = ~__crc32c_le(~0U, buf, 2 * PAGE_SIZE);
+	for (k = 0; k < 2; k++)
+		crc[k] = __crc32c_le(~0U, buf + k * PAGE_SIZE, PAGE_SIZE) ^
+			 hbmpool_seed_shifted;
+	hbmpool_fold_ok = hbmpool_tcp_digest_fold(crc, 2) == whole &&
+			  crc[0] == __crc32c_le(0, buf, PAGE_SIZE);
+	if (!hbmpool_fold_ok)
+		pr_warn("TCP data digests: digests folded from pages' CRCs are wrong: digests at rest not used\n");
+	kfree(buf);
 }
 
 /* MB/s of @tfm (NULL: the library), the best of a few rounds over @pages. */
@@ -149,7 +266,10 @@ out:
 
 int hbmpool_tcp_digest_init(void)
 {
-	struct crypto_shash *tfm = crypto_alloc_shash("crc32c", 0, 0);
+	struct crypto_shash *tfm;
+
+	hbmpool_fold_init();
+	tfm = crypto_alloc_shash("crc32c", 0, 0);
 
 	if (IS_ERR(tfm)) {
 		pr_info("no crc32c in the crypto API (%ld): TCP data digests by the library's CRC32C\n",

@@ -51,6 +51,8 @@ struct hbmpool_home_session {
 	struct page **bounce;		/* HBMW_MAX_DATA / PAGE_SIZE slots */
 	unsigned int nr_bounce;		/* allocated pages in @bounce */
 	unsigned long bounce_used;	/* jiffies: a request last needed more than the reserve */
+	u32 *crc;			/* each bounce page's CRC (segment_digest.c) */
+	u64 *snap;			/* scratch of hbmpool_segment_read() */
 	struct hbmw_hello hello;
 	struct hbmw_challenge challenge;
 };
@@ -68,7 +70,9 @@ static struct {
 	atomic64_t accepted, auth_failures, rejected, reasons[HBMW_NR_ERRS];
 	/* bounce pages held by all sessions, and the most held at once */
 	atomic_long_t bounce_pages, bounce_pages_max;
-	struct dentry *debugfs;
+	/* reads answered with the pages' digests at rest, or digested again */
+	atomic64_t reads_at_rest, reads_digested;
+	struct dentry *debugfs, *debugfs_flip;
 } hbmpool_home;
 
 static struct workqueue_struct *hbmpool_home_wq;
@@ -82,6 +86,8 @@ static void hbmpool_home_session_free(struct kref *ref)
 		__free_page(s->bounce[i]);
 	atomic_long_sub(s->nr_bounce, &hbmpool_home.bounce_pages);
 	kfree(s->bounce);
+	kfree(s->crc);
+	kfree(s->snap);
 	sock_release(s->sock);
 	kfree(s);
 }
@@ -283,8 +289,19 @@ static int hbmpool_home_bounce(struct hbmpool_home_session *s, unsigned int nr)
 	if (!s->bounce) {
 		s->bounce = kcalloc(HBMW_MAX_DATA / PAGE_SIZE, sizeof(*s->bounce),
 				    GFP_KERNEL);
-		if (!s->bounce)
+		s->crc = kcalloc(HBMW_MAX_DATA / PAGE_SIZE, sizeof(*s->crc),
+				 GFP_KERNEL);
+		s->snap = kcalloc(HBMW_MAX_DATA / PAGE_SIZE, sizeof(*s->snap),
+				  GFP_KERNEL);
+		if (!s->bounce || !s->crc || !s->snap) {
+			kfree(s->bounce);
+			kfree(s->crc);
+			kfree(s->snap);
+			s->bounce = NULL;
+			s->crc = NULL;
+			s->snap = NULL;
 			return -ENOMEM;
+		}
 	}
 	if (nr > HBMPOOL_HOME_BOUNCE_KEEP)
 		s->bounce_used = jiffies;
@@ -344,8 +361,9 @@ static int hbmpool_home_read(struct hbmpool_home_session *s,
 {
 	u64 offset = le64_to_cpu(h->offset), inc;
 	u32 len = le32_to_cpu(h->length);
-	unsigned int i, nr = len >> PAGE_SHIFT;
+	unsigned int nr = len >> PAGE_SHIFT;
 	struct hbmpool_segment *seg;
+	bool at_rest = false;
 	struct hbmw_hdr r;
 	__le32 ddgst;
 	u32 status;
@@ -356,15 +374,23 @@ static int hbmpool_home_read(struct hbmpool_home_session *s,
 		return err;
 	seg = hbmpool_export_serve_begin(&inc);
 	status = hbmpool_home_check(s, seg, inc, offset, len);
-	for (i = 0; !status && i < nr; i++)
-		seg->provider->read(seg, offset + ((u64)i << PAGE_SHIFT), s->bounce[i]);
+	if (!status)
+		at_rest = hbmpool_segment_read(seg, offset, s->bounce, nr,
+					       hbmpool_tcp_digest_fold_ok() ? s->snap : NULL,
+					       s->crc);
 	hbmpool_export_serve_end();
 	if (status)
 		return hbmpool_home_respond(s, h, status, offset);
 
 	hbmw_hdr_build(&r, HBMW_OP_READ, HBMW_F_RESP | HBMW_F_DDGST,
 		       le32_to_cpu(h->tag), 0, offset, len);
-	ddgst = cpu_to_le32(hbmpool_tcp_pages_digest(s->bounce, nr));
+	if (at_rest) {
+		ddgst = cpu_to_le32(hbmpool_tcp_digest_fold(s->crc, nr));
+		atomic64_inc(&hbmpool_home.reads_at_rest);
+	} else {
+		ddgst = cpu_to_le32(hbmpool_tcp_pages_digest(s->bounce, nr));
+		atomic64_inc(&hbmpool_home.reads_digested);
+	}
 	err = hbmpool_tcp_send(s->sock, &r, sizeof(r), true);
 	if (!err)
 		err = hbmpool_tcp_send_pages(s->sock, s->bounce, nr, true);
@@ -397,7 +423,8 @@ static int hbmpool_home_write(struct hbmpool_home_session *s,
 		err = hbmpool_tcp_recv(s->sock, &ddgst, sizeof(ddgst));
 		if (err)
 			return err;
-		if (le32_to_cpu(ddgst) != hbmpool_tcp_pages_digest(s->bounce, nr)) {
+		if (le32_to_cpu(ddgst) !=
+		    hbmpool_tcp_pages_digest_each(s->bounce, nr, s->crc)) {
 			status = HBMW_S_DIGEST;
 			hbmpool_home_count_reject(HBMW_ERR_DIGEST);
 			pr_info_ratelimited("home: client %u: write at %llu: bad data digest\n",
@@ -408,8 +435,8 @@ static int hbmpool_home_write(struct hbmpool_home_session *s,
 		seg = hbmpool_export_serve_begin(&inc);
 		status = hbmpool_home_check(s, seg, inc, offset, len);
 		for (i = 0; !status && i < nr; i++) {
-			if (seg->provider->write(seg, offset + ((u64)i << PAGE_SHIFT),
-						 s->bounce[i]))
+			if (hbmpool_segment_write(seg, offset + ((u64)i << PAGE_SHIFT),
+						  s->bounce[i], s->crc[i]))
 				status = HBMW_S_IO;
 		}
 		hbmpool_export_serve_end();
@@ -694,10 +721,21 @@ static int hbmpool_home_debugfs_show(struct seq_file *m, void *v)
 	seq_printf(m, "bounce_pages %ld\nbounce_pages_max %ld\n",
 		   atomic_long_read(&hbmpool_home.bounce_pages),
 		   atomic_long_read(&hbmpool_home.bounce_pages_max));
+	seq_printf(m, "reads_digests_at_rest %lld\nreads_digested %lld\n",
+		   atomic64_read(&hbmpool_home.reads_at_rest),
+		   atomic64_read(&hbmpool_home.reads_digested));
 	hbmpool_tcp_digest_show(m);
 	return 0;
 }
 DEFINE_SHOW_ATTRIBUTE(hbmpool_home_debugfs);
+
+/* debugfs "segment_flip": OFFSET flips a bit of the segment (fault injection) */
+static int hbmpool_home_flip_set(void *data, u64 offset)
+{
+	return hbmpool_export_flip(offset);
+}
+DEFINE_DEBUGFS_ATTRIBUTE(hbmpool_home_flip_fops, NULL, hbmpool_home_flip_set,
+			 "%llu\n");
 
 int hbmpool_tcp_home_init(void)
 {
@@ -714,6 +752,8 @@ int hbmpool_tcp_home_init(void)
 		atomic64_set(&hbmpool_home.reasons[i], 0);
 	atomic_long_set(&hbmpool_home.bounce_pages, 0);
 	atomic_long_set(&hbmpool_home.bounce_pages_max, 0);
+	atomic64_set(&hbmpool_home.reads_at_rest, 0);
+	atomic64_set(&hbmpool_home.reads_digested, 0);
 	hbmpool_home_wq = alloc_workqueue("hbmpool-home", WQ_UNBOUND,
 					  HBMPOOL_TCP_MAX_SESSIONS + 1);
 	if (!hbmpool_home_wq)
@@ -721,6 +761,9 @@ int hbmpool_tcp_home_init(void)
 	hbmpool_home.debugfs = debugfs_create_file("tcp_home", 0444,
 						   hbmpool_debugfs_root, NULL,
 						   &hbmpool_home_debugfs_fops);
+	hbmpool_home.debugfs_flip = debugfs_create_file_unsafe("segment_flip", 0200,
+							       hbmpool_debugfs_root, NULL,
+							       &hbmpool_home_flip_fops);
 	return 0;
 }
 
@@ -732,6 +775,7 @@ void hbmpool_tcp_home_exit(void)
 	mutex_unlock(&hbmpool_home.listen_mutex);
 	hbmpool_home_close_sessions(NULL, U32_MAX);
 	debugfs_remove(hbmpool_home.debugfs);
+	debugfs_remove(hbmpool_home.debugfs_flip);
 	destroy_workqueue(hbmpool_home_wq);
 	mutex_destroy(&hbmpool_home.listen_mutex);
 }
