@@ -7,7 +7,6 @@
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
-#include <linux/highmem.h>
 #include <linux/mutex.h>
 #include <linux/random.h>
 #include <linux/spinlock.h>
@@ -118,13 +117,12 @@ int hbmpool_export_new(u64 size, const char *provider, const char *device,
 		kfree(seg);
 		goto out_unlock;
 	}
-	/* only this node's requests write RAM: its digests can be kept */
-	if (!shm && hbmpool_segment_digests_init(seg)) {
-		NL_SET_ERR_MSG(extack, "no memory for the segment's page digests");
-		hbmpool_export_free(seg);
-		err = -ENOMEM;
-		goto out_unlock;
-	}
+	/*
+	 * Only this node's requests write RAM: its digests can be kept.
+	 * Without memory for them, reads are digested as they are sent.
+	 */
+	if (!shm && hbmpool_segment_digests_init(seg))
+		pr_info("segment: no memory for its pages' digests at rest: reads are digested again\n");
 	down_write(&hbmpool_export_serve);
 	hbmpool_export_incarnation = incarnation;
 	strscpy(hbmpool_export_device, device, sizeof(hbmpool_export_device));
@@ -307,23 +305,16 @@ int hbmpool_export_flip(u64 offset)
 {
 	struct hbmpool_segment *seg;
 	struct page *page;
-	u64 base, inc;
+	u64 inc;
 	int err;
-	u8 *p;
 
 	page = alloc_page(GFP_KERNEL);
 	if (!page)
 		return -ENOMEM;
 	seg = hbmpool_export_serve_begin(&inc);
 	err = !seg ? -ENOENT : offset >= seg->size ? -EINVAL : 0;
-	if (!err) {
-		base = round_down(offset, PAGE_SIZE);
-		seg->provider->read(seg, base, page);
-		p = kmap_local_page(page);
-		p[offset - base] ^= 1;
-		kunmap_local(p);
-		err = seg->provider->write(seg, base, page);
-	}
+	if (!err)
+		err = hbmpool_segment_flip(seg, offset, page);
 	hbmpool_export_serve_end();
 	__free_page(page);
 	return err;

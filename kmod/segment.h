@@ -85,7 +85,9 @@ int hbmpool_segment_digests_init(struct hbmpool_segment *seg);
 void hbmpool_segment_digests_free(struct hbmpool_segment *seg);
 void hbmpool_segment_discard(struct hbmpool_segment *seg, u64 offset, u64 len);
 int hbmpool_segment_write(struct hbmpool_segment *seg, u64 offset,
-			  struct page *page, u32 crc);
+			  struct page *page, const u32 *crc);
+int hbmpool_segment_flip(struct hbmpool_segment *seg, u64 offset,
+			 struct page *page);
 bool hbmpool_segment_read(struct hbmpool_segment *seg, u64 offset,
 			  struct page **pages, unsigned int nr, u64 *snap,
 			  u32 *crc);

@@ -32,6 +32,7 @@
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
 #include <linux/atomic.h>
+#include <linux/highmem.h>
 #include <linux/mm.h>
 #include <linux/moduleparam.h>
 #include <linux/mutex.h>
@@ -86,7 +87,8 @@ int hbmpool_segment_digests_init(struct hbmpool_segment *seg)
 	if (!d)
 		return -ENOMEM;
 	d->nr_pages = seg->size >> PAGE_SHIFT;
-	d->entry = kvcalloc(d->nr_pages, sizeof(*d->entry), GFP_KERNEL);
+	d->entry = kvcalloc(d->nr_pages, sizeof(*d->entry),
+			    GFP_KERNEL | __GFP_NOWARN);
 	if (!d->entry) {
 		kfree(d);
 		return -ENOMEM;
@@ -94,9 +96,12 @@ int hbmpool_segment_digests_init(struct hbmpool_segment *seg)
 	for (i = 0; i < HBMPOOL_SEG_DIGEST_LOCKS; i++)
 		mutex_init(&d->lock[i]);
 	/* a provider's new memory may be known to be zeros */
-	for (pg = 0; seg->provider->zeroed && pg < d->nr_pages; pg++)
+	for (pg = 0; seg->provider->zeroed && pg < d->nr_pages; pg++) {
 		atomic64_set(&d->entry[pg], HBMPOOL_SEG_DIGEST_VALID |
 			     HBMPOOL_SEG_DIGEST_ZERO);
+		if (!(pg % 4096))
+			cond_resched();
+	}
 	seg->digests = d;
 	return 0;
 }
@@ -139,33 +144,47 @@ static u64 hbmpool_digest_invalidate(struct hbmpool_segment_digests *d,
 	return entry;
 }
 
+/* Whether a discard of page @pg is under way (hbmpool_segment_discard()). */
+static bool hbmpool_digest_discarding(u64 entry)
+{
+	return !(entry & HBMPOOL_SEG_DIGEST_VALID) &&
+	       (entry & HBMPOOL_SEG_DIGEST_CRC) == HBMPOOL_SEG_DIGEST_DISCARDING;
+}
+
 /**
  * hbmpool_segment_write - store a page, and its digest if @seg keeps them
  * @seg: the segment
  * @offset: byte offset of the page, page aligned, checked by the caller
  * @page: the data
- * @crc: its CRC32C, seed 0 and no inversion (tcp_digest.c)
+ * @crc: its CRC32C, seed 0 and no inversion (tcp_digest.c), or NULL if
+ *	unknown: the page is then digested when it is read, until its next
+ *	write with one
  *
- * May sleep.  Return: the provider's ->write() result.
+ * A write that meets a discard of its page under way (a request that raced
+ * the free of its chunk) leaves the page without a digest: the discard may
+ * clear it after the write.  May sleep.  Return: the provider's ->write()
+ * result.
  */
 int hbmpool_segment_write(struct hbmpool_segment *seg, u64 offset,
-			  struct page *page, u32 crc)
+			  struct page *page, const u32 *crc)
 {
 	struct hbmpool_segment_digests *d = seg->digests;
 	unsigned long pg = offset >> PAGE_SHIFT;
+	bool discarding;
 	u64 entry;
 	int err;
 
 	if (!d)
 		return seg->provider->write(seg, offset, page);
 	mutex_lock(hbmpool_digest_lock(d, pg));
+	discarding = hbmpool_digest_discarding(atomic64_read(&d->entry[pg]));
 	entry = hbmpool_digest_invalidate(d, pg, HBMPOOL_SEG_DIGEST_WRITING);
 	err = seg->provider->write(seg, offset, page);
-	if (!err) {
+	if (!err && crc && !discarding) {
 		/* the data before the entry that vouches for it */
 		smp_wmb();
 		atomic64_set(&d->entry[pg], (entry & ~HBMPOOL_SEG_DIGEST_CRC) |
-			     HBMPOOL_SEG_DIGEST_VALID | crc);
+			     HBMPOOL_SEG_DIGEST_VALID | *crc);
 	}
 	mutex_unlock(hbmpool_digest_lock(d, pg));
 	return err;
@@ -215,16 +234,48 @@ bool hbmpool_segment_read(struct hbmpool_segment *seg, u64 offset,
 }
 
 /**
+ * hbmpool_segment_flip - flip the low bit of one byte, behind the digest
+ * @seg: the segment
+ * @offset: the byte, below seg->size (checked by the caller)
+ * @page: a page to copy through
+ *
+ * Fault injection: the page changes as a memory error would change it,
+ * its digest at rest stays.  Serialised with writes of the page (their
+ * lock), not with a discard of it.  May sleep.  Return: 0, or the
+ * provider's ->write() error.
+ */
+int hbmpool_segment_flip(struct hbmpool_segment *seg, u64 offset,
+			 struct page *page)
+{
+	struct hbmpool_segment_digests *d = seg->digests;
+	u64 base = round_down(offset, PAGE_SIZE);
+	int err;
+	u8 *p;
+
+	if (d)
+		mutex_lock(hbmpool_digest_lock(d, base >> PAGE_SHIFT));
+	seg->provider->read(seg, base, page);
+	p = kmap_local_page(page);
+	p[offset - base] ^= 1;
+	kunmap_local(p);
+	err = seg->provider->write(seg, base, page);
+	if (d)
+		mutex_unlock(hbmpool_digest_lock(d, base >> PAGE_SHIFT));
+	return err;
+}
+
+/**
  * hbmpool_segment_discard - the provider discards a freed range
  * @seg: the segment
  * @offset: page aligned
  * @len: page aligned
  *
- * The pages' digests stop counting before their bytes change.  A provider
- * whose discarded pages read as zeros then gets the zero page's digest for
- * each, unless a write came meanwhile (a request that raced the free of
- * its chunk): such a page may hold the write's bytes or zeros, and stays
- * without a digest until its next write.  May sleep.
+ * The pages' digests stop counting before their bytes change, and a write
+ * that comes meanwhile (a request that raced the free of its chunk) does
+ * not give its page one back.  A provider whose discarded pages read as
+ * zeros then gets the zero page's digest for each, unless such a write
+ * came: that page may hold the write's bytes or zeros, and stays without a
+ * digest until its next write.  May sleep.
  */
 void hbmpool_segment_discard(struct hbmpool_segment *seg, u64 offset, u64 len)
 {
@@ -249,8 +300,7 @@ void hbmpool_segment_discard(struct hbmpool_segment *seg, u64 offset, u64 len)
 
 		mutex_lock(hbmpool_digest_lock(d, pg));
 		e = atomic64_read(&d->entry[pg]);
-		if (!(e & HBMPOOL_SEG_DIGEST_VALID) &&
-		    (e & HBMPOOL_SEG_DIGEST_CRC) == HBMPOOL_SEG_DIGEST_DISCARDING)
+		if (hbmpool_digest_discarding(e))
 			atomic64_set(&d->entry[pg], (e & ~HBMPOOL_SEG_DIGEST_CRC) |
 				     HBMPOOL_SEG_DIGEST_VALID | HBMPOOL_SEG_DIGEST_ZERO);
 		else

@@ -436,7 +436,8 @@ static int hbmpool_home_write(struct hbmpool_home_session *s,
 		status = hbmpool_home_check(s, seg, inc, offset, len);
 		for (i = 0; !status && i < nr; i++) {
 			if (hbmpool_segment_write(seg, offset + ((u64)i << PAGE_SHIFT),
-						  s->bounce[i], s->crc[i]))
+						  s->bounce[i], hbmpool_tcp_digest_fold_ok() ?
+						  &s->crc[i] : NULL))
 				status = HBMW_S_IO;
 		}
 		hbmpool_export_serve_end();

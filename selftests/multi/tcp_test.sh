@@ -447,10 +447,14 @@ if [ $SHM = 0 ]; then
 	r2=$(region_id 1 r2)
 	c2=$(chunks 1 "$r2" first 2)
 	o2=$(chunks 1 "$r2" offset "$c2")
-	check "2: VM2 flips a bit of r2's chunk $c2 in its segment (offset ${o2:-?} + 3 pages)" \
-		gx 2 "echo $((${o2:--1} + 3 * 4096 + 100)) >/sys/kernel/debug/hbmpool/segment_flip"
+	if gt "${o2:--1}" -1; then
+		check "2: VM2 flips a bit of r2's chunk $c2 in its segment (offset $o2 + 3 pages)" \
+			gx 2 "echo $((o2 + 3 * 4096 + 100)) >/sys/kernel/debug/hbmpool/segment_flip"
+	else
+		nok "2: VM2 flips a bit of r2's chunk on node 2: no such chunk (${c2:-?}, offset ${o2:-?})"
+	fi
 	flush 1
-	out=$(q 1 "timeout -k 5 240 $RIO verify --name r2 --seed 21 --order rand")
+	out=$(ctl exec -t 270 1 "timeout -k 5 240 $RIO verify --name r2 --seed 21 --order rand" 2>&1)
 	printf '%s\n' "$out" | sed 's/^/# /'
 	check "2: ... VM1's verify gets SIGBUS, and no bad byte" \
 		grep -q ' bad=0 sigbus=[1-9]' <<<"$out"
@@ -458,7 +462,7 @@ if [ $SHM = 0 ]; then
 		gt "$(counter 1 "$J_DIGEST" link show 2)" 0
 	check "2: VM2 digests reads again" gx 2 "echo 0 >/sys/module/hbmpool/parameters/digests_at_rest"
 	flush 1
-	out=$(q 1 "timeout -k 5 240 $RIO verify --name r2 --seed 21 --order rand")
+	out=$(ctl exec -t 270 1 "timeout -k 5 240 $RIO verify --name r2 --seed 21 --order rand" 2>&1)
 	printf '%s\n' "$out" | sed 's/^/# /'
 	check "2: ... then the flipped byte reaches VM1's verify as bad data" \
 		grep -q ' bad=[1-9]' <<<"$out"
@@ -466,7 +470,11 @@ if [ $SHM = 0 ]; then
 	check "2: VM2 answers reads from digests at rest again" \
 		gx 2 "echo 1 >/sys/module/hbmpool/parameters/digests_at_rest"
 	flush 1
+	read -r ar1 dg1 < <(home_reads 2)
 	check "2: ... and VM1 verifies r2 exact" rio 1 verify --name r2 --seed 21 --order rand
+	read -r ar2 dg2 < <(home_reads 2)
+	check "2: ... VM2 answering from digests at rest (${ar1:-?} -> ${ar2:-?}, digested ${dg1:-?} -> ${dg2:-?})" \
+		test "${ar2:-0}" -gt "${ar1:-0}" -a "${dg2:-x}" = "${dg1:-y}"
 	# the errors above made the link degraded for a while: let it recover
 	check "2: VM1's links are live again within 30 s" wait_links 30 live 1:2 1:3
 fi
