@@ -68,7 +68,7 @@ struct hbmpool_segment_digests {
 static bool digests_at_rest = true;
 module_param(digests_at_rest, bool, 0644);
 MODULE_PARM_DESC(digests_at_rest,
-		 "Answer reads of this node's RAM segment with the CRC32C each page was written with, instead of digesting the page again, 1 or 0 (default 1; writes record them either way)");
+		 "Answer reads of this node's RAM segment with the CRC32C its pages were written with, instead of digesting the pages again, 1 or 0 (default 1; writes record them either way; live value in /sys/module/hbmpool/parameters/digests_at_rest)");
 
 /**
  * hbmpool_segment_digests_init - keep digests of @seg's pages
