@@ -50,13 +50,6 @@ static void hbmpool_export_set(struct hbmpool_segment *seg)
 	spin_unlock(&hbmpool_export_ptr_lock);
 }
 
-/* Frees @seg: nobody holds a chunk of it or can find it. */
-static void hbmpool_export_free(struct hbmpool_segment *seg)
-{
-	hbmpool_segment_destroy(seg);
-	kfree(seg);
-}
-
 /**
  * hbmpool_export_new - export a segment
  * @size: bytes, page aligned, 1..1 TiB
@@ -138,6 +131,13 @@ out_unlock:
 	if (!err)
 		pr_info("segment: %llu MiB of %s exported\n", size >> 20, provider);
 	return err;
+}
+
+/* Frees @seg: nobody holds a chunk of it or can find it. */
+static void hbmpool_export_free(struct hbmpool_segment *seg)
+{
+	hbmpool_segment_destroy(seg);
+	kfree(seg);
 }
 
 /**
