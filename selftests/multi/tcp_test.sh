@@ -455,6 +455,8 @@ if [ $SHM = 0 ]; then
 	else
 		nok "2: VM2 flips a bit of r2's chunk on node 2: no such chunk (${c2:-?}, offset ${o2:-?})"
 	fi
+	check "2: a flip past the end of VM2's 64 MiB segment: EINVAL" \
+		fails_with 2 "invalid argument" "echo $((64 << 20)) >/sys/kernel/debug/hbmpool/segment_flip"
 	flush 1
 	out=$(ctl exec -t 270 1 "timeout -k 5 240 $RIO verify --name r2 --seed 21 --order rand" 2>&1)
 	printf '%s\n' "$out" | sed 's/^/# /'
@@ -736,8 +738,11 @@ if [ "${TCP_TEST_ONLY:-}" != moves ]; then
 	check "9: VM1 releases r2" release 1 r2
 	[ $SHM = 0 ] && check "9: VM1 releases r6v" release 1 r6v
 fi
-check "9: VM3 deletes its nodes and segment and unloads" \
-	gx 3 "set -x; $H node del 1 && $H node del 2 && $H segment del && rmmod hbmpool"
+check "9: VM3 deletes its nodes and segment" \
+	gx 3 "set -x; $H node del 1 && $H node del 2 && $H segment del"
+check "9: ... a flip without a segment: ENOENT" \
+	fails_with 3 "no such file" "echo 0 >/sys/kernel/debug/hbmpool/segment_flip"
+check "9: ... and unloads" gx 3 "rmmod hbmpool"
 check "9: kill VM3" ctl kill 3
 check "9: VM2 (a peer dead) deletes its nodes and segment and unloads" \
 	gx -t 120 2 "set -x; timeout 60 $H node del 3 && timeout 60 $H node del 1 && timeout 60 $H segment del && timeout 60 rmmod hbmpool"
