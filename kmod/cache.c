@@ -1092,7 +1092,8 @@ static int hbmpool_evict_flush_dirty(struct hbmpool_evict_state *st)
  * cache); returns how many.  Clean pages are gathered and evicted in
  * batches; dirty ones (only if @may_writeback) in runs of consecutive
  * pages, written back together first.  Stops at the first failed
- * write-back: the next call (the worker backs off) tries again.
+ * write-back: the next call (the worker backs off) tries again.  If that
+ * is not enough, pieces cached whole (huge.c) go, 2 MiB each.
  */
 static long hbmpool_evict(long nr, bool may_writeback, long max_scan)
 {
@@ -1142,6 +1143,9 @@ static long hbmpool_evict(long nr, bool may_writeback, long max_scan)
 			hbmpool_victim_put(&st->dirty[--st->nr_dirty]);
 	hbmpool_evict_flush_clean(st);
 	kfree(st->dirty);
+	/* pieces cached whole go when 4 KiB pages could not make the room */
+	if (st->evicted < nr)
+		st->evicted += hbmpool_huge_evict(nr - st->evicted);
 	return st->evicted;
 }
 
@@ -1173,6 +1177,16 @@ bool hbmpool_make_room_nowait(unsigned int nr)
 	want = min_t(long, over, HBMPOOL_EVICT_BATCH);
 	return hbmpool_evict(want, false, HBMPOOL_NOWAIT_SCAN + want) ||
 	       atomic_long_read(&hbmpool_cache.nr_cached) < hbmpool_high_wm();
+}
+
+/*
+ * Evicts up to @nr clean pages (pieces cached whole included) with a short
+ * look, writing nothing back; for a fault under mmap_lock.  Returns how
+ * many.
+ */
+long hbmpool_evict_clean(long nr)
+{
+	return hbmpool_evict(nr, false, 2 * nr + HBMPOOL_NOWAIT_SCAN);
 }
 
 #define HBMPOOL_EVICT_BACKOFF_MIN	(HZ / 10)

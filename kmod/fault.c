@@ -30,7 +30,10 @@ unsigned int hbmpool_fetch_timeout_ms;
 
 /* ---- the cache index ---- */
 
-/* Returns the cached page at @index with a reference, or NULL. */
+/*
+ * Returns the cached page at @index with a reference, or NULL (none, or
+ * @index is in a piece cached whole: hbmpool_huge_demote()).
+ */
 struct page *hbmpool_lookup(struct hbmpool_region *r, pgoff_t index)
 {
 	struct page *page;
@@ -38,8 +41,10 @@ struct page *hbmpool_lookup(struct hbmpool_region *r, pgoff_t index)
 	rcu_read_lock();
 repeat:
 	page = xa_load(&r->pages, index);
-	if (!page)
+	if (!page || xa_is_value(page)) {
+		page = NULL;
 		goto out;
+	}
 	if (!get_page_unless_zero(page)) {
 		cpu_relax();	/* frozen by an evictor or the pool, briefly */
 		goto repeat;
@@ -668,6 +673,13 @@ static vm_fault_t __hbmpool_vm_fault(struct vm_fault *vmf)
 			       HBMPOOL_STAT_FAULTS, 1);
 		rcu_read_unlock();
 	}
+	/* a read fault that may map its whole piece with a PMD (huge.c) */
+	if (unlikely(vma->vm_flags & VM_HUGEPAGE)) {
+		vm_fault_t ret = hbmpool_huge_fault(vmf, r);
+
+		if (ret)
+			return ret;
+	}
 	/*
 	 * While most read faults of the file miss the cache (random first
 	 * touches), a random miss (a window of one page) is fetched before
@@ -688,6 +700,9 @@ static vm_fault_t __hbmpool_vm_fault(struct vm_fault *vmf)
 repeat:
 	page = hbmpool_lookup(r, index);
 	if (!page) {
+		/* in a piece cached whole: 4 KiB pages take its place */
+		if (hbmpool_huge_demote(r, index))
+			goto repeat;
 		window = hbmpool_ra_window(r, ra, vma->vm_flags, index, &mark);
 		page = nowait ? hbmpool_fault_nowait(vmf, r, ra, index, window,
 						     false) : NULL;

@@ -246,7 +246,8 @@ vm_fault_t hbmpool_vm_map_pages(struct vm_fault *vmf, pgoff_t start,
 	 */
 	rcu_read_lock();
 	page = xa_load(&r->pages, vmf->pgoff);
-	if (!page || !test_bit(HBM_PG_UPTODATE, &page->private)) {
+	if (!page || xa_is_value(page) ||
+	    !test_bit(HBM_PG_UPTODATE, &page->private)) {
 		rcu_read_unlock();
 		return 0;
 	}

@@ -457,6 +457,11 @@ struct hbmpool_region {
 	 * a page entry (page -> NULL under the xa_lock) owns its removal.
 	 */
 	struct xarray pages;
+	/*
+	 * Pieces cached whole (huge.c): index >> HPAGE_PMD_ORDER -> entry;
+	 * their indices in pages hold HBMPOOL_HUGE_MARK.
+	 */
+	struct xarray huge;
 	atomic_long_t nr_cached;
 	atomic_long_t nr_dirty;
 	struct hbmpool_region_stats stats;
@@ -641,6 +646,56 @@ int hbmpool_fill(struct hbmpool_region *r, pgoff_t index, unsigned int max,
 		 unsigned int mark, unsigned long flags, unsigned int *nr);
 struct page *hbmpool_lookup(struct hbmpool_region *r, pgoff_t index);
 
+/* ---- huge mappings (huge.c) ---- */
+
+/* Each index of a piece cached whole holds this in a region's pages. */
+#define HBMPOOL_HUGE_MARK	xa_mk_value(0)
+
+#ifdef CONFIG_TRANSPARENT_HUGEPAGE
+vm_fault_t hbmpool_huge_fault(struct vm_fault *vmf, struct hbmpool_region *r);
+bool hbmpool_huge_demote(struct hbmpool_region *r, pgoff_t index);
+void hbmpool_huge_drop_range(struct hbmpool_region *r, pgoff_t first,
+			     pgoff_t last);
+void hbmpool_huge_drop_all(struct hbmpool_region *r);
+long hbmpool_huge_evict(long nr);
+void hbmpool_huge_init(void);
+void hbmpool_huge_exit(void);
+#else
+static inline vm_fault_t hbmpool_huge_fault(struct vm_fault *vmf,
+					    struct hbmpool_region *r)
+{
+	return 0;
+}
+
+static inline bool hbmpool_huge_demote(struct hbmpool_region *r,
+				       pgoff_t index)
+{
+	return false;
+}
+
+static inline void hbmpool_huge_drop_range(struct hbmpool_region *r,
+					   pgoff_t first, pgoff_t last)
+{
+}
+
+static inline void hbmpool_huge_drop_all(struct hbmpool_region *r)
+{
+}
+
+static inline long hbmpool_huge_evict(long nr)
+{
+	return 0;
+}
+
+static inline void hbmpool_huge_init(void)
+{
+}
+
+static inline void hbmpool_huge_exit(void)
+{
+}
+#endif
+
 /* ---- mapping several pages per fault (faultaround.c) ---- */
 
 void hbmpool_map_run(struct vm_fault *vmf, struct page **pages,
@@ -738,6 +793,7 @@ struct page *hbmpool_page_new(struct hbmpool_region *r, pgoff_t index,
 			      bool referenced);
 void hbmpool_make_room(bool may_writeback);
 bool hbmpool_make_room_nowait(unsigned int nr);
+long hbmpool_evict_clean(long nr);
 void hbmpool_cache_budget_changed(void);
 /* The most pages one write-back request carries. */
 #define HBMPOOL_WB_BATCH	32

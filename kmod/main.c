@@ -214,6 +214,7 @@ static int __init hbmpool_init(void)
 		return err;
 
 	hbmpool_debugfs_root = debugfs_create_dir(KBUILD_MODNAME, NULL);
+	hbmpool_huge_init();
 
 	err = hbmpool_transport_init();
 	if (err)
@@ -341,6 +342,7 @@ static void __exit hbmpool_exit(void)
 	hbmpool_export_exit();		/* no node, so no client of it, is left */
 	hbmpool_domain_exit();
 	hbmpool_regions_exit();
+	hbmpool_huge_exit();
 	hbmpool_pagepool_exit();	/* no cache page is left to come back */
 	hbmpool_sysfs_exit();
 	hbmpool_kobjs_wait();

@@ -174,6 +174,7 @@ static void hbmpool_region_drop_all(struct hbmpool_region *r)
 	unsigned long index;
 	void *entry;
 
+	hbmpool_huge_drop_all(r);
 	xa_for_each(&r->pages, index, entry) {
 		struct page *page;
 
@@ -582,6 +583,10 @@ static const struct file_operations hbmpool_region_fops = {
 	.open = hbmpool_region_file_open,
 	.show_fdinfo = hbmpool_region_show_fdinfo,
 	.mmap = hbmpool_region_mmap,
+#ifdef CONFIG_TRANSPARENT_HUGEPAGE
+	/* 2 MiB-aligned where the length allows: huge.c maps PMDs */
+	.get_unmapped_area = thp_get_unmapped_area,
+#endif
 	.unlocked_ioctl = hbmpool_region_ioctl,
 	.compat_ioctl = compat_ptr_ioctl,
 	.fsync = hbmpool_region_fsync,
@@ -804,6 +809,7 @@ long hbmpool_ioc_region_create(void __user *argp)
 	__module_get(THIS_MODULE);	/* dropped by the release below */
 	r->id = U32_MAX;
 	xa_init(&r->pages);
+	xa_init(&r->huge);
 	mutex_init(&r->maps_lock);
 	kref_init(&r->ref);		/* release undoes from here on */
 
@@ -923,6 +929,8 @@ void hbmpool_region_node_removed(struct hbmpool_region *r,
 		/* a replicated chunk with a good copy left keeps its pages */
 		if (!hbmpool_chunk_on_node(r, i, node) || hbmpool_chunk_good(r, i))
 			continue;
+		hbmpool_huge_drop_range(r, (pgoff_t)i * per_chunk,
+					(pgoff_t)(i + 1) * per_chunk - 1);
 		xa_for_each_range(&r->pages, index, entry, (pgoff_t)i * per_chunk,
 				  (pgoff_t)(i + 1) * per_chunk - 1) {
 			struct page *page;

@@ -282,6 +282,8 @@ static int hbmpool_resync_take(struct hbmpool_region *r,
 {
 	struct page *page;
 
+	/* a piece cached whole gives way to the move's 4 KiB pages */
+	hbmpool_huge_demote(r, index);
 	page = hbmpool_lookup(r, index);
 	/* a failed fetch's page waits for its next user: the job is one */
 	if (page && !test_bit(HBM_PG_UPTODATE, &page->private) &&

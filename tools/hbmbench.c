@@ -10,6 +10,14 @@
  *   seq_fault        first touch of every page of a cold region, in order,
  *                    timed per page (clock_gettime around a one-byte read);
  *                    the cache has room for all of it
+ *   seq_fault_huge   seq_fault through a read-only mapping (MAP_SHARED, no
+ *                    PROT_WRITE) with MADV_HUGEPAGE at a 2 MiB-aligned address:
+ *                    where the module's huge_mappings allows, a first touch
+ *                    fetches its whole 2 MiB piece and maps it with one PMD.
+ *                    Against memcpy_warm and against seq_fault; the PMDs it
+ *                    mapped (debugfs "huge", read around each run) are
+ *                    printed.  Skipped when the module has no huge_mappings
+ *                    parameter
  *   rand_fault       the same in a random order of the pages
  *   seq_fault_retry  seq_fault with the sim's nowait_copy knob at 0: every
  *                    miss drops mmap_lock and retries (sim only)
@@ -101,7 +109,14 @@
 #define MAX_PASSES	20
 #define MAX_THREADS	64
 
-enum need { ALWAYS, SIM, EVICT, THREADS, WORKLOAD, REPL2, REPL3, REPL4, NNEED };
+/*
+ * seq_fault_huge: the module parameter that turns huge mappings on, and
+ * the debugfs counters of huge mappings (one "NAME N" line each).
+ */
+#define HUGE_PARAM	"/sys/module/hbmpool/parameters/huge_mappings"
+#define HUGE_DEBUGFS	HBM_DEBUGFS "/huge"
+
+enum need { ALWAYS, SIM, HUGE, EVICT, THREADS, WORKLOAD, REPL2, REPL3, REPL4, NNEED };
 enum metric { MBPS, P50, P99, TIME, SYNC_MBPS };
 
 static const struct pair {
@@ -120,6 +135,8 @@ static const struct pair {
 	{ WB_K2, WB_K1, REPL2 },
 	{ WB_K3, WB_K1, REPL3 },
 	{ WB_K4, WB_K1, REPL4 },
+	{ SEQ_FAULT_HUGE, MEMCPY_WARM, HUGE },
+	{ SEQ_FAULT_HUGE, SEQ_FAULT, HUGE },
 };
 #define NPAIR (sizeof(pairs) / sizeof(pairs[0]))
 
@@ -133,6 +150,8 @@ static struct goal {
 	int per_thread;
 } goals[] = {
 	{ "seq_fault_vs_memcpy_warm", 0, MBPS, 0, 0.6, 0 },
+	{ "seq_fault_huge_vs_memcpy_warm", 12, MBPS, 0, 0, 0 },
+	{ "seq_fault_huge_vs_seq_fault", 13, MBPS, 0, 0, 0 },
 	{ "rand_fault_vs_anon_fault_p50", 1, P50, 1, 1.25, 0 },
 	{ "rand_fault_vs_anon_fault_p99", 1, P99, 1, 1.2, 0 },
 	{ "seq_fault_evict_vs_seq_fault", 2, MBPS, 0, 0.6, 0 },
@@ -159,6 +178,16 @@ static uint64_t old_budget, old_window;
 static int budget_saved, window_saved;
 static uint64_t old_latency[HBMPOOL_MAX_NODES], old_bw[HBMPOOL_MAX_NODES];
 static uint64_t old_nowait[HBMPOOL_MAX_NODES];
+
+/* HUGE_DEBUGFS: its counters, in the order it prints them; "live" is a level. */
+enum { H_CREATED, H_MAPPED, H_DROPPED, H_EVICTED, H_RELEASED, H_ALLOC_FAILED, H_LIVE, NHUGE };
+static const char *const huge_name[NHUGE] = {
+	"created", "mapped", "dropped", "evicted", "released", "alloc_failed", "live",
+};
+static char huge_param[8];		/* HUGE_PARAM's value, "" if there is none */
+static int huge_dbg;			/* HUGE_DEBUGFS read around every run so far */
+static uint64_t huge_delta[MAX_PASSES][NHUGE];	/* per pass; H_LIVE: after its last run */
+static uint64_t huge_runs[MAX_PASSES];		/* regions seq_fault_huge faulted per pass */
 
 static void restore(void)
 {
@@ -189,6 +218,134 @@ static void sim_knobs(const char transport[][16])
 		hbm_node_knob((unsigned int)i, "latency_us", 0);
 		hbm_node_knob((unsigned int)i, "bandwidth_mbps", 0);
 	}
+}
+
+/* The counters of HUGE_DEBUGFS: 0, or -errno (-EINVAL: not every one is there). */
+static int huge_read(uint64_t v[NHUGE])
+{
+	char buf[512], name[32], *line, *save;
+	unsigned long long x;
+	unsigned int seen = 0;
+	int e = hbm_read_str(HUGE_DEBUGFS, buf, sizeof(buf));
+
+	if (e)
+		return e;
+	for (line = strtok_r(buf, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		if (sscanf(line, "%31s %llu", name, &x) != 2)
+			continue;
+		for (unsigned int i = 0; i < NHUGE; i++)
+			if (!strcmp(name, huge_name[i])) {
+				v[i] = x;
+				seen |= 1U << i;
+			}
+	}
+	return seen == (1U << NHUGE) - 1 ? 0 : -EINVAL;
+}
+
+static void huge_unreadable(int e)
+{
+	printf("note: %s: %s: seq_fault_huge runs, but how many PMDs it mapped is not shown\n",
+	       HUGE_DEBUGFS, e == -EINVAL ? "not the counters expected" : strerror(-e));
+	huge_dbg = 0;
+}
+
+/*
+ * Whether seq_fault_huge runs: the module has HUGE_PARAM.  Notes what keeps
+ * its mapping from PMDs: the parameter off, no whole 2 MiB piece in a
+ * region or in a chunk, a node whose transport waits for its copies.
+ */
+static int huge_setup(const char transport[][16])
+{
+	uint64_t cs = hbmb_chunk_size(&ctx), v[NHUGE];
+	int e = hbm_read_str(HUGE_PARAM, huge_param, sizeof(huge_param));
+
+	if (e) {
+		huge_param[0] = '\0';
+		printf("note: %s: %s: the module has no huge mappings; seq_fault_huge is skipped\n",
+		       HUGE_PARAM, strerror(-e));
+		return 0;
+	}
+	if (strcmp(huge_param, "Y"))
+		printf("note: huge_mappings is %s: seq_fault_huge maps 4 KiB pages only\n",
+		       huge_param);
+	if (ctx.size < HBMB_HUGE)
+		printf("note: a region of %llu KiB holds no whole 2 MiB piece: seq_fault_huge maps "
+		       "4 KiB pages only\n", (unsigned long long)(ctx.size >> 10));
+	else if (cs < HBMB_HUGE)
+		printf("note: regions of %llu KiB over %d node(s) have %llu KiB chunks, under "
+		       "2 MiB: seq_fault_huge maps 4 KiB pages only (a larger --size or fewer "
+		       "nodes)\n",
+		       (unsigned long long)(ctx.size >> 10), hbm_nodeset_count(&ctx.nodes),
+		       (unsigned long long)(cs >> 10));
+	for (int i = hbm_nodeset_first(&ctx.nodes); i >= 0; i = hbm_nodeset_next(&ctx.nodes, i))
+		if (strcmp(transport[i], "sim") && strcmp(transport[i], "shm"))
+			printf("note: node %d's transport %s waits for its copies: "
+			       "seq_fault_huge maps 4 KiB pages of its chunks\n", i, transport[i]);
+	e = huge_read(v);
+	if (e)
+		huge_unreadable(e);
+	else
+		huge_dbg = 1;
+	return 1;
+}
+
+/* One step of pass k; seq_fault_huge between two readings of HUGE_DEBUGFS. */
+static int run_step(unsigned int k, enum hbmb_phase ph, struct hbmb_meas *m)
+{
+	uint64_t h0[NHUGE], h1[NHUGE];
+	int counted = ph == SEQ_FAULT_HUGE && huge_dbg, e;
+
+	if (counted) {
+		e = huge_read(h0);
+		if (e) {
+			huge_unreadable(e);
+			counted = 0;
+		}
+	}
+	if (hbmb_run(&ctx, ph, m))
+		return -1;
+	if (ph != SEQ_FAULT_HUGE)
+		return 0;
+	huge_runs[k] += ctx.iters;
+	if (!counted)
+		return 0;
+	e = huge_read(h1);
+	if (e) {
+		huge_unreadable(e);
+		return 0;
+	}
+	for (unsigned int i = 0; i < NHUGE; i++)
+		huge_delta[k][i] = i == H_LIVE ? h1[i] : huge_delta[k][i] + (h1[i] - h0[i]);
+	return 0;
+}
+
+/* The PMDs seq_fault_huge mapped: a human line, or key=value lines. */
+static void print_huge(unsigned int passes, int kv)
+{
+	uint64_t sum[NHUGE] = { 0 }, pieces = 0;
+
+	if (!hbmb_res[SEQ_FAULT_HUGE].ran || !huge_dbg)
+		return;
+	for (unsigned int k = 0; k < passes; k++) {
+		for (unsigned int i = 0; i < NHUGE; i++)
+			sum[i] = i == H_LIVE ? huge_delta[k][i] : sum[i] + huge_delta[k][i];
+		pieces += huge_runs[k] * (ctx.size / HBMB_HUGE);
+	}
+	if (kv) {
+		printf("huge.pieces=%llu\n", (unsigned long long)pieces);
+		for (unsigned int i = 0; i < NHUGE; i++)
+			printf("huge.%s=%llu\n", huge_name[i], (unsigned long long)sum[i]);
+		for (unsigned int k = 0; k < passes; k++)
+			printf("huge.pass%u.mapped=%llu\n", k + 1,
+			       (unsigned long long)huge_delta[k][H_MAPPED]);
+		return;
+	}
+	printf("huge seq_fault_huge PMDs mapped:");
+	for (unsigned int k = 0; k < passes; k++)
+		printf(" pass%u %llu", k + 1, (unsigned long long)huge_delta[k][H_MAPPED]);
+	printf("; total %llu for %llu 2 MiB pieces; created %llu, alloc_failed %llu\n",
+	       (unsigned long long)sum[H_MAPPED], (unsigned long long)pieces,
+	       (unsigned long long)sum[H_CREATED], (unsigned long long)sum[H_ALLOC_FAILED]);
 }
 
 static double mbps_of(uint64_t bytes, uint64_t ns)
@@ -335,7 +492,11 @@ static void usage(FILE *f, const char *argv0)
 		"                    each k >= 2 against k = 1\n"
 		"  --only-replicas   with --replicas: only those pairs\n"
 		"  --regions N       instead: kernel memory per region, N one-page regions,\n"
-		"                    against a one-page memfd\n", argv0, argv0, MAX_PASSES, MAX_THREADS);
+		"                    against a one-page memfd\n"
+		"Unless --only-replicas, seq_fault_huge (seq_fault through a read-only, 2 MiB-\n"
+		"aligned MADV_HUGEPAGE mapping) runs against memcpy_warm and against seq_fault\n"
+		"when the module has a huge_mappings parameter\n",
+		argv0, argv0, MAX_PASSES, MAX_THREADS);
 }
 
 int main(int argc, char **argv)
@@ -358,7 +519,7 @@ int main(int argc, char **argv)
 	};
 	uint64_t v, nregions = 0, passes = 2, window = 0;
 	struct hbm_node nodes[HBMPOOL_MAX_NODES];
-	int c, n, self, all_sim = 1, only_repl = 0, want[NNEED] = { 1, 1, 0, 0, 0, 0, 0, 0 };
+	int c, n, self, all_sim = 1, only_repl = 0, want[NNEED] = { 1, 1, 0, 0, 0, 0, 0, 0, 0 };
 	char transport[HBMPOOL_MAX_NODES][16];
 	char list[256], clocksource[64];
 	uint64_t clock_ns;
@@ -507,6 +668,7 @@ int main(int argc, char **argv)
 		printf("note: not every bench node is simulated with debugfs knobs: the sim-only "
 		       "phases pread_hbm (debugfs nodeN/hbm) and seq_fault_retry (nowait_copy 0) "
 		       "are skipped\n");
+	want[HUGE] = want[ALWAYS] && huge_setup((const char (*)[16])transport);
 	if (hbm_global_u64("cache_budget_pages", &old_budget) == 0)
 		budget_saved = 1;
 	ctx.budget = 2 * ctx.npages + 64;
@@ -539,7 +701,7 @@ int main(int argc, char **argv)
 
 			if (!want[pairs[pr].need])
 				continue;
-			if (hbmb_run(&ctx, side ? pairs[pr].b : pairs[pr].a, &meas[k][pr][side]))
+			if (run_step(k, side ? pairs[pr].b : pairs[pr].a, &meas[k][pr][side]))
 				return 1;
 		}
 	}
@@ -560,12 +722,15 @@ int main(int argc, char **argv)
 		print_row((enum hbmb_phase)ph);
 	printf("\n");
 	print_goals((unsigned int)passes, 0);
+	print_huge((unsigned int)passes, 0);
 	printf("\n");
 	printf("clocksource=%s\nclock_read_ns=%llu\n", clocksource, (unsigned long long)clock_ns);
 	for (int i = hbm_nodeset_first(&ctx.nodes); i >= 0; i = hbm_nodeset_next(&ctx.nodes, i))
 		printf("transport.node%d=%s\n", i, transport[i]);
 	if (!hbm_global_u64(WINDOW_PARAM, &v))
 		printf("param.%s=%llu\n", WINDOW_PARAM, (unsigned long long)v);
+	if (huge_param[0])
+		printf("param.huge_mappings=%s\n", huge_param);
 	printf("passes=%llu\niterations=%llu\nthreads=%u\nreplicas=%u\n", (unsigned long long)passes,
 	       (unsigned long long)ctx.iters, ctx.threads, ctx.replicas);
 	for (int ph = 0; ph < HBMB_NPHASE; ph++)
@@ -590,6 +755,12 @@ int main(int argc, char **argv)
 	}
 	if (hbmb_res[SEQ_FAULT].ran && hbmb_res[MEMCPY_WARM].ran)
 		printf("ratio.seq_fault_vs_memcpy=%.3f\n", mbps(SEQ_FAULT) / mbps(MEMCPY_WARM));
+	if (hbmb_res[SEQ_FAULT_HUGE].ran && hbmb_res[MEMCPY_WARM].ran)
+		printf("ratio.seq_fault_huge_vs_memcpy=%.3f\n",
+		       mbps(SEQ_FAULT_HUGE) / mbps(MEMCPY_WARM));
+	if (hbmb_res[SEQ_FAULT_HUGE].ran && hbmb_res[SEQ_FAULT].ran)
+		printf("ratio.seq_fault_huge_vs_seq_fault=%.3f\n",
+		       mbps(SEQ_FAULT_HUGE) / mbps(SEQ_FAULT));
 	if (hbmb_res[RAND_FAULT].ran && hbmb_res[MEMCPY_WARM].ran)
 		printf("ratio.rand_fault_vs_memcpy=%.3f\n", mbps(RAND_FAULT) / mbps(MEMCPY_WARM));
 	if (hbmb_res[SEQ_FAULT_RETRY].ran)
@@ -597,6 +768,7 @@ int main(int argc, char **argv)
 		       mbps(SEQ_FAULT) / mbps(SEQ_FAULT_RETRY));
 	if (hbmb_res[EVICT_FAULT].ran)
 		printf("ratio.evict_fault_vs_seq_fault=%.3f\n", mbps(EVICT_FAULT) / mbps(SEQ_FAULT));
+	print_huge((unsigned int)passes, 1);
 	print_goals((unsigned int)passes, 1);
 	close(ctx.dev);
 	return 0;

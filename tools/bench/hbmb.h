@@ -13,10 +13,11 @@
 
 #define HBMB_PAGE	4096ULL
 #define HBMB_LINE	64ULL
+#define HBMB_HUGE	(2ULL << 20)	/* what one PMD maps (4 KiB base pages) */
 
 enum hbmb_phase {
-	SEQ_FAULT, SEQ_FAULT_RETRY, RAND_FAULT, EVICT_FAULT, PREAD_HBM, MEMCPY_WARM,
-	ANON_FAULT, SEQ_FAULT_MT, RAND_FAULT_MT, ANON_FAULT_MT, WORK_2X, LOCAL_2X,
+	SEQ_FAULT, SEQ_FAULT_HUGE, SEQ_FAULT_RETRY, RAND_FAULT, EVICT_FAULT, PREAD_HBM,
+	MEMCPY_WARM, ANON_FAULT, SEQ_FAULT_MT, RAND_FAULT_MT, ANON_FAULT_MT, WORK_2X, LOCAL_2X,
 	WB_K1, WB_K2, WB_K3, WB_K4,	/* write + sync, k = 1..4 copies (--replicas) */
 	HBMB_NPHASE
 };
@@ -59,6 +60,9 @@ struct hbmb_ctx {
  * message on stderr.
  */
 int hbmb_run(struct hbmb_ctx *c, enum hbmb_phase ph, struct hbmb_meas *m);
+
+/* The chunk size of the regions of the phases (2 MiB unless they are small). */
+uint64_t hbmb_chunk_size(const struct hbmb_ctx *c);
 
 /* A percentile of samples [from, to) of phase ph (sorts a copy); 0 if none. */
 uint64_t hbmb_percentile(enum hbmb_phase ph, uint64_t from, uint64_t to, double p);

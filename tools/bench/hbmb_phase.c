@@ -20,9 +20,9 @@
 #include "hbmlib.h"
 
 const char *const hbmb_phase_name[HBMB_NPHASE] = {
-	"seq_fault", "seq_fault_retry", "rand_fault", "seq_fault_evict", "pread_hbm",
-	"memcpy_warm", "anon_fault", "seq_fault_mt", "rand_fault_mt", "anon_fault_mt", "work_2x",
-	"local_2x", "wb_k1", "wb_k2", "wb_k3", "wb_k4",
+	"seq_fault", "seq_fault_huge", "seq_fault_retry", "rand_fault", "seq_fault_evict",
+	"pread_hbm", "memcpy_warm", "anon_fault", "seq_fault_mt", "rand_fault_mt", "anon_fault_mt",
+	"work_2x", "local_2x", "wb_k1", "wb_k2", "wb_k3", "wb_k4",
 };
 
 struct hbmb_result hbmb_res[HBMB_NPHASE];
@@ -63,9 +63,64 @@ uint64_t hbmb_percentile(enum hbmb_phase ph, uint64_t from, uint64_t to, double 
 	return v;
 }
 
-/* k copies of each chunk: 1 leaves region_create.replicas 0 (any kernel). */
+uint64_t hbmb_chunk_size(const struct hbmb_ctx *c)
+{
+	uint64_t cs = 2ULL << 20;
+
+	/* 2 MiB chunks unless the region is small: spread over every node. */
+	while (cs > HBMB_PAGE && c->size / cs < 4 * (uint64_t)hbm_nodeset_count(&c->nodes))
+		cs /= 2;
+	return cs;
+}
+
+/*
+ * seq_fault_huge's mapping of fd's size bytes: MAP_SHARED without
+ * PROT_WRITE, MADV_HUGEPAGE, at a 2 MiB-aligned address, so that address
+ * and region offset agree modulo 2 MiB (offset 0).  The region file aligns
+ * a mapping of 2 MiB or more by itself (thp_get_unmapped_area); not to
+ * depend on that, size + 2 MiB of PROT_NONE anonymous memory is reserved,
+ * the region mapped MAP_FIXED at the first 2 MiB boundary in it and the
+ * rest of the reservation unmapped.  MAP_FAILED with errno set on failure.
+ */
+static void *map_huge(int fd, uint64_t size)
+{
+	uint64_t span = size + HBMB_HUGE, lead;
+	uint8_t *res, *m;
+	int e;
+
+	res = mmap(NULL, span, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	if (res == MAP_FAILED)
+		return MAP_FAILED;
+	lead = (HBMB_HUGE - (uintptr_t)res % HBMB_HUGE) % HBMB_HUGE;
+	m = mmap(res + lead, size, PROT_READ, MAP_SHARED | MAP_FIXED, fd, 0);
+	if (m == MAP_FAILED) {
+		e = errno;
+		munmap(res, span);
+		errno = e;
+		return MAP_FAILED;
+	}
+	if (lead)
+		munmap(res, lead);
+	munmap(m + size, span - lead - size);
+	if (madvise(m, size, MADV_HUGEPAGE)) {
+		e = errno;
+		fprintf(stderr, "hbmbench: madvise(MADV_HUGEPAGE) of a region's mapping: %s%s\n",
+			strerror(e),
+			e == EINVAL ? " (a kernel without transparent huge pages?)" : "");
+		munmap(m, size);
+		errno = e;
+		return MAP_FAILED;
+	}
+	return m;
+}
+
+/*
+ * k copies of each chunk: 1 leaves region_create.replicas 0 (any kernel).
+ * huge: mapped read-only with MADV_HUGEPAGE, 2 MiB-aligned (map_huge()),
+ * else read-write where mmap puts it.
+ */
 static int region_new_k(struct hbmb_ctx *c, uint8_t **m, struct hbmpool_region_create *rc,
-			unsigned int k)
+			unsigned int k, int huge)
 {
 	int fd;
 
@@ -74,14 +129,11 @@ static int region_new_k(struct hbmb_ctx *c, uint8_t **m, struct hbmpool_region_c
 		fprintf(stderr, "hbmbench: replicas %u: not 1..%u\n", k, HBMPOOL_REPLICAS_MAX);
 		return -EINVAL;
 	}
-	/* 2 MiB chunks unless the region is small: spread over every node. */
-	rc->chunk_size = 2ULL << 20;
-	while (rc->chunk_size > HBMB_PAGE &&
-	       c->size / rc->chunk_size < 4 * (uint64_t)hbm_nodeset_count(&c->nodes))
-		rc->chunk_size /= 2;
+	rc->chunk_size = hbmb_chunk_size(c);
 	fd = hbm_region_create(c->dev, rc);
 	if (fd >= 0) {
-		*m = mmap(NULL, c->size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+		*m = huge ? map_huge(fd, c->size) :
+			    mmap(NULL, c->size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
 		if (*m == MAP_FAILED) {
 			int e = -errno;
 
@@ -90,14 +142,15 @@ static int region_new_k(struct hbmb_ctx *c, uint8_t **m, struct hbmpool_region_c
 		}
 	}
 	if (fd < 0)
-		fprintf(stderr, "hbmbench: create and map %llu bytes (%u cop%s): %s\n",
-			(unsigned long long)c->size, k, k == 1 ? "y" : "ies", strerror(-fd));
+		fprintf(stderr, "hbmbench: create and map %llu bytes (%u cop%s%s): %s\n",
+			(unsigned long long)c->size, k, k == 1 ? "y" : "ies",
+			huge ? ", read-only, MADV_HUGEPAGE" : "", strerror(-fd));
 	return fd;
 }
 
 static int region_new(struct hbmb_ctx *c, uint8_t **m, struct hbmpool_region_create *rc)
 {
-	return region_new_k(c, m, rc, 1);
+	return region_new_k(c, m, rc, 1, 0);
 }
 
 /*
@@ -219,13 +272,16 @@ static int touch_all(struct hbmb_ctx *c, enum hbmb_phase ph, uint8_t *m, int ran
 	return 0;
 }
 
-/* One fault pass of a new cold region, which is then unmapped and closed. */
+/*
+ * One fault pass of a new cold region, which is then unmapped and closed;
+ * seq_fault_huge's mapping is read-only with MADV_HUGEPAGE (map_huge()).
+ */
 static int cold_pass(struct hbmb_ctx *c, enum hbmb_phase ph, int rand, unsigned int nthreads,
 		     struct hbmb_meas *meas)
 {
 	struct hbmpool_region_create rc;
 	uint8_t *m;
-	int fd = region_new(c, &m, &rc), ret;
+	int fd = region_new_k(c, &m, &rc, 1, ph == SEQ_FAULT_HUGE), ret;
 
 	if (fd < 0)
 		return -1;
@@ -391,7 +447,7 @@ static int wb_pass(struct hbmb_ctx *c, enum hbmb_phase ph, unsigned int k, struc
 	struct hbmpool_region_create rc;
 	struct hbmpool_range out;
 	uint8_t *m;
-	int fd = region_new_k(c, &m, &rc, k), e;
+	int fd = region_new_k(c, &m, &rc, k, 0), e;
 
 	if (fd < 0 || !lat) {
 		if (fd >= 0) {
@@ -433,6 +489,7 @@ static int one(struct hbmb_ctx *c, enum hbmb_phase ph, uint8_t *buf, struct hbmb
 
 	switch (ph) {
 	case SEQ_FAULT:
+	case SEQ_FAULT_HUGE:
 		return cold_pass(c, ph, 0, 1, m);
 	case RAND_FAULT:
 		return cold_pass(c, ph, 1, 1, m);

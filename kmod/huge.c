@@ -1,0 +1,568 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Huge mappings: a 2 MiB piece of a region read whole into one compound
+ * page (a "huge entry") and mapped with one PMD.
+ *
+ * Where: a read fault in a mapping that asked for it (MADV_HUGEPAGE), maps
+ * the region read-only (no VM_WRITE), covers the piece at an address that
+ * agrees with its offset modulo 2 MiB, and finds the PMD empty; a region
+ * whose chunks are 2 MiB or more; a copy of the chunk that a CPU copies
+ * without waiting (->copy_nowait(): shm, the sim with no latency).  The
+ * piece must be wholly uncached: the whole of it is fetched in the fault,
+ * in one go, and mapped.
+ *
+ * A huge entry is never dirty and never mapped writable, so nothing of it
+ * is ever written back: the region's vma is VM_MIXEDMAP, and a PMD from
+ * vmf_insert_pfn_pmd() holds no reference and no mapcount, so write-back
+ * could not write-protect it (folio_mkclean() does not see it).  A write
+ * to it faults (wp_huge_pmd() clears the PMD of such a vma and falls back
+ * to PTEs), and anything that needs the piece's 4 KiB pages drops the
+ * entry first: a write fault, a read fault that cannot take the PMD, a
+ * chunk move, the loss of its node.  Its data is the home's, so dropping
+ * loses nothing; the next fault fetches 4 KiB pages as before.  ->fault
+ * never returns a page of the compound page (finish_fault() would map it
+ * as a refcounted THP, which the zap of a VM_MIXEDMAP vma would leak).
+ *
+ * Index: the region's page index (r->pages) holds HBMPOOL_HUGE_MARK at each
+ * of the piece's 512 indices, so that no 4 KiB page can enter beside it
+ * (their insertions find the index taken), and r->huge maps the piece to
+ * its entry.  An entry enters r->huge before its marks and leaves it after
+ * them: whoever finds a mark finds the entry.
+ *
+ * Locks: the compound page's lock serialises an entry's life.  It is held
+ * while the entry is filled, while a PMD is inserted (after checking that
+ * the entry is live), and while it is dropped (unmapped, then its marks and
+ * entry removed), so that no PMD can outlive the entry.  "Live" is
+ * page_private(head) == the entry, read under that lock; the entry is freed
+ * after a grace period (hbmpool_huge_get() reads it under RCU) and only
+ * once it is no longer live.  hbmpool_huge.lock protects the LRU list.
+ * Lock order: mmap_lock -> the head's page lock -> i_mmap_rwsem ->
+ * hbmpool_huge.lock -> xa_lock of r->pages or r->huge.
+ *
+ * Eviction drops whole entries (FIFO, a second chance for an entry mapped
+ * since the last look) when the cache's 4 KiB pages cannot make the room
+ * asked for (cache.c).  The shrinker does not drop entries: it never
+ * sleeps, and an entry is dropped by unmapping it.
+ */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/debugfs.h>
+#include <linux/mm.h>
+#include <linux/pagemap.h>
+#include <linux/pfn_t.h>
+#include <linux/sched/clock.h>
+#include <linux/seq_file.h>
+#include <linux/slab.h>
+
+#include "hbmpool.h"
+
+static bool huge_mappings = true;
+module_param(huge_mappings, bool, 0644);
+MODULE_PARM_DESC(huge_mappings,
+		 "map a whole 2 MiB piece with one PMD where a read-only MADV_HUGEPAGE mapping allows it (default: Y)");
+
+/* A 2 MiB piece of a region, cached whole in one compound page. */
+struct hbmpool_huge {
+	struct page *head;		/* the compound page; the cache's reference */
+	struct hbmpool_region *r;
+	pgoff_t index;			/* its first page */
+	struct list_head lru;		/* under hbmpool_huge.lock */
+	bool referenced;		/* mapped since eviction last looked; no lock */
+	struct rcu_head rcu;
+};
+
+static struct {
+	spinlock_t lock;		/* protects lru and nr_live */
+	struct list_head lru;		/* live entries, oldest first */
+	long nr_live;
+	atomic_long_t created;		/* entries fetched whole */
+	atomic_long_t mapped;		/* PMDs inserted */
+	atomic_long_t dropped;		/* for a 4 KiB user, a move, a node's loss */
+	atomic_long_t evicted;		/* for room */
+	atomic_long_t released;		/* with their region */
+	atomic_long_t alloc_failed;	/* no free 2 MiB page: 4 KiB pages instead */
+} hbmpool_huge = {
+	.lock = __SPIN_LOCK_UNLOCKED(hbmpool_huge.lock),
+	.lru = LIST_HEAD_INIT(hbmpool_huge.lru),
+};
+
+/* No reclaim and no compaction in a fault: 4 KiB pages are the fallback. */
+#define HBMPOOL_HUGE_GFP	((GFP_KERNEL | __GFP_COMP | __GFP_NOWARN | \
+				  __GFP_NORETRY) & ~__GFP_DIRECT_RECLAIM)
+
+/* Pages per ->copy_nowait() call: an array of them on the stack. */
+#define HBMPOOL_HUGE_STEP	64
+
+static unsigned long hbmpool_huge_key(pgoff_t first)
+{
+	return first >> HPAGE_PMD_ORDER;
+}
+
+/* Under the head's page lock. */
+static bool hbmpool_huge_live(struct hbmpool_huge *h, struct page *head)
+{
+	VM_WARN_ON_ONCE_PAGE(!PageLocked(head), head);
+	return page_private(head) == (unsigned long)h;
+}
+
+/*
+ * The entry of the piece starting at @first, with a reference to its
+ * compound page in *@headp, or NULL.  Touch the entry only once
+ * hbmpool_huge_live() said yes under the page lock.
+ */
+static struct hbmpool_huge *hbmpool_huge_get(struct hbmpool_region *r,
+					     pgoff_t first, struct page **headp)
+{
+	unsigned long key = hbmpool_huge_key(first);
+	struct hbmpool_huge *h;
+	struct page *head;
+
+	rcu_read_lock();
+repeat:
+	h = xa_load(&r->huge, key);
+	if (h) {
+		head = READ_ONCE(h->head);
+		if (!get_page_unless_zero(head)) {
+			cpu_relax();	/* being freed: the entry is gone */
+			goto repeat;
+		}
+		if (unlikely(xa_load(&r->huge, key) != h)) {
+			put_page(head);
+			goto repeat;
+		}
+		*headp = head;
+	}
+	rcu_read_unlock();
+	return h;
+}
+
+/* Takes the piece's marks out of r->pages; storing NULL allocates nothing. */
+static void hbmpool_huge_unreserve(struct hbmpool_region *r, pgoff_t first)
+{
+	XA_STATE(xas, &r->pages, first);
+	unsigned int i;
+
+	xas_lock(&xas);
+	for (i = 0; i < HPAGE_PMD_NR; i++, xas_next(&xas))
+		if (xas_load(&xas) == HBMPOOL_HUGE_MARK)
+			xas_store(&xas, NULL);
+	xas_unlock(&xas);
+}
+
+/*
+ * Marks each index of the piece in r->pages, if none holds a page: false
+ * (and no mark left) if one does, or on no memory.
+ */
+static bool hbmpool_huge_reserve(struct hbmpool_region *r, pgoff_t first)
+{
+	XA_STATE(xas, &r->pages, first);
+	bool taken = false;
+	unsigned int i;
+	void *entry;
+
+	do {
+		xas_lock(&xas);
+		xas_set(&xas, first);
+		for (i = 0; i < HPAGE_PMD_NR; i++, xas_next(&xas)) {
+			entry = xas_load(&xas);
+			if (entry == HBMPOOL_HUGE_MARK)
+				continue;	/* ours, before xas_nomem() */
+			if (entry) {
+				taken = true;
+				break;
+			}
+			xas_store(&xas, HBMPOOL_HUGE_MARK);
+			if (xas_error(&xas))
+				break;
+		}
+		xas_unlock(&xas);
+	} while (!taken && xas_nomem(&xas, GFP_KERNEL));
+	if (!taken && !xas_error(&xas))
+		return true;
+	hbmpool_huge_unreserve(r, first);
+	return false;
+}
+
+/*
+ * Drops a live entry, its page locked: no PMD is inserted from here on,
+ * those there are zapped, and the marks and the entry leave the indices.
+ * The caller unlocks the page, then puts the cache's reference and frees
+ * the entry (hbmpool_huge_free()).
+ */
+static void hbmpool_huge_unpublish(struct hbmpool_huge *h)
+{
+	struct hbmpool_region *r = h->r;
+
+	set_page_private(h->head, 0);
+	unmap_mapping_pages(hbmpool_mapping(r), h->index, HPAGE_PMD_NR, false);
+	spin_lock(&hbmpool_huge.lock);
+	list_del_init(&h->lru);
+	hbmpool_huge.nr_live--;
+	spin_unlock(&hbmpool_huge.lock);
+	hbmpool_huge_unreserve(r, h->index);
+	xa_cmpxchg(&r->huge, hbmpool_huge_key(h->index), h, NULL, 0);
+	hbmpool_cache_charge(r, -(long)HPAGE_PMD_NR);
+}
+
+/* After hbmpool_huge_unpublish() and the unlock: the cache's reference. */
+static void hbmpool_huge_free(struct hbmpool_huge *h, struct page *head)
+{
+	put_page(head);
+	kfree_rcu(h, rcu);
+}
+
+/*
+ * Drops the entry of the piece starting at @first, if there is one, and
+ * counts it in @counter.  May sleep.  Return: whether there was one (live
+ * or not: either way, its marks are gone when this returns).
+ */
+static bool hbmpool_huge_drop_piece(struct hbmpool_region *r, pgoff_t first,
+				    atomic_long_t *counter)
+{
+	struct hbmpool_huge *h;
+	struct page *head;
+
+	h = hbmpool_huge_get(r, first, &head);
+	if (!h)
+		return false;
+	lock_page(head);
+	if (hbmpool_huge_live(h, head)) {
+		hbmpool_huge_unpublish(h);
+		unlock_page(head);
+		hbmpool_huge_free(h, head);
+		atomic_long_inc(counter);
+	} else {
+		unlock_page(head);
+	}
+	put_page(head);
+	return true;
+}
+
+/**
+ * hbmpool_huge_demote - make room for 4 KiB pages at @index
+ * @r: the region
+ * @index: a page a 4 KiB user wants
+ *
+ * If @index is marked for a huge entry, drops the entry.  May sleep.
+ * Return: true if it did (look @index up again), false if @index holds no
+ * mark.
+ */
+bool hbmpool_huge_demote(struct hbmpool_region *r, pgoff_t index)
+{
+	if (!xa_is_value(xa_load(&r->pages, index)))
+		return false;
+	hbmpool_huge_drop_piece(r, round_down(index, HPAGE_PMD_NR),
+				&hbmpool_huge.dropped);
+	return true;
+}
+
+/* Drops the entries of the pieces in [@first, @last]: their node is gone. */
+void hbmpool_huge_drop_range(struct hbmpool_region *r, pgoff_t first,
+			     pgoff_t last)
+{
+	unsigned long key;
+	void *entry;
+
+	xa_for_each_range(&r->huge, key, entry, hbmpool_huge_key(first),
+			  hbmpool_huge_key(last))
+		hbmpool_huge_drop_piece(r, key << HPAGE_PMD_ORDER,
+					&hbmpool_huge.dropped);
+}
+
+/* Region release: no mapping is left; drops every entry. */
+void hbmpool_huge_drop_all(struct hbmpool_region *r)
+{
+	unsigned long key;
+	void *entry;
+
+	xa_for_each(&r->huge, key, entry) {
+		hbmpool_huge_drop_piece(r, key << HPAGE_PMD_ORDER,
+					&hbmpool_huge.released);
+		cond_resched();
+	}
+	xa_destroy(&r->huge);
+}
+
+/**
+ * hbmpool_huge_evict - drop entries for room
+ * @nr: pages wanted
+ *
+ * Oldest first; an entry mapped since the last look goes round once more.
+ * An entry whose lock is busy is passed over.  May sleep.
+ * Return: the pages given back.
+ */
+long hbmpool_huge_evict(long nr)
+{
+	long freed = 0, scan;
+
+	spin_lock(&hbmpool_huge.lock);
+	scan = 2 * hbmpool_huge.nr_live;
+	while (freed < nr && scan-- > 0 && !list_empty(&hbmpool_huge.lru)) {
+		struct hbmpool_huge *h;
+		struct hbmpool_region *r;
+		struct page *head;
+
+		h = list_first_entry(&hbmpool_huge.lru, struct hbmpool_huge, lru);
+		list_move_tail(&h->lru, &hbmpool_huge.lru);
+		if (READ_ONCE(h->referenced)) {
+			WRITE_ONCE(h->referenced, false);
+			continue;
+		}
+		head = h->head;
+		get_page(head);		/* on the list: the cache's is held */
+		spin_unlock(&hbmpool_huge.lock);
+		if (trylock_page(head)) {
+			if (hbmpool_huge_live(h, head)) {
+				r = h->r;
+				rcu_read_lock();
+				hbmpool_count3(&r->stats,
+					       hbmpool_read_copy(r, h->index, NULL),
+					       HBMPOOL_STAT_EVICTIONS, HPAGE_PMD_NR);
+				rcu_read_unlock();
+				hbmpool_huge_unpublish(h);
+				unlock_page(head);
+				hbmpool_huge_free(h, head);
+				atomic_long_inc(&hbmpool_huge.evicted);
+				freed += HPAGE_PMD_NR;
+			} else {
+				unlock_page(head);
+			}
+		}
+		put_page(head);
+		cond_resched();
+		spin_lock(&hbmpool_huge.lock);
+	}
+	spin_unlock(&hbmpool_huge.lock);
+	return freed;
+}
+
+/* Whether @vmf may map the piece starting at @first with a PMD. */
+static bool hbmpool_huge_possible(struct vm_fault *vmf,
+				  struct hbmpool_region *r, pgoff_t first)
+{
+	struct vm_area_struct *vma = vmf->vma;
+	unsigned long haddr = vmf->address & HPAGE_PMD_MASK;
+
+	if ((vma->vm_flags & (VM_WRITE | VM_HUGEPAGE | VM_NOHUGEPAGE)) !=
+	    VM_HUGEPAGE || (vmf->flags & FAULT_FLAG_WRITE) ||
+	    !READ_ONCE(huge_mappings) || !has_transparent_hugepage())
+		return false;
+	if (r->chunk_shift < HPAGE_PMD_SHIFT || first + HPAGE_PMD_NR > r->nr_pages)
+		return false;
+	/* the PMD covers the piece: address and offset agree modulo 2 MiB */
+	if (((vmf->address >> PAGE_SHIFT) ^ vmf->pgoff) & (HPAGE_PMD_NR - 1))
+		return false;
+	if (haddr < vma->vm_start || haddr + HPAGE_PMD_SIZE > vma->vm_end)
+		return false;
+	return pmd_none(*vmf->pmd);
+}
+
+/* Room in the cache's budget for a whole piece: clean pages go, no write-back. */
+static bool hbmpool_huge_room(void)
+{
+	long over = (long)HPAGE_PMD_NR - hbmpool_cache_budget_room();
+
+	if (over > 0)
+		hbmpool_evict_clean(over);
+	return hbmpool_cache_budget_room() >= (long)HPAGE_PMD_NR;
+}
+
+/*
+ * Copies the piece of @h from the chunk's copy, under RCU: ->copy_nowait()
+ * does not sleep, and the copy's node stays valid.  Return: 0 or -EAGAIN
+ * (the copy changed or cannot serve: 4 KiB pages take the slow path).
+ */
+static int hbmpool_huge_fill(struct hbmpool_huge *h)
+{
+	struct page *pages[HBMPOOL_HUGE_STEP];
+	struct hbmpool_region *r = h->r;
+	const struct hbmpool_copy *cp;
+	struct hbmpool_node *node;
+	unsigned int i, j;
+	u64 offset, start, end;
+	int err = 0;
+
+	rcu_read_lock();
+	cp = hbmpool_read_copy_of(r, h->index);
+	if (!cp || cp->gen != hbmpool_node_data_gen(cp->node) ||
+	    !cp->node->transport->ops->copy_nowait) {
+		rcu_read_unlock();
+		return -EAGAIN;
+	}
+	node = cp->node;
+	offset = cp->offset + hbmpool_offset_in_chunk(r, h->index);
+	start = sched_clock();	/* see hbmpool_fill_nowait() */
+	for (i = 0; !err && i < HPAGE_PMD_NR; i += HBMPOOL_HUGE_STEP) {
+		for (j = 0; j < HBMPOOL_HUGE_STEP; j++)
+			pages[j] = nth_page(h->head, i + j);
+		err = node->transport->ops->copy_nowait(node,
+				offset + ((u64)i << PAGE_SHIFT), pages,
+				HBMPOOL_HUGE_STEP);
+	}
+	if (!err) {
+		end = sched_clock();
+		hbmpool_count_fetched(&r->stats, node, HPAGE_PMD_NR,
+				      end > start ? end - start : 0);
+	}
+	rcu_read_unlock();
+	return err ? -EAGAIN : 0;
+}
+
+/*
+ * Fetches the piece starting at @first whole into a new entry.  Returns it
+ * live, its page locked, with a reference for the caller in *@headp;
+ * ERR_PTR(-EEXIST) when another entry came first (look it up); NULL when
+ * 4 KiB pages must serve (no copy that copies without waiting, no room,
+ * no 2 MiB page, a 4 KiB page in the piece already).
+ */
+static struct hbmpool_huge *hbmpool_huge_create(struct hbmpool_region *r,
+						pgoff_t first,
+						struct page **headp)
+{
+	const struct hbmpool_copy *cp;
+	struct hbmpool_huge *h;
+	struct page *head;
+	bool ok;
+	int err;
+
+	rcu_read_lock();
+	cp = hbmpool_read_copy_of(r, first);
+	ok = cp && cp->node->transport->ops->copy_nowait &&
+	     hbmpool_node_usable(cp->node) &&
+	     cp->gen == hbmpool_node_data_gen(cp->node) &&
+	     !READ_ONCE(cp->node->fail_fetch) && !hbmpool_fail_request_armed();
+	rcu_read_unlock();
+	if (!ok || !hbmpool_huge_room())
+		return NULL;
+
+	head = alloc_pages(HBMPOOL_HUGE_GFP, HPAGE_PMD_ORDER);
+	if (!head) {
+		atomic_long_inc(&hbmpool_huge.alloc_failed);
+		return NULL;
+	}
+	h = kmalloc(sizeof(*h), GFP_KERNEL);
+	if (!h)
+		goto err_page;
+	h->head = head;
+	h->r = r;
+	h->index = first;
+	h->referenced = true;
+	INIT_LIST_HEAD(&h->lru);
+	__folio_set_locked(page_folio(head));	/* nobody sees it yet */
+
+	err = xa_insert(&r->huge, hbmpool_huge_key(first), h, GFP_KERNEL);
+	if (err) {
+		__folio_clear_locked(page_folio(head));
+		kfree(h);
+		put_page(head);
+		return err == -EBUSY ? ERR_PTR(-EEXIST) : NULL;
+	}
+	if (!hbmpool_huge_reserve(r, first))
+		goto err_unindex;
+	hbmpool_cache_charge(r, HPAGE_PMD_NR);
+	if (hbmpool_huge_fill(h))
+		goto err_uncharge;
+
+	spin_lock(&hbmpool_huge.lock);
+	list_add_tail(&h->lru, &hbmpool_huge.lru);
+	hbmpool_huge.nr_live++;
+	spin_unlock(&hbmpool_huge.lock);
+	set_page_private(head, (unsigned long)h);	/* live */
+	atomic_long_inc(&hbmpool_huge.created);
+	get_page(head);
+	*headp = head;
+	return h;
+
+err_uncharge:
+	hbmpool_cache_charge(r, -(long)HPAGE_PMD_NR);
+	hbmpool_huge_unreserve(r, first);
+err_unindex:
+	/* a waiter on the page lock finds it not live and looks again */
+	xa_erase(&r->huge, hbmpool_huge_key(first));
+	unlock_page(head);
+	hbmpool_huge_free(h, head);
+	return NULL;
+err_page:
+	put_page(head);
+	return NULL;
+}
+
+/**
+ * hbmpool_huge_fault - serve a read fault with a PMD
+ * @vmf: the fault, under mmap_lock
+ * @r: the region
+ *
+ * Maps the piece of @vmf with a PMD, fetching it whole if it is not cached
+ * (hbmpool_huge_create() says when it is not).  Never waits for the link.
+ * Return: VM_FAULT_NOPAGE when mapped (or when another task mapped the PMD
+ * meanwhile); 0 when 4 KiB pages must serve the fault.
+ */
+vm_fault_t hbmpool_huge_fault(struct vm_fault *vmf, struct hbmpool_region *r)
+{
+	pgoff_t first = round_down(vmf->pgoff, HPAGE_PMD_NR);
+	struct hbmpool_huge *h;
+	struct page *head;
+	vm_fault_t ret;
+
+	if (!hbmpool_huge_possible(vmf, r, first))
+		return 0;
+	do {
+		h = hbmpool_huge_get(r, first, &head);
+		if (h)
+			lock_page(head);
+		else
+			h = hbmpool_huge_create(r, first, &head);
+	} while (h == ERR_PTR(-EEXIST));
+	if (!h)
+		return 0;
+	if (!hbmpool_huge_live(h, head)) {
+		unlock_page(head);
+		put_page(head);
+		return 0;
+	}
+	if (unlikely(PageHasHWPoisoned(head))) {
+		/* its data is the home's: 4 KiB pages fetch it again */
+		hbmpool_huge_unpublish(h);
+		unlock_page(head);
+		hbmpool_huge_free(h, head);
+		put_page(head);
+		atomic_long_inc(&hbmpool_huge.dropped);
+		return 0;
+	}
+	ret = vmf_insert_pfn_pmd(vmf, pfn_to_pfn_t(page_to_pfn(head)), false);
+	WRITE_ONCE(h->referenced, true);
+	unlock_page(head);
+	put_page(head);
+	atomic_long_inc(&hbmpool_huge.mapped);
+	return ret;
+}
+
+static int hbmpool_huge_show(struct seq_file *m, void *v)
+{
+	long live;
+
+	spin_lock(&hbmpool_huge.lock);
+	live = hbmpool_huge.nr_live;
+	spin_unlock(&hbmpool_huge.lock);
+	seq_printf(m, "created %ld\nmapped %ld\ndropped %ld\nevicted %ld\nreleased %ld\nalloc_failed %ld\nlive %ld\n",
+		   atomic_long_read(&hbmpool_huge.created),
+		   atomic_long_read(&hbmpool_huge.mapped),
+		   atomic_long_read(&hbmpool_huge.dropped),
+		   atomic_long_read(&hbmpool_huge.evicted),
+		   atomic_long_read(&hbmpool_huge.released),
+		   atomic_long_read(&hbmpool_huge.alloc_failed), live);
+	return 0;
+}
+DEFINE_SHOW_ATTRIBUTE(hbmpool_huge);
+
+void hbmpool_huge_init(void)
+{
+	debugfs_create_file("huge", 0444, hbmpool_debugfs_root, NULL,
+			    &hbmpool_huge_fops);
+}
+
+/* Every region is gone, and each dropped its entries. */
+void hbmpool_huge_exit(void)
+{
+	WARN_ON_ONCE(!list_empty(&hbmpool_huge.lru));
+}
