@@ -1295,7 +1295,8 @@ static unsigned long hbmpool_shrink_count(struct shrinker *s,
 					  struct shrink_control *sc)
 {
 	long n = atomic_long_read(&hbmpool_cache.nr_cached) -
-		 atomic_long_read(&hbmpool_cache.nr_dirty);
+		 atomic_long_read(&hbmpool_cache.nr_dirty) -
+		 hbmpool_huge_nr_pages();	/* not the shrinker's (huge.c) */
 
 	return n > 0 ? n : SHRINK_EMPTY;
 }

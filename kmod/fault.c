@@ -339,6 +339,8 @@ static int hbmpool_run_insert(struct hbmpool_region *r, pgoff_t index,
 		}
 		xas_unlock(&xas);
 	} while (!taken && i < nr && xas_nomem(&xas, GFP_KERNEL));
+	if (taken)	/* not an -ENOMEM state: frees a node no store used */
+		xas_nomem(&xas, 0);
 	if (i)
 		return i;
 	return taken ? -EEXIST : xas_error(&xas);

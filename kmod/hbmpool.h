@@ -658,6 +658,7 @@ void hbmpool_huge_drop_range(struct hbmpool_region *r, pgoff_t first,
 			     pgoff_t last);
 void hbmpool_huge_drop_all(struct hbmpool_region *r);
 long hbmpool_huge_evict(long nr);
+long hbmpool_huge_nr_pages(void);
 void hbmpool_huge_init(void);
 void hbmpool_huge_exit(void);
 #else
@@ -683,6 +684,11 @@ static inline void hbmpool_huge_drop_all(struct hbmpool_region *r)
 }
 
 static inline long hbmpool_huge_evict(long nr)
+{
+	return 0;
+}
+
+static inline long hbmpool_huge_nr_pages(void)
 {
 	return 0;
 }

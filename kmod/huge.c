@@ -177,6 +177,8 @@ static bool hbmpool_huge_reserve(struct hbmpool_region *r, pgoff_t first)
 		}
 		xas_unlock(&xas);
 	} while (!taken && xas_nomem(&xas, GFP_KERNEL));
+	if (taken)	/* not an -ENOMEM state: frees a node no store used */
+		xas_nomem(&xas, 0);
 	if (!taken && !xas_error(&xas))
 		return true;
 	hbmpool_huge_unreserve(r, first);
@@ -187,7 +189,9 @@ static bool hbmpool_huge_reserve(struct hbmpool_region *r, pgoff_t first)
  * Drops a live entry, its page locked: no PMD is inserted from here on,
  * those there are zapped, and the marks and the entry leave the indices.
  * The caller unlocks the page, then puts the cache's reference and frees
- * the entry (hbmpool_huge_free()).
+ * the entry (hbmpool_huge_free()).  The region is left alone once the
+ * entry is out of r->huge: an evictor holds no reference to it, and its
+ * release (hbmpool_huge_drop_all()) no longer waits for this entry.
  */
 static void hbmpool_huge_unpublish(struct hbmpool_huge *h)
 {
@@ -200,8 +204,8 @@ static void hbmpool_huge_unpublish(struct hbmpool_huge *h)
 	hbmpool_huge.nr_live--;
 	spin_unlock(&hbmpool_huge.lock);
 	hbmpool_huge_unreserve(r, h->index);
-	xa_cmpxchg(&r->huge, hbmpool_huge_key(h->index), h, NULL, 0);
 	hbmpool_cache_charge(r, -(long)HPAGE_PMD_NR);
+	xa_cmpxchg(&r->huge, hbmpool_huge_key(h->index), h, NULL, 0);
 }
 
 /* After hbmpool_huge_unpublish() and the unlock: the cache's reference. */
@@ -336,6 +340,12 @@ long hbmpool_huge_evict(long nr)
 	return freed;
 }
 
+/* The pages of the entries cached now, which the shrinker cannot free. */
+long hbmpool_huge_nr_pages(void)
+{
+	return READ_ONCE(hbmpool_huge.nr_live) * HPAGE_PMD_NR;
+}
+
 /* Whether @vmf may map the piece starting at @first with a PMD. */
 static bool hbmpool_huge_possible(struct vm_fault *vmf,
 				  struct hbmpool_region *r, pgoff_t first)
@@ -345,7 +355,8 @@ static bool hbmpool_huge_possible(struct vm_fault *vmf,
 
 	if ((vma->vm_flags & (VM_WRITE | VM_HUGEPAGE | VM_NOHUGEPAGE)) !=
 	    VM_HUGEPAGE || (vmf->flags & FAULT_FLAG_WRITE) ||
-	    !READ_ONCE(huge_mappings) || !has_transparent_hugepage())
+	    !READ_ONCE(huge_mappings) || !has_transparent_hugepage() ||
+	    test_bit(MMF_DISABLE_THP, &vma->vm_mm->flags))
 		return false;
 	if (r->chunk_shift < HPAGE_PMD_SHIFT || first + HPAGE_PMD_NR > r->nr_pages)
 		return false;
@@ -357,14 +368,30 @@ static bool hbmpool_huge_possible(struct vm_fault *vmf,
 	return pmd_none(*vmf->pmd);
 }
 
-/* Room in the cache's budget for a whole piece: clean pages go, no write-back. */
+/*
+ * Room in the cache's budget for a whole piece: clean pages (and older
+ * entries) go, nothing is written back.  A budget under two pieces takes
+ * none: an entry would evict most of the cache.
+ */
 static bool hbmpool_huge_room(void)
 {
 	long over = (long)HPAGE_PMD_NR - hbmpool_cache_budget_room();
 
+	if (READ_ONCE(hbmpool_cache_budget) < 2 * HPAGE_PMD_NR)
+		return false;
 	if (over > 0)
 		hbmpool_evict_clean(over);
 	return hbmpool_cache_budget_room() >= (long)HPAGE_PMD_NR;
+}
+
+/* Whether a page of the piece is cached, or a fetch or a move holds one. */
+static bool hbmpool_huge_piece_busy(struct hbmpool_region *r, pgoff_t first)
+{
+	unsigned long index = first;
+	void *entry;
+
+	entry = xa_find(&r->pages, &index, first + HPAGE_PMD_NR - 1, XA_PRESENT);
+	return entry && !xa_is_value(entry);
 }
 
 /*
@@ -432,14 +459,16 @@ static struct hbmpool_huge *hbmpool_huge_create(struct hbmpool_region *r,
 	     cp->gen == hbmpool_node_data_gen(cp->node) &&
 	     !READ_ONCE(cp->node->fail_fetch) && !hbmpool_fail_request_armed();
 	rcu_read_unlock();
-	if (!ok || !hbmpool_huge_room())
+	/* what makes the piece take 4 KiB pages anyway, before any eviction */
+	if (!ok || hbmpool_huge_piece_busy(r, first))
 		return NULL;
-
 	head = alloc_pages(HBMPOOL_HUGE_GFP, HPAGE_PMD_ORDER);
 	if (!head) {
 		atomic_long_inc(&hbmpool_huge.alloc_failed);
 		return NULL;
 	}
+	if (!hbmpool_huge_room())
+		goto err_page;
 	h = kmalloc(sizeof(*h), GFP_KERNEL);
 	if (!h)
 		goto err_page;
@@ -521,12 +550,18 @@ vm_fault_t hbmpool_huge_fault(struct vm_fault *vmf, struct hbmpool_region *r)
 		return 0;
 	}
 	if (unlikely(PageHasHWPoisoned(head))) {
-		/* its data is the home's: 4 KiB pages fetch it again */
+		/*
+		 * A memory error in the piece: its data is the home's, so 4 KiB
+		 * pages fetch it again.  The cache's reference is kept, never
+		 * put: a poisoned 2 MiB page must not return to the allocator.
+		 */
 		hbmpool_huge_unpublish(h);
 		unlock_page(head);
-		hbmpool_huge_free(h, head);
+		kfree_rcu(h, rcu);
 		put_page(head);
 		atomic_long_inc(&hbmpool_huge.dropped);
+		pr_warn_ratelimited("region %u pages %lu+%d: memory error in a piece cached whole; dropped, its 2 MiB page kept out of use\n",
+				    r->id, first, HPAGE_PMD_NR);
 		return 0;
 	}
 	ret = vmf_insert_pfn_pmd(vmf, pfn_to_pfn_t(page_to_pfn(head)), false);

@@ -745,6 +745,29 @@ TEST_F(huge, read_4k_drops)
 	data_ok(_metadata, ro, 0, 0, len, seed, "huge mapping after the drop");
 }
 
+/* A memory error in a piece cached whole (MADV_HWPOISON on its huge mapping): the next mapping of the piece drops the entry and reads the home's data through 4 KiB pages, exact; the other piece keeps its PMD. */
+TEST_F(huge, poisoned_piece_dropped)
+{
+	const uint64_t len = 2 * HUGE, seed = 0x303;
+	struct huge_ctr h;
+	uint8_t *ro;
+
+	open_region(_metadata, self, len, 0, seed, "poison");
+	huge_snap(_metadata, &h);
+	ro = map_huge(_metadata, self, 0, len);
+	data_ok(_metadata, ro, 0, 0, len, seed, "huge mapping");
+	expect_huge(_metadata, "2 pieces read", &h, 2, 2, 0, 0);
+	/* the core cannot split the compound page: EBUSY, the error recorded */
+	if (madvise(ro + 5 * HBMT_PAGE, HBMT_PAGE, MADV_HWPOISON) && errno != EBUSY)
+		SKIP(return, "MADV_HWPOISON: %s (needs CONFIG_MEMORY_FAILURE and CAP_SYS_ADMIN)",
+		     strerror(errno));
+	ASSERT_EQ(0, unmap(self, ro));
+	ro = map_huge(_metadata, self, 0, len);
+	data_ok(_metadata, ro, 0, 0, len, seed, "a new huge mapping after the error");
+	expect_huge(_metadata, "piece 0 dropped, piece 1 mapped again", &h, 0, ANY, 1, 0);
+	EXPECT_EQ(2048, smaps_pmd_kb(ro)) TH_LOG("smaps: want piece 1 alone mapped by a PMD");
+}
+
 /* get_user_pages on PMDs: process_vm_readv (pins) and vmsplice (GUP-fast) read exact data from a huge mapping, one piece mapped before, the other faulted by GUP; nothing is dropped and the PMD stays. */
 TEST_F(huge, gup_reads_huge)
 {
