@@ -370,15 +370,12 @@ static bool hbmpool_huge_possible(struct vm_fault *vmf,
 
 /*
  * Room in the cache's budget for a whole piece: clean pages (and older
- * entries) go, nothing is written back.  A budget under two pieces takes
- * none: an entry would evict most of the cache.
+ * entries) go, nothing is written back.
  */
 static bool hbmpool_huge_room(void)
 {
 	long over = (long)HPAGE_PMD_NR - hbmpool_cache_budget_room();
 
-	if (READ_ONCE(hbmpool_cache_budget) < 2 * HPAGE_PMD_NR)
-		return false;
 	if (over > 0)
 		hbmpool_evict_clean(over);
 	return hbmpool_cache_budget_room() >= (long)HPAGE_PMD_NR;
@@ -459,8 +456,13 @@ static struct hbmpool_huge *hbmpool_huge_create(struct hbmpool_region *r,
 	     cp->gen == hbmpool_node_data_gen(cp->node) &&
 	     !READ_ONCE(cp->node->fail_fetch) && !hbmpool_fail_request_armed();
 	rcu_read_unlock();
-	/* what makes the piece take 4 KiB pages anyway, before any eviction */
-	if (!ok || hbmpool_huge_piece_busy(r, first))
+	/*
+	 * What makes the piece take 4 KiB pages anyway, before any eviction;
+	 * a budget under two pieces takes none: an entry would evict most of
+	 * the cache.
+	 */
+	if (!ok || READ_ONCE(hbmpool_cache_budget) < 2 * HPAGE_PMD_NR ||
+	    hbmpool_huge_piece_busy(r, first))
 		return NULL;
 	head = alloc_pages(HBMPOOL_HUGE_GFP, HPAGE_PMD_ORDER);
 	if (!head) {

@@ -543,84 +543,80 @@ static void control(struct __test_metadata *_metadata, FIXTURE_DATA(huge) *self,
 		    1, 1, 0, 0);
 }
 
+/*
+ * A region of NO_HUGE_LEN with known data, and a mapping of @len bytes from
+ * 0 (@prot, @skew and @advice as for map_checked()) through which piece 0
+ * reads exact and makes no entry: the mapping, for the control.
+ */
+static uint8_t *no_huge_read(struct __test_metadata *_metadata, FIXTURE_DATA(huge) *self,
+			     struct huge_ctr *h, uint64_t seed, const char *name, uint64_t len,
+			     int prot, uint64_t skew, int advice, const char *what)
+{
+	uint8_t *m;
+
+	open_region(_metadata, self, NO_HUGE_LEN, 0, seed, name);
+	huge_snap(_metadata, h);
+	m = map_checked(_metadata, self, 0, len, prot, skew, advice);
+	data_ok(_metadata, m, 0, 0, HUGE, seed, "piece 0");
+	expect_huge(_metadata, what, h, 0, 0, 0, 0);
+	return m;
+}
+
 /* Without MADV_HUGEPAGE: piece 0 reads exact, no entry; after madvise(MADV_HUGEPAGE) the same mapping makes one of piece 2. */
 TEST_F(huge, no_huge_without_madvise)
 {
-	const uint64_t seed = 0x201;
 	struct huge_ctr h;
-	uint8_t *m;
+	uint8_t *m = no_huge_read(_metadata, self, &h, 0x201, "nomadv", NO_HUGE_LEN, PROT_READ,
+				  0, -1, "piece 0 read without MADV_HUGEPAGE");
 
-	open_region(_metadata, self, NO_HUGE_LEN, 0, seed, "nomadv");
-	huge_snap(_metadata, &h);
-	m = map_checked(_metadata, self, 0, NO_HUGE_LEN, PROT_READ, 0, -1);
-	data_ok(_metadata, m, 0, 0, HUGE, seed, "piece 0");
-	expect_huge(_metadata, "piece 0 read without MADV_HUGEPAGE", &h, 0, 0, 0, 0);
 	ASSERT_EQ(0, madvise(m, NO_HUGE_LEN, MADV_HUGEPAGE));
-	control(_metadata, self, m, seed, &h);
+	control(_metadata, self, m, 0x201, &h);
 }
 
 /* A writable mapping (read only, with MADV_HUGEPAGE): no entry, data exact. */
 TEST_F(huge, no_huge_writable)
 {
-	const uint64_t seed = 0x202;
 	struct huge_ctr h;
-	uint8_t *m;
 
-	open_region(_metadata, self, NO_HUGE_LEN, 0, seed, "writable");
-	huge_snap(_metadata, &h);
-	m = map_checked(_metadata, self, 0, HUGE, PROT_READ | PROT_WRITE, 0, MADV_HUGEPAGE);
-	data_ok(_metadata, m, 0, 0, HUGE, seed, "piece 0");
-	expect_huge(_metadata, "piece 0 read through a writable mapping", &h, 0, 0, 0, 0);
-	control(_metadata, self, NULL, seed, &h);
+	no_huge_read(_metadata, self, &h, 0x202, "writable", HUGE, PROT_READ | PROT_WRITE, 0,
+		     MADV_HUGEPAGE, "piece 0 read through a writable mapping");
+	control(_metadata, self, NULL, 0x202, &h);
 }
 
 /* MADV_NOHUGEPAGE: no entry; MADV_HUGEPAGE on the same mapping then makes one of piece 2. */
 TEST_F(huge, no_huge_madv_nohugepage)
 {
-	const uint64_t seed = 0x203;
 	struct huge_ctr h;
-	uint8_t *m;
+	uint8_t *m = no_huge_read(_metadata, self, &h, 0x203, "nohuge", NO_HUGE_LEN, PROT_READ,
+				  0, MADV_NOHUGEPAGE, "piece 0 read under MADV_NOHUGEPAGE");
 
-	open_region(_metadata, self, NO_HUGE_LEN, 0, seed, "nohuge");
-	huge_snap(_metadata, &h);
-	m = map_checked(_metadata, self, 0, NO_HUGE_LEN, PROT_READ, 0, MADV_NOHUGEPAGE);
-	data_ok(_metadata, m, 0, 0, HUGE, seed, "piece 0");
-	expect_huge(_metadata, "piece 0 read under MADV_NOHUGEPAGE", &h, 0, 0, 0, 0);
 	ASSERT_EQ(0, madvise(m, NO_HUGE_LEN, MADV_HUGEPAGE));
-	control(_metadata, self, m, seed, &h);
+	control(_metadata, self, m, 0x203, &h);
 }
 
 /* huge_mappings=N: a mapping that qualifies makes no entry; back to Y, it makes one of piece 2. */
 TEST_F(huge, no_huge_param_off)
 {
-	const uint64_t seed = 0x204;
 	struct huge_ctr h;
 	uint8_t *m;
 
-	open_region(_metadata, self, NO_HUGE_LEN, 0, seed, "paramoff");
 	ASSERT_EQ(0, hbm_write_str(HUGE_PARAM, "N"));
-	huge_snap(_metadata, &h);
-	m = map_huge(_metadata, self, 0, NO_HUGE_LEN);
-	data_ok(_metadata, m, 0, 0, HUGE, seed, "piece 0");
-	expect_huge(_metadata, "piece 0 read with huge_mappings=N", &h, 0, 0, 0, 0);
+	m = no_huge_read(_metadata, self, &h, 0x204, "paramoff", NO_HUGE_LEN, PROT_READ, 0,
+			 MADV_HUGEPAGE, "piece 0 read with huge_mappings=N");
 	ASSERT_EQ(0, hbm_write_str(HUGE_PARAM, "Y"));
-	control(_metadata, self, m, seed, &h);
+	control(_metadata, self, m, 0x204, &h);
 }
 
 /* A mapping 4 KiB off the 2 MiB boundary of its offset (read only, MADV_HUGEPAGE): no entry, data exact. */
 TEST_F(huge, no_huge_misaligned)
 {
-	const uint64_t seed = 0x205;
 	struct huge_ctr h;
-	uint8_t *m;
+	uint8_t *m = no_huge_read(_metadata, self, &h, 0x205, "misaligned", HUGE, PROT_READ,
+				  HBMT_PAGE, MADV_HUGEPAGE,
+				  "piece 0 read through a misaligned mapping");
 
-	open_region(_metadata, self, NO_HUGE_LEN, 0, seed, "misaligned");
-	huge_snap(_metadata, &h);
-	m = map_checked(_metadata, self, 0, HUGE, PROT_READ, HBMT_PAGE, MADV_HUGEPAGE);
-	ASSERT_EQ(HBMT_PAGE, (uintptr_t)m & (HUGE - 1));
-	data_ok(_metadata, m, 0, 0, HUGE, seed, "piece 0");
-	expect_huge(_metadata, "piece 0 read through a misaligned mapping", &h, 0, 0, 0, 0);
-	control(_metadata, self, NULL, seed, &h);
+	EXPECT_EQ(HBMT_PAGE, (uintptr_t)m & (HUGE - 1));
+	control(_metadata, self, NULL, 0x205, &h);
 }
 
 /* 1 MiB chunks: a mapping that qualifies makes no entry; data exact. */

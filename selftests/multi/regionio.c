@@ -33,6 +33,9 @@
  *       SIGBUS and all the others must be good; a page of NODE that reads
  *       back good counts as "cached" (it was still in the local cache) and
  *       up to M (default 0) of them are accepted.  Bad bytes always fail.
+ *       --huge maps the region read-only with MADV_HUGEPAGE (where mmap
+ *       puts it: 2 MiB aligned), so that the kernel may map whole 2 MiB
+ *       pieces with a PMD (Documentation/design.rst, "Huge (PMD) mappings").
  *   regionio info --name N
  *       Region id, length, chunk size, policy, node set, cached and dirty
  *       pages, and "node K: C chunks" for every home node (the node of each
@@ -101,6 +104,7 @@ static struct opts {
 	long expect_node;	/* -1: none */
 	uint64_t max_cached;
 	int allow_sigbus;
+	int huge;
 	uint32_t replicas;
 } o = { .policy = HBMPOOL_POLICY_INTERLEAVE, .preferred = -1,
 	.threads = 1, .expect_node = -1 };
@@ -112,7 +116,7 @@ static void usage(void)
 		"                       --nodes LIST [--preferred ID] [--replicas K] [--hold] [--pidfile F]\n"
 		"       regionio write  --name N --seed X [--order seq|rev|rand|stride] [--threads T]\n"
 		"       regionio verify --name N --seed X [--order seq|rev|rand|stride] [--threads T]\n"
-		"                       [--expect-sigbus-on NODE [--max-cached M] | --allow-sigbus]\n"
+		"                       [--expect-sigbus-on NODE [--max-cached M] | --allow-sigbus] [--huge]\n"
 		"       regionio info   --name N\n"
 		"       regionio features\n");
 	exit(EXIT_USAGE);
@@ -168,6 +172,7 @@ static void parse(int argc, char **argv)
 		{ "expect-sigbus-on", required_argument, NULL, 'e' },
 		{ "max-cached", required_argument, NULL, 'm' },
 		{ "allow-sigbus", no_argument, NULL, 'A' },
+		{ "huge", no_argument, NULL, 'u' },
 		{ "replicas", required_argument, NULL, 'R' },
 		{ NULL, 0, NULL, 0 }
 	};
@@ -236,6 +241,7 @@ static void parse(int argc, char **argv)
 			break;
 		case 'm': o.max_cached = num("max-cached", optarg, 0); break;
 		case 'A': o.allow_sigbus = 1; break;
+		case 'u': o.huge = 1; break;
 		case 'R': {
 			uint64_t v = num("replicas", optarg, 0);
 
@@ -386,9 +392,12 @@ static void region_open(struct region *r, int with_chunks, int map)
 	r->npages = r->len / r->page;
 	if (!map)
 		return;
-	r->map = mmap(NULL, r->len, PROT_READ | PROT_WRITE, MAP_SHARED, r->fd, 0);
+	r->map = mmap(NULL, r->len, o.huge ? PROT_READ : PROT_READ | PROT_WRITE,
+		      MAP_SHARED, r->fd, 0);
 	if (r->map == MAP_FAILED)
 		die_sys("mmap", errno);
+	if (o.huge && madvise(r->map, r->len, MADV_HUGEPAGE))
+		die_sys("madvise(MADV_HUGEPAGE)", errno);
 }
 
 static uint32_t page_home(const struct region *r, uint64_t pg)
@@ -596,7 +605,7 @@ static int cmd_io(int verify)
 	double t0;
 	int ok;
 
-	if (!o.have_seed || (!verify && o.expect_node >= 0))
+	if (!o.have_seed || (!verify && (o.expect_node >= 0 || o.huge)))
 		usage();
 	region_open(&r, 1, 1);
 	sigbus_install();

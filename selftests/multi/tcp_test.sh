@@ -253,6 +253,13 @@ shm_stat() {
 	v=$(q "$1" "cat /sys/kernel/debug/hbmpool/node$2/shm" | sed -n "s/^$3 //p")
 	[[ "$v" =~ ^[0-9]+$ ]] && echo "$v" || echo -1
 }
+# huge_stat K WHAT: VM K's count WHAT (created, mapped, dropped, ...) of
+# pieces mapped whole (debugfs huge), or -1.
+huge_stat() {
+	local v
+	v=$(q "$1" "cat /sys/kernel/debug/hbmpool/huge" | sed -n "s/^$2 //p")
+	[[ "$v" =~ ^[0-9]+$ ]] && echo "$v" || echo -1
+}
 # home_reads K: VM K's home's reads answered with digests at rest, and those
 # digested again (debugfs tcp_home), as "AT_REST DIGESTED".
 home_reads() {
@@ -380,6 +387,28 @@ check "S: a copy across the end of VM2's segment is refused" fails_with 1 "resul
 check "S: a copy at an unaligned offset is refused" fails_with 1 "result" "echo 100 1 >$dbg"
 rf1=$(shm_stat 1 2 refused)
 check "S: VM1 counted the 3 refusals ($rf0 -> $rf1)" test "$rf1" = $((rf0 + 3))
+# Huge mappings over shm: a region of 2 MiB chunks on VM2's segment, read
+# through a read-only MADV_HUGEPAGE mapping with nothing cached, is mapped
+# 2 MiB at a time (the budget raised for the four pieces), and a write
+# through the writable mapping afterwards is seen through the huge one.
+check "S: VM1 holds region rh (8 MiB, 2 MiB chunks, on node 2)" hold 1 rh 2 2M
+check "S: VM1 writes rh (seed 71)" rio 1 write --name rh --seed 71
+# A budget of 16 pages leaves up to 16 cached, which would keep their
+# piece at 4 KiB pages: the shrinker (drop_caches) takes the clean rest.
+check "S: VM1's cache of rh emptied, its budget 4096 pages" \
+	gx 1 "$H params set cache-budget-pages 16 && sleep 1 && $H params set cache-budget-pages 4096 && for i in \$(seq 20); do echo 3 >/proc/sys/vm/drop_caches; $RIO info --name rh | grep -q ' cached 0 ' && exit 0; sleep 0.1; done; $RIO info --name rh; exit 1"
+hm0=$(huge_stat 1 mapped)
+hc0=$(huge_stat 1 created)
+check "S: VM1 verifies rh through a read-only MADV_HUGEPAGE mapping: exact" \
+	rio 1 verify --name rh --seed 71 --huge
+hm1=$(huge_stat 1 mapped)
+hc1=$(huge_stat 1 created)
+check "S: ... its 4 pieces were fetched whole and mapped with PMDs (created $hc0 -> $hc1, mapped $hm0 -> $hm1)" \
+	test "$hc1" = $((hc0 + 4)) -a "$hm1" = $((hm0 + 4)) -a "$hc0" -ge 0
+check "S: VM1 writes rh again (seed 72), and its huge mapping reads it exact" \
+	gx 1 "$RIO write --name rh --seed 72 && $RIO verify --name rh --seed 72 --huge"
+check "S: VM1's budget back to $BUDGET, rh released" \
+	gx 1 "$H params set cache-budget-pages $BUDGET && p=\$(cat /tmp/hold.rh.pid) && kill \$p && for i in \$(seq 100); do kill -0 \$p 2>/dev/null || exit 0; sleep 0.1; done; exit 1"
 stamp "scenario S done"
 fi
 
