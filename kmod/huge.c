@@ -392,38 +392,40 @@ static bool hbmpool_huge_piece_busy(struct hbmpool_region *r, pgoff_t first)
 }
 
 /*
- * Copies the piece of @h from the chunk's copy, under RCU: ->copy_nowait()
- * does not sleep, and the copy's node stays valid.  Return: 0 or -EAGAIN
- * (the copy changed or cannot serve: 4 KiB pages take the slow path).
+ * Copies the first @nr pages of the piece starting at @first into @head from
+ * the chunk's copy, under RCU: ->copy_nowait() does not sleep, and the
+ * copy's node stays valid.  A whole piece's copy is counted as a fetch.
+ * Return: 0 or -EAGAIN (the copy changed or cannot serve now: 4 KiB pages
+ * take the slow path).
  */
-static int hbmpool_huge_fill(struct hbmpool_huge *h)
+static int hbmpool_huge_copy(struct hbmpool_region *r, pgoff_t first,
+			     struct page *head, unsigned int nr)
 {
 	struct page *pages[HBMPOOL_HUGE_STEP];
-	struct hbmpool_region *r = h->r;
 	const struct hbmpool_copy *cp;
 	struct hbmpool_node *node;
-	unsigned int i, j;
+	unsigned int i, j, n;
 	u64 offset, start, end;
 	int err = 0;
 
 	rcu_read_lock();
-	cp = hbmpool_read_copy_of(r, h->index);
+	cp = hbmpool_read_copy_of(r, first);
 	if (!cp || cp->gen != hbmpool_node_data_gen(cp->node) ||
 	    !cp->node->transport->ops->copy_nowait) {
 		rcu_read_unlock();
 		return -EAGAIN;
 	}
 	node = cp->node;
-	offset = cp->offset + hbmpool_offset_in_chunk(r, h->index);
+	offset = cp->offset + hbmpool_offset_in_chunk(r, first);
 	start = sched_clock();	/* see hbmpool_fill_nowait() */
-	for (i = 0; !err && i < HPAGE_PMD_NR; i += HBMPOOL_HUGE_STEP) {
-		for (j = 0; j < HBMPOOL_HUGE_STEP; j++)
-			pages[j] = nth_page(h->head, i + j);
+	for (i = 0; !err && i < nr; i += n) {
+		n = min_t(unsigned int, nr - i, HBMPOOL_HUGE_STEP);
+		for (j = 0; j < n; j++)
+			pages[j] = nth_page(head, i + j);
 		err = node->transport->ops->copy_nowait(node,
-				offset + ((u64)i << PAGE_SHIFT), pages,
-				HBMPOOL_HUGE_STEP);
+				offset + ((u64)i << PAGE_SHIFT), pages, n);
 	}
-	if (!err) {
+	if (!err && nr == HPAGE_PMD_NR) {
 		end = sched_clock();
 		hbmpool_count_fetched(&r->stats, node, HPAGE_PMD_NR,
 				      end > start ? end - start : 0);
@@ -469,7 +471,12 @@ static struct hbmpool_huge *hbmpool_huge_create(struct hbmpool_region *r,
 		atomic_long_inc(&hbmpool_huge.alloc_failed);
 		return NULL;
 	}
-	if (!hbmpool_huge_room())
+	/*
+	 * Whether the link copies without waiting now is the transport's to
+	 * say (a sim with latency, a dead shm link refuse): one page asks it,
+	 * before anything is evicted for room.
+	 */
+	if (hbmpool_huge_copy(r, first, head, 1) || !hbmpool_huge_room())
 		goto err_page;
 	h = kmalloc(sizeof(*h), GFP_KERNEL);
 	if (!h)
@@ -491,7 +498,7 @@ static struct hbmpool_huge *hbmpool_huge_create(struct hbmpool_region *r,
 	if (!hbmpool_huge_reserve(r, first))
 		goto err_unindex;
 	hbmpool_cache_charge(r, HPAGE_PMD_NR);
-	if (hbmpool_huge_fill(h))
+	if (hbmpool_huge_copy(r, first, head, HPAGE_PMD_NR))
 		goto err_uncharge;
 
 	spin_lock(&hbmpool_huge.lock);
