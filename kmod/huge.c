@@ -59,7 +59,7 @@
 static bool huge_mappings = true;
 module_param(huge_mappings, bool, 0644);
 MODULE_PARM_DESC(huge_mappings,
-		 "map a whole 2 MiB piece with one PMD where a read-only MADV_HUGEPAGE mapping allows it (default: Y)");
+		 "Map a whole 2 MiB piece (512 pages) with one PMD where a read-only MADV_HUGEPAGE mapping over a link that copies without waiting allows it, 1 or 0 (default 1; live value in /sys/module/hbmpool/parameters/huge_mappings)");
 
 /* A 2 MiB piece of a region, cached whole in one compound page. */
 struct hbmpool_huge {
