@@ -31,10 +31,12 @@ unsigned int hbmpool_fetch_timeout_ms;
 /* ---- the cache index ---- */
 
 /*
- * Returns the cached page at @index with a reference, or NULL (none, or
- * @index is in a piece cached whole: hbmpool_huge_demote()).
+ * Returns the cached page at @index with a reference, or NULL: none, or
+ * (*@mark set, if @mark) @index is in a piece cached whole, whose entry
+ * hbmpool_huge_drop_at() drops.
  */
-struct page *hbmpool_lookup(struct hbmpool_region *r, pgoff_t index)
+static struct page *__hbmpool_lookup(struct hbmpool_region *r, pgoff_t index,
+				     bool *mark)
 {
 	struct page *page;
 
@@ -42,6 +44,8 @@ struct page *hbmpool_lookup(struct hbmpool_region *r, pgoff_t index)
 repeat:
 	page = xa_load(&r->pages, index);
 	if (!page || xa_is_value(page)) {
+		if (mark)
+			*mark = page;	/* a value entry: a mark */
 		page = NULL;
 		goto out;
 	}
@@ -56,6 +60,32 @@ repeat:
 out:
 	rcu_read_unlock();
 	return page;
+}
+
+struct page *hbmpool_lookup(struct hbmpool_region *r, pgoff_t index)
+{
+	return __hbmpool_lookup(r, index, NULL);
+}
+
+/*
+ * Whether a miss on @index of @r may take the no-wait copy: its copy's node
+ * is usable, at the chunk's data generation, its transport copies without
+ * waiting, and no fault is being injected.  A transport that declines the
+ * copy itself (a sim with latency) says so when asked.
+ */
+bool hbmpool_nowait_ok(struct hbmpool_region *r, pgoff_t index)
+{
+	const struct hbmpool_copy *cp;
+	bool ok;
+
+	rcu_read_lock();
+	cp = hbmpool_read_copy_of(r, index);
+	ok = cp && cp->node->transport->ops->copy_nowait &&
+	     hbmpool_node_usable(cp->node) &&
+	     cp->gen == hbmpool_node_data_gen(cp->node) &&
+	     !READ_ONCE(cp->node->fail_fetch) && !hbmpool_fail_request_armed();
+	rcu_read_unlock();
+	return ok;
 }
 
 /* Readies a new page for @index of @r: locked, not yet published. */
@@ -539,13 +569,7 @@ static struct page *hbmpool_fill_nowait(struct vm_fault *vmf,
 	bool ok;
 	int n, err;
 
-	rcu_read_lock();
-	cp = hbmpool_read_copy_of(r, index);
-	ok = cp && cp->node->transport->ops->copy_nowait &&
-	     hbmpool_node_usable(cp->node) &&
-	     cp->gen == hbmpool_node_data_gen(cp->node) &&
-	     !READ_ONCE(cp->node->fail_fetch) && !hbmpool_fail_request_armed();
-	rcu_read_unlock();
+	ok = hbmpool_nowait_ok(r, index);
 	max = hbmpool_run_max(r, index, max);
 	if (!ok)
 		return NULL;
@@ -661,6 +685,7 @@ static vm_fault_t __hbmpool_vm_fault(struct vm_fault *vmf)
 	/* a read fault counts for fault-around once: not again when retried */
 	bool fa = !(vmf->flags & (FAULT_FLAG_TRIED | FAULT_FLAG_WRITE));
 	bool nowait = true;	/* the fast path may serve a miss */
+	bool huge_mark = false;	/* the index holds a piece's mark (huge.c) */
 	pgoff_t index = vmf->pgoff;
 	unsigned int window, mark, nr;
 	struct file *fpin;
@@ -700,11 +725,13 @@ static vm_fault_t __hbmpool_vm_fault(struct vm_fault *vmf)
 		nowait = !!page;	/* NULL: the slow path, after the lookup */
 	}
 repeat:
-	page = hbmpool_lookup(r, index);
+	page = __hbmpool_lookup(r, index, &huge_mark);
 	if (!page) {
-		/* in a piece cached whole: 4 KiB pages take its place */
-		if (hbmpool_huge_demote(r, index))
+		if (unlikely(huge_mark)) {
+			/* in a piece cached whole: 4 KiB pages take its place */
+			hbmpool_huge_drop_at(r, index);
 			goto repeat;
+		}
 		window = hbmpool_ra_window(r, ra, vma->vm_flags, index, &mark);
 		page = nowait ? hbmpool_fault_nowait(vmf, r, ra, index, window,
 						     false) : NULL;

@@ -645,6 +645,7 @@ int hbmpool_fetch_start(struct hbmpool_region *r, pgoff_t index,
 int hbmpool_fill(struct hbmpool_region *r, pgoff_t index, unsigned int max,
 		 unsigned int mark, unsigned long flags, unsigned int *nr);
 struct page *hbmpool_lookup(struct hbmpool_region *r, pgoff_t index);
+bool hbmpool_nowait_ok(struct hbmpool_region *r, pgoff_t index);
 
 /* ---- huge mappings (huge.c) ---- */
 
@@ -654,6 +655,7 @@ struct page *hbmpool_lookup(struct hbmpool_region *r, pgoff_t index);
 #ifdef CONFIG_TRANSPARENT_HUGEPAGE
 vm_fault_t hbmpool_huge_fault(struct vm_fault *vmf, struct hbmpool_region *r);
 bool hbmpool_huge_demote(struct hbmpool_region *r, pgoff_t index);
+void hbmpool_huge_drop_at(struct hbmpool_region *r, pgoff_t index);
 void hbmpool_huge_drop_range(struct hbmpool_region *r, pgoff_t first,
 			     pgoff_t last);
 void hbmpool_huge_drop_all(struct hbmpool_region *r);
@@ -672,6 +674,11 @@ static inline bool hbmpool_huge_demote(struct hbmpool_region *r,
 				       pgoff_t index)
 {
 	return false;
+}
+
+static inline void hbmpool_huge_drop_at(struct hbmpool_region *r,
+					pgoff_t index)
+{
 }
 
 static inline void hbmpool_huge_drop_range(struct hbmpool_region *r,

@@ -255,9 +255,15 @@ bool hbmpool_huge_demote(struct hbmpool_region *r, pgoff_t index)
 {
 	if (!xa_is_value(xa_load(&r->pages, index)))
 		return false;
+	hbmpool_huge_drop_at(r, index);
+	return true;
+}
+
+/* Drops the entry of the piece @index is in, if any.  May sleep. */
+void hbmpool_huge_drop_at(struct hbmpool_region *r, pgoff_t index)
+{
 	hbmpool_huge_drop_piece(r, round_down(index, HPAGE_PMD_NR),
 				&hbmpool_huge.dropped);
-	return true;
 }
 
 /* Drops the entries of the pieces in [@first, @last]: their node is gone. */
@@ -445,25 +451,17 @@ static struct hbmpool_huge *hbmpool_huge_create(struct hbmpool_region *r,
 						pgoff_t first,
 						struct page **headp)
 {
-	const struct hbmpool_copy *cp;
 	struct hbmpool_huge *h;
 	struct page *head;
-	bool ok;
 	int err;
 
-	rcu_read_lock();
-	cp = hbmpool_read_copy_of(r, first);
-	ok = cp && cp->node->transport->ops->copy_nowait &&
-	     hbmpool_node_usable(cp->node) &&
-	     cp->gen == hbmpool_node_data_gen(cp->node) &&
-	     !READ_ONCE(cp->node->fail_fetch) && !hbmpool_fail_request_armed();
-	rcu_read_unlock();
 	/*
 	 * What makes the piece take 4 KiB pages anyway, before any eviction;
 	 * a budget under two pieces takes none: an entry would evict most of
 	 * the cache.
 	 */
-	if (!ok || READ_ONCE(hbmpool_cache_budget) < 2 * HPAGE_PMD_NR ||
+	if (!hbmpool_nowait_ok(r, first) ||
+	    READ_ONCE(hbmpool_cache_budget) < 2 * HPAGE_PMD_NR ||
 	    hbmpool_huge_piece_busy(r, first))
 		return NULL;
 	head = alloc_pages(HBMPOOL_HUGE_GFP, HPAGE_PMD_ORDER);
