@@ -195,6 +195,62 @@ bool hbmpool_remove_page(struct hbmpool_region *r, struct page *page)
 	return hbmpool_remove_pages(r, &page, 1, &removed);
 }
 
+/**
+ * hbmpool_cache_take - take clean pages out of the cache, all or none
+ * @r: the region
+ * @pages: pages of @r, each locked and with a reference of the caller's
+ * @nr: how many, at most HPAGE_PMD_NR
+ *
+ * For a copy of their data made elsewhere (huge.c gathers a piece cached
+ * in 4 KiB pages into one entry): each page must be up to date, clean, not
+ * written back, unmapped and held by nobody but the cache and the caller.
+ * Frozen, no lookup can take a reference meanwhile; a holder that let go
+ * since the caller's checks may have marked a page dirty on its way out,
+ * which is checked again here.  Faults map under the page lock, so none
+ * maps them meanwhile.  The pages leave the index and the CLOCK list and
+ * are uncharged, not counted as evictions.
+ *
+ * Return: 0 with every page out and the cache's references put (the caller
+ * unlocks them and releases its own with hbmpool_page_release()); -EBUSY
+ * with none taken out.
+ */
+int hbmpool_cache_take(struct hbmpool_region *r, struct page **pages,
+		       unsigned int nr)
+{
+	DECLARE_BITMAP(removed, HBMPOOL_TAKE_MAX);
+	unsigned int i, n;
+
+	if (WARN_ON_ONCE(nr > HBMPOOL_TAKE_MAX))
+		return -EINVAL;
+	for (i = 0; i < nr; i++) {
+		struct page *page = pages[i];
+
+		VM_WARN_ON_ONCE_PAGE(!PageLocked(page), page);
+		if (!page_ref_freeze(page, 2))
+			goto busy;
+		if (page->mapping != hbmpool_mapping(r) || page_mapped(page) ||
+		    !test_bit(HBM_PG_UPTODATE, &page->private) ||
+		    test_bit(HBM_PG_DIRTY, &page->private) ||
+		    test_bit(HBM_PG_WRITEBACK, &page->private)) {
+			page_ref_unfreeze(page, 2);
+			goto busy;
+		}
+	}
+	n = hbmpool_remove_pages(r, pages, nr, removed);
+	for (i = 0; i < nr; i++)
+		page_ref_unfreeze(pages[i], 2);
+	/* locked pages of the index: nobody else removes them */
+	WARN_ON_ONCE(n != nr);
+	for_each_set_bit(i, removed, nr)
+		put_page(pages[i]);	/* the cache's reference */
+	return 0;
+
+busy:
+	while (i--)
+		page_ref_unfreeze(pages[i], 2);
+	return -EBUSY;
+}
+
 /*
  * Marks a cache page dirty: set_page_dirty() and folio_mark_dirty() land
  * here, from a PTE write fault (after page_mkwrite), from a read fault that

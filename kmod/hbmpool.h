@@ -654,6 +654,7 @@ bool hbmpool_nowait_ok(struct hbmpool_region *r, pgoff_t index);
 
 #ifdef CONFIG_TRANSPARENT_HUGEPAGE
 vm_fault_t hbmpool_huge_fault(struct vm_fault *vmf, struct hbmpool_region *r);
+bool hbmpool_huge_wanted(struct vm_fault *vmf, struct hbmpool_region *r);
 bool hbmpool_huge_demote(struct hbmpool_region *r, pgoff_t index);
 void hbmpool_huge_drop_at(struct hbmpool_region *r, pgoff_t index);
 void hbmpool_huge_drop_range(struct hbmpool_region *r, pgoff_t first,
@@ -668,6 +669,12 @@ static inline vm_fault_t hbmpool_huge_fault(struct vm_fault *vmf,
 					    struct hbmpool_region *r)
 {
 	return 0;
+}
+
+static inline bool hbmpool_huge_wanted(struct vm_fault *vmf,
+				       struct hbmpool_region *r)
+{
+	return false;
 }
 
 static inline bool hbmpool_huge_demote(struct hbmpool_region *r,
@@ -814,6 +821,10 @@ int hbmpool_writeback_page(struct hbmpool_region *r, struct page *page);
 int hbmpool_writeback_run(struct hbmpool_region *r, struct page **pages,
 			  unsigned int nr, unsigned int *written);
 bool hbmpool_remove_page(struct hbmpool_region *r, struct page *page);
+/* The most pages hbmpool_cache_take() takes out at once: a 2 MiB piece. */
+#define HBMPOOL_TAKE_MAX	512
+int hbmpool_cache_take(struct hbmpool_region *r, struct page **pages,
+		       unsigned int nr);
 void hbmpool_drop_page(struct hbmpool_region *r, struct page *page);
 void hbmpool_drop_poisoned(struct hbmpool_region *r, struct page *page);
 void hbmpool_cache_forget_region(void);

@@ -9,7 +9,9 @@
  * whose chunks are 2 MiB or more; a copy of the chunk that a CPU copies
  * without waiting (->copy_nowait(): shm, the sim with no latency).  The
  * piece must be wholly uncached: the whole of it is fetched in the fault,
- * in one go, and mapped.
+ * in one go, and mapped.  Or, over any link, the piece is cached whole in
+ * 4 KiB pages, clean and unmapped: the fault gathers them into an entry
+ * (hbmpool_huge_collapse()), with no transfer.
  *
  * A huge entry is never dirty and never mapped writable, so nothing of it
  * is ever written back: the region's vma is VM_MIXEDMAP, and a PMD from
@@ -59,7 +61,7 @@
 static bool huge_mappings = true;
 module_param(huge_mappings, bool, 0644);
 MODULE_PARM_DESC(huge_mappings,
-		 "Map a whole 2 MiB piece (512 pages) with one PMD where a read-only MADV_HUGEPAGE mapping over a link that copies without waiting allows it, 1 or 0 (default 1; live value in /sys/module/hbmpool/parameters/huge_mappings)");
+		 "Map a whole 2 MiB piece (512 pages) with one PMD where a read-only MADV_HUGEPAGE mapping allows it: fetched whole over a link that copies without waiting, or gathered from the cache, 1 or 0 (default 1; live value in /sys/module/hbmpool/parameters/huge_mappings)");
 
 /* A 2 MiB piece of a region, cached whole in one compound page. */
 struct hbmpool_huge {
@@ -76,6 +78,7 @@ static struct {
 	struct list_head lru;		/* live entries, oldest first */
 	long nr_live;
 	atomic_long_t created;		/* entries fetched whole */
+	atomic_long_t collapsed;	/* entries copied from a piece's 4 KiB pages */
 	atomic_long_t mapped;		/* PMDs inserted */
 	atomic_long_t dropped;		/* for a 4 KiB user, a move, a node's loss */
 	atomic_long_t evicted;		/* for room */
@@ -374,6 +377,19 @@ static bool hbmpool_huge_possible(struct vm_fault *vmf,
 	return pmd_none(*vmf->pmd);
 }
 
+/**
+ * hbmpool_huge_wanted - whether ->fault may map @vmf's piece with a PMD
+ * @vmf: a read fault, before fault-around
+ * @r: the region
+ *
+ * Fault-around leaves such a fault to ->fault: the 4 KiB pages it would map
+ * would put a page table where the PMD goes.
+ */
+bool hbmpool_huge_wanted(struct vm_fault *vmf, struct hbmpool_region *r)
+{
+	return hbmpool_huge_possible(vmf, r, round_down(vmf->pgoff, HPAGE_PMD_NR));
+}
+
 /*
  * Room in the cache's budget for a whole piece: clean pages (and older
  * entries) go, nothing is written back.
@@ -441,6 +457,166 @@ static int hbmpool_huge_copy(struct hbmpool_region *r, pgoff_t first,
 }
 
 /*
+ * Whether the piece starting at @first may be wholly in the cache in 4 KiB
+ * pages: its first and last pages are (a cheap look before the full one).
+ */
+static bool hbmpool_huge_piece_cached(struct hbmpool_region *r, pgoff_t first)
+{
+	void *a, *b;
+
+	rcu_read_lock();
+	a = xa_load(&r->pages, first);
+	b = xa_load(&r->pages, first + HPAGE_PMD_NR - 1);
+	rcu_read_unlock();
+	return a && b && !xa_is_value(a) && !xa_is_value(b);
+}
+
+/*
+ * Looks up and locks the piece's 512 cached pages, each up to date, clean,
+ * not written back, unmapped (a piece in use through 4 KiB mappings stays
+ * as it is: gathering it would zap them, and their next fault would drop
+ * the entry again), held by nobody else and not poisoned.  Return: true
+ * with @pages filled, each locked and referenced; false with none held.
+ */
+static bool hbmpool_huge_gather(struct hbmpool_region *r, pgoff_t first,
+				struct page **pages)
+{
+	struct address_space *mapping = hbmpool_mapping(r);
+	unsigned int i;
+
+	for (i = 0; i < HPAGE_PMD_NR; i++) {
+		struct page *page = hbmpool_lookup(r, first + i);
+
+		if (!page)
+			goto undo;
+		if (!trylock_page(page)) {
+			put_page(page);
+			goto undo;
+		}
+		pages[i] = page;
+		if (page->mapping != mapping || page_mapped(page) ||
+		    !test_bit(HBM_PG_UPTODATE, &page->private) ||
+		    test_bit(HBM_PG_DIRTY, &page->private) ||
+		    test_bit(HBM_PG_WRITEBACK, &page->private) ||
+		    page_maybe_dma_pinned(page) ||
+		    page_ref_count(page) != 2 || PageHWPoison(page)) {
+			i++;
+			goto undo;
+		}
+	}
+	return true;
+
+undo:
+	while (i--) {
+		unlock_page(pages[i]);
+		put_page(pages[i]);
+	}
+	return false;
+}
+
+/*
+ * Gathers the piece starting at @first, cached in 4 KiB pages, into a new
+ * entry: its pages are copied into a compound page, then taken out of the
+ * cache, and the entry takes their place and their charge.  Never touches
+ * the link, so any transport's pieces may be gathered (over TCP, those read
+ * ahead whole).  Only clean pages: their data is the home's.  Returns as
+ * hbmpool_huge_create().
+ */
+static struct hbmpool_huge *hbmpool_huge_collapse(struct hbmpool_region *r,
+						  pgoff_t first,
+						  struct page **headp)
+{
+	const struct hbmpool_copy *cp;
+	struct hbmpool_huge *h;
+	struct page **pages, *head;
+	unsigned int i;
+	bool at_gen;
+	int err = 0;
+
+	BUILD_BUG_ON(HPAGE_PMD_NR > HBMPOOL_TAKE_MAX);
+	if (!hbmpool_huge_piece_cached(r, first))
+		return NULL;
+	head = NULL;
+	pages = kmalloc_array(HPAGE_PMD_NR, sizeof(*pages), GFP_KERNEL);
+	h = kmalloc(sizeof(*h), GFP_KERNEL);
+	if (!pages || !h || !hbmpool_huge_gather(r, first, pages))
+		goto err_free;
+	/* the 2 MiB page only for a piece that can be gathered */
+	head = alloc_pages(HBMPOOL_HUGE_GFP, HPAGE_PMD_ORDER);
+	if (!head) {
+		atomic_long_inc(&hbmpool_huge.alloc_failed);
+		goto err_pages;
+	}
+	/* locked, clean and unmapped: nothing writes them meanwhile */
+	for (i = 0; i < HPAGE_PMD_NR; i++)
+		copy_highpage(nth_page(head, i), pages[i]);
+
+	h->head = head;
+	h->r = r;
+	h->index = first;
+	h->referenced = true;
+	INIT_LIST_HEAD(&h->lru);
+	__folio_set_locked(page_folio(head));	/* nobody sees it yet */
+	err = xa_insert(&r->huge, hbmpool_huge_key(first), h, GFP_KERNEL);
+	if (err) {
+		__folio_clear_locked(page_folio(head));
+		goto err_pages;
+	}
+	/*
+	 * In r->huge first: a node's loss from here on finds the entry and
+	 * drops it (hbmpool_huge_drop_range() waits for the page lock); one
+	 * before it made the copy's generation move.
+	 */
+	rcu_read_lock();
+	cp = hbmpool_read_copy_of(r, first);
+	at_gen = cp && cp->gen == hbmpool_node_data_gen(cp->node);
+	rcu_read_unlock();
+	if (!at_gen || hbmpool_cache_take(r, pages, HPAGE_PMD_NR))
+		goto err_unindex;
+	for (i = 0; i < HPAGE_PMD_NR; i++) {
+		unlock_page(pages[i]);
+		hbmpool_page_release(pages[i]);
+	}
+	kfree(pages);
+	/* a 4 KiB fault that came in between wins: its pages are clean */
+	if (!hbmpool_huge_reserve(r, first)) {
+		xa_erase(&r->huge, hbmpool_huge_key(first));
+		unlock_page(head);
+		hbmpool_huge_free(h, head);
+		return NULL;
+	}
+	hbmpool_cache_charge(r, HPAGE_PMD_NR);
+	spin_lock(&hbmpool_huge.lock);
+	list_add_tail(&h->lru, &hbmpool_huge.lru);
+	hbmpool_huge.nr_live++;
+	spin_unlock(&hbmpool_huge.lock);
+	set_page_private(head, (unsigned long)h);	/* live */
+	atomic_long_inc(&hbmpool_huge.collapsed);
+	get_page(head);
+	*headp = head;
+	return h;
+
+err_unindex:
+	xa_erase(&r->huge, hbmpool_huge_key(first));
+	unlock_page(head);	/* a waiter finds it not live */
+	hbmpool_huge_free(h, head);	/* after a grace period: seen in r->huge */
+	h = NULL;
+	head = NULL;
+err_pages:
+	for (i = 0; i < HPAGE_PMD_NR; i++) {
+		unlock_page(pages[i]);
+		put_page(pages[i]);
+	}
+err_free:
+	if (head)
+		put_page(head);
+	kfree(h);
+	kfree(pages);
+	/* not possible with the piece's pages locked, but look it up then */
+	return err == -EBUSY ? ERR_PTR(-EEXIST) : NULL;
+}
+
+/*
  * Fetches the piece starting at @first whole into a new entry.  Returns it
  * live, its page locked, with a reference for the caller in *@headp;
  * ERR_PTR(-EEXIST) when another entry came first (look it up); NULL when
@@ -460,9 +636,11 @@ static struct hbmpool_huge *hbmpool_huge_create(struct hbmpool_region *r,
 	 * a budget under two pieces takes none: an entry would evict most of
 	 * the cache.
 	 */
-	if (!hbmpool_nowait_ok(r, first) ||
-	    READ_ONCE(hbmpool_cache_budget) < 2 * HPAGE_PMD_NR ||
-	    hbmpool_huge_piece_busy(r, first))
+	if (READ_ONCE(hbmpool_cache_budget) < 2 * HPAGE_PMD_NR)
+		return NULL;
+	if (hbmpool_huge_piece_busy(r, first))
+		return hbmpool_huge_collapse(r, first, headp);
+	if (!hbmpool_nowait_ok(r, first))
 		return NULL;
 	head = alloc_pages(HBMPOOL_HUGE_GFP, HPAGE_PMD_ORDER);
 	if (!head) {
@@ -586,8 +764,9 @@ static int hbmpool_huge_show(struct seq_file *m, void *v)
 	spin_lock(&hbmpool_huge.lock);
 	live = hbmpool_huge.nr_live;
 	spin_unlock(&hbmpool_huge.lock);
-	seq_printf(m, "created %ld\nmapped %ld\ndropped %ld\nevicted %ld\nreleased %ld\nalloc_failed %ld\nlive %ld\n",
+	seq_printf(m, "created %ld\ncollapsed %ld\nmapped %ld\ndropped %ld\nevicted %ld\nreleased %ld\nalloc_failed %ld\nlive %ld\n",
 		   atomic_long_read(&hbmpool_huge.created),
+		   atomic_long_read(&hbmpool_huge.collapsed),
 		   atomic_long_read(&hbmpool_huge.mapped),
 		   atomic_long_read(&hbmpool_huge.dropped),
 		   atomic_long_read(&hbmpool_huge.evicted),

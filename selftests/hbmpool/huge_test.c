@@ -4,16 +4,18 @@
  * MADV_HUGEPAGE, whose address agrees with the region offset modulo 2 MiB
  * and which covers the whole 2 MiB piece, in a region of 2 MiB chunks on a
  * node that copies without waiting, fetches the piece into one compound page
- * (a huge entry, always clean) and maps it with one PMD.  Whatever needs
+ * (a huge entry, always clean) and maps it with one PMD; a piece cached
+ * whole in 4 KiB pages, clean and unmapped, is gathered into one instead
+ * ("collapsed"), and one in use, dirty or partly cached is not.  Whatever needs
  * 4 KiB pages of the piece drops the entry first: a write fault through any
  * mapping, a read fault through a mapping that cannot take a PMD, the loss
  * of the node; eviction drops whole entries for room; the huge_mappings
  * parameter turns creation off.  Data is checked byte for byte everywhere.
  *
- * The counters are debugfs hbmpool/huge ("created", "mapped", "dropped",
- * "evicted", "released", "alloc_failed", "live"): global and cumulative, so
- * every check compares deltas, and while a test's region is open live moves
- * by exactly created - dropped - evicted.
+ * The counters are debugfs hbmpool/huge ("created", "collapsed", "mapped",
+ * "dropped", "evicted", "released", "alloc_failed", "live"): global and
+ * cumulative, so every check compares deltas, and while a test's region is
+ * open live moves by exactly created + collapsed - dropped - evicted.
  *
  * Known data at the home: a pattern written through the fixture's writable
  * mapping and synced; the mapping is then unmapped and the region's cache
@@ -111,7 +113,7 @@ FIXTURE_TEARDOWN(huge)
 /* ---- the counters ---- */
 
 struct huge_ctr {
-	uint64_t created, mapped, dropped, evicted, released, alloc_failed, live;
+	uint64_t created, collapsed, mapped, dropped, evicted, released, alloc_failed, live;
 };
 
 static const struct {
@@ -119,6 +121,7 @@ static const struct {
 	size_t off;
 } huge_fields[] = {
 	{ "created", offsetof(struct huge_ctr, created) },
+	{ "collapsed", offsetof(struct huge_ctr, collapsed) },
 	{ "mapped", offsetof(struct huge_ctr, mapped) },
 	{ "dropped", offsetof(struct huge_ctr, dropped) },
 	{ "evicted", offsetof(struct huge_ctr, evicted) },
@@ -158,7 +161,7 @@ static void huge_snap(struct __test_metadata *_metadata, struct huge_ctr *h)
 {
 	int ret = huge_read(h);
 
-	ASSERT_EQ(0, ret) TH_LOG("%s: %s (want the lines created, mapped, dropped, evicted, released, alloc_failed, live)",
+	ASSERT_EQ(0, ret) TH_LOG("%s: %s (want the lines created, collapsed, mapped, dropped, evicted, released, alloc_failed, live)",
 				 HUGE_DEBUGFS, strerror(-ret));
 }
 
@@ -183,34 +186,45 @@ static int moved_ok(long long want, uint64_t got)
 }
 
 /*
- * Since the snapshot *h: entries created, PMDs mapped, entries dropped and
+ * Since the snapshot *h: entries created (fetched whole) and collapsed
+ * (gathered from cached 4 KiB pages), PMDs mapped, entries dropped and
  * evicted moved by exactly these counts (ANY: any), none was released, and
- * live moved by created - dropped - evicted.  One diagnostic line with every delta on a mismatch;
- * *h becomes the new snapshot.
+ * live moved by created + collapsed - dropped - evicted.  One diagnostic
+ * line with every delta on a mismatch; *h becomes the new snapshot.
  */
-static void expect_huge(struct __test_metadata *_metadata, const char *what,
-			struct huge_ctr *h, long long created, long long mapped,
-			long long dropped, long long evicted)
+static void expect_counts(struct __test_metadata *_metadata, const char *what,
+			  struct huge_ctr *h, long long created, long long collapsed,
+			  long long mapped, long long dropped, long long evicted)
 {
 	struct huge_ctr n;
-	uint64_t c, m, d, e;
+	uint64_t c, g, m, d, e;
 	int ok;
 
 	huge_snap(_metadata, &n);
 	c = n.created - h->created;
+	g = n.collapsed - h->collapsed;
 	m = n.mapped - h->mapped;
 	d = n.dropped - h->dropped;
 	e = n.evicted - h->evicted;
-	ok = moved_ok(created, c) && moved_ok(mapped, m) && moved_ok(dropped, d) &&
-	     moved_ok(evicted, e) && n.released == h->released &&
-	     n.live - h->live == c - d - e;
-	EXPECT_TRUE(ok) TH_LOG("%s: created +%llu (want %lld), mapped +%llu (want %lld), dropped +%llu (want %lld), evicted +%llu (want %lld), released +%llu (want 0), alloc_failed +%llu, live %llu -> %llu (want created - dropped - evicted); -1 is any",
-			       what, (unsigned long long)c, created, (unsigned long long)m, mapped,
+	ok = moved_ok(created, c) && moved_ok(collapsed, g) && moved_ok(mapped, m) &&
+	     moved_ok(dropped, d) && moved_ok(evicted, e) && n.released == h->released &&
+	     n.live - h->live == c + g - d - e;
+	EXPECT_TRUE(ok) TH_LOG("%s: created +%llu (want %lld), collapsed +%llu (want %lld), mapped +%llu (want %lld), dropped +%llu (want %lld), evicted +%llu (want %lld), released +%llu (want 0), alloc_failed +%llu, live %llu -> %llu (want created + collapsed - dropped - evicted); -1 is any",
+			       what, (unsigned long long)c, created, (unsigned long long)g, collapsed,
+			       (unsigned long long)m, mapped,
 			       (unsigned long long)d, dropped, (unsigned long long)e, evicted,
 			       (unsigned long long)(n.released - h->released),
 			       (unsigned long long)(n.alloc_failed - h->alloc_failed),
 			       (unsigned long long)h->live, (unsigned long long)n.live);
 	*h = n;
+}
+
+/* expect_counts() of a step that gathers no piece. */
+static void expect_huge(struct __test_metadata *_metadata, const char *what,
+			struct huge_ctr *h, long long created, long long mapped,
+			long long dropped, long long evicted)
+{
+	expect_counts(_metadata, what, h, created, 0, mapped, dropped, evicted);
 }
 
 /* ---- regions, mappings, data ---- */
@@ -465,14 +479,26 @@ static long long smaps_pmd_kb(const void *addr)
 
 /* ---- huge entries made and mapped ---- */
 
+/* Every piece of [0, @len) through @m is mapped with a PMD, each a compound page. */
+static void expect_pmds(struct __test_metadata *_metadata, const uint8_t *m, uint64_t len)
+{
+	long long kb = smaps_pmd_kb(m);
+	const char *bad;
+	char why[160];
+
+	EXPECT_EQ((long long)(len >> 10), kb) TH_LOG("smaps: %lld kB of the mapping mapped by PMDs",
+						      kb);
+	for (uint64_t p = 0; p < len / HUGE; p++) {
+		bad = piece_compound(m + p * HUGE, why, sizeof(why));
+		EXPECT_TRUE(bad == NULL) TH_LOG("piece %llu: %s", (unsigned long long)p, bad);
+	}
+}
+
 /* 8 MiB read through a huge mapping: exact data, one entry created and one PMD mapped per piece: smaps counts 8 MiB mapped by PMDs, pagemap and kpageflags show each piece as one compound page of 512 pages in order; a second pass takes no fault.  A plain mmap() of the region is 2 MiB aligned. */
 TEST_F(huge, huge_read_maps_pmd)
 {
 	const uint64_t len = 4 * HUGE, seed = 0x101;
 	struct huge_ctr h, h0;
-	const char *bad;
-	char why[160];
-	long long kb;
 	uint8_t *m;
 
 	open_region(_metadata, self, len, 0, seed, "read");
@@ -490,13 +516,7 @@ TEST_F(huge, huge_read_maps_pmd)
 		data_ok(_metadata, m, 0, p * HUGE, HUGE, seed, "first read");
 	expect_huge(_metadata, "4 pieces read", &h, 4, 4, 0, 0);
 	EXPECT_EQ(0, h.alloc_failed - h0.alloc_failed) TH_LOG("order-9 allocations failed");
-	kb = smaps_pmd_kb(m);
-	EXPECT_EQ((long long)(len >> 10), kb) TH_LOG("smaps: %lld kB of the mapping mapped by PMDs",
-						      kb);
-	for (uint64_t p = 0; p < 4; p++) {
-		bad = piece_compound(m + p * HUGE, why, sizeof(why));
-		EXPECT_TRUE(bad == NULL) TH_LOG("piece %llu: %s", (unsigned long long)p, bad);
-	}
+	expect_pmds(_metadata, m, len);
 	for (uint64_t p = 0; p < 4; p++)
 		data_ok(_metadata, m, 0, p * HUGE, HUGE, seed, "second read");
 	expect_huge(_metadata, "read again: mapped already", &h, 0, 0, 0, 0);
@@ -653,6 +673,87 @@ TEST_F(huge, no_huge_slow_node)
 	ASSERT_EQ(0, hbm_node_knob(N_H, "nowait_copy", 1));
 	data_ok(_metadata, m, 0, 4 * HUGE, HUGE, seed, "piece 4");
 	expect_huge(_metadata, "control: piece 4 read from a no-wait node", &h, 1, 1, 0, 0);
+}
+
+/* ---- pieces cached in 4 KiB pages, gathered into an entry ---- */
+
+/*
+ * Pieces read through a 4 KiB mapping, which is then unmapped, are cached
+ * whole in 4 KiB pages: the next mapping that qualifies gathers each into
+ * an entry (collapsed, not created: nothing is fetched) and maps it with a
+ * PMD; the region's cached pages stay as they were (the entries take the
+ * pages' charge), and the data is exact.
+ */
+TEST_F(huge, collapse_cached_piece)
+{
+	const uint64_t len = 2 * HUGE, seed = 0x311;
+	uint64_t cached, now;
+	struct huge_ctr h;
+	uint8_t *plain, *ro;
+
+	open_region(_metadata, self, len, 0, seed, "collapse");
+	huge_snap(_metadata, &h);
+	plain = map_checked(_metadata, self, 0, len, PROT_READ, 0, MADV_NOHUGEPAGE);
+	data_ok(_metadata, plain, 0, 0, len, seed, "4 KiB mapping");
+	ASSERT_EQ(0, unmap(self, plain));
+	expect_huge(_metadata, "2 pieces read through a 4 KiB mapping", &h, 0, 0, 0, 0);
+	cached = region_cached(self);
+	ASSERT_EQ(2 * HPAGES, cached) TH_LOG("the region's cached pages after reading it all");
+
+	ro = map_huge(_metadata, self, 0, len);
+	data_ok(_metadata, ro, 0, 0, len, seed, "huge mapping");
+	expect_counts(_metadata, "2 pieces cached in 4 KiB pages, read through a huge mapping",
+		      &h, 0, 2, 2, 0, 0);
+	expect_pmds(_metadata, ro, len);
+	now = region_cached(self);
+	EXPECT_EQ(cached, now) TH_LOG("cached pages %llu before the gathering, %llu after",
+				      (unsigned long long)cached, (unsigned long long)now);
+	data_ok(_metadata, ro, 0, 0, len, seed, "huge mapping, again");
+}
+
+/*
+ * What keeps a cached piece in 4 KiB pages, each with data exact through a
+ * huge mapping that takes no PMD for it: piece 0 mapped by another
+ * mapping, piece 1 with a page written and not yet synced, piece 2 with
+ * two of its pages cached (read-ahead off).  Once each qualifies (that
+ * mapping gone, a sync, the rest read), a new huge mapping gathers all
+ * three.
+ */
+TEST_F(huge, collapse_refused)
+{
+	const uint64_t len = 3 * HUGE, seed = 0x312;
+	volatile uint8_t *b;
+	uint8_t *rw, *plain0, *sparse, *ro;
+	struct huge_ctr h;
+
+	open_region(_metadata, self, len, 0, seed, "norecollapse");
+	huge_snap(_metadata, &h);
+	rw = map_checked(_metadata, self, HUGE, HUGE, PROT_READ | PROT_WRITE, 0, MADV_NOHUGEPAGE);
+	data_ok(_metadata, rw, HUGE, HUGE, HUGE, seed, "piece 1, writable mapping");
+	b = rw + 100;
+	*b = *b;		/* the same byte: the page is dirty, the data the pattern */
+	ASSERT_EQ(0, unmap(self, rw));
+	plain0 = map_checked(_metadata, self, 0, HUGE, PROT_READ, 0, MADV_NOHUGEPAGE);
+	data_ok(_metadata, plain0, 0, 0, HUGE, seed, "piece 0, kept mapped");
+	sparse = map_checked(_metadata, self, 2 * HUGE, HUGE, PROT_READ, 0, MADV_RANDOM);
+	data_ok(_metadata, sparse, 2 * HUGE, 2 * HUGE, HBMT_PAGE, seed, "piece 2, first page");
+	data_ok(_metadata, sparse, 2 * HUGE, 3 * HUGE - HBMT_PAGE, HBMT_PAGE, seed,
+		"piece 2, last page");
+	ASSERT_EQ(0, unmap(self, sparse));
+	expect_huge(_metadata, "pieces read through 4 KiB mappings", &h, 0, 0, 0, 0);
+
+	ro = map_huge(_metadata, self, 0, len);
+	data_ok(_metadata, ro, 0, 0, len, seed, "huge mapping");
+	expect_counts(_metadata, "a piece mapped elsewhere, one dirty, one partly cached", &h,
+		      0, 0, 0, 0, 0);
+	ASSERT_EQ(0, unmap(self, ro));
+	ASSERT_EQ(0, unmap(self, plain0));
+	ASSERT_EQ(0, hbm_region_sync(self->r.fd, 0, 0, NULL));
+
+	ro = map_huge(_metadata, self, 0, len);
+	data_ok(_metadata, ro, 0, 0, len, seed, "huge mapping, again");
+	expect_counts(_metadata, "the same pieces unmapped, clean and whole", &h, 0, 3, 3, 0, 0);
+	expect_pmds(_metadata, ro, len);
 }
 
 /* ---- what drops an entry ---- */

@@ -21,6 +21,11 @@
 # word a function of seed, page and word; zeros are never good).
 #
 #   1 links: every VM's links to the two others reach health "live" in 30 s
+#   H huge mappings (TCP only): VM1 writes a region of 2 MiB chunks on node
+#     2 (budget 4096 pages, a sync), and a read-only MADV_HUGEPAGE mapping
+#     then reads it exact with its 4 pieces gathered from the cache's
+#     4 KiB pages into entries mapped with PMDs (debugfs huge: collapsed
+#     +4, mapped +4), none fetched whole (created unchanged)
 #   2 data: VM1, a region over 2,3 four times the cache: write, then verify
 #     in seq, rev and rand order, exact; its links carried requests and saw
 #     no digest error; its digests are by the faster CRC32C timed at load;
@@ -350,6 +355,30 @@ if [ "$TRANSPORT" != sim ]; then
 		gx 1 "for i in 1 2 3 4; do $RIO create --name fr\$i --size 40M --chunk 1M --policy bind --nodes 2 || exit 1; done"
 fi
 stamp "scenario 1 done"
+
+if [ "$TRANSPORT" = tcp ]; then
+# --- H. huge mappings over TCP.  A link that waits never has a piece
+# fetched whole in a fault (created stays), but pieces that a write left
+# in the cache in 4 KiB pages, synced and unmapped, are gathered into
+# entries by a read-only MADV_HUGEPAGE mapping and mapped with PMDs
+# (collapsed), exact.
+check "H: VM1 holds region rt (8 MiB, 2 MiB chunks, on node 2)" hold 1 rt 2 2M
+check "H: VM1's budget 4096 pages, and it writes rt (seed 81) and syncs" \
+	gx 1 "$H params set cache-budget-pages 4096 && $RIO write --name rt --seed 81"
+hc0=$(huge_stat 1 created)
+hg0=$(huge_stat 1 collapsed)
+hm0=$(huge_stat 1 mapped)
+check "H: VM1 verifies rt through a read-only MADV_HUGEPAGE mapping: exact" \
+	rio 1 verify --name rt --seed 81 --huge
+hc1=$(huge_stat 1 created)
+hg1=$(huge_stat 1 collapsed)
+hm1=$(huge_stat 1 mapped)
+check "H: ... its 4 cached pieces were gathered and mapped with PMDs, none fetched whole (created $hc0 -> $hc1, collapsed $hg0 -> $hg1, mapped $hm0 -> $hm1)" \
+	test "$hc0" -ge 0 -a "$hc1" = "$hc0" -a "$hg1" = $((hg0 + 4)) -a "$hm1" = $((hm0 + 4))
+check "H: VM1's budget back to $BUDGET, rt released" \
+	gx 1 "$H params set cache-budget-pages $BUDGET && p=\$(cat /tmp/hold.rt.pid) && kill \$p && for i in \$(seq 100); do kill -0 \$p 2>/dev/null || exit 0; sleep 0.1; done; exit 1"
+stamp "scenario H done"
+fi
 
 if [ $SHM = 1 ]; then
 # --- S. shm: bad input, the device check, bounds
