@@ -139,14 +139,15 @@ void hbmpool_lru_add_run(struct page **pages, unsigned int nr)
 /*
  * Takes the pages of @pages[0..@nr) (locked, of @r) that are still in the
  * cache out of it, with one pass over the index under one xa_lock and one
- * over the CLOCK list under its lock.  Whoever erases a page from the
+ * over the CLOCK list under its lock; @mark (NULL, or HBMPOOL_HUGE_MARK)
+ * takes each one's place in the index.  Whoever erases a page from the
  * region's xarray owns its removal: those taken out get their bit in
  * @removed (of @nr bits), and the caller puts the cache's reference of
  * each.  Returns how many.
  */
 static unsigned int hbmpool_remove_pages(struct hbmpool_region *r,
 					 struct page **pages, unsigned int nr,
-					 unsigned long *removed)
+					 unsigned long *removed, void *mark)
 {
 	XA_STATE(xas, &r->pages, 0);
 	unsigned int i, n = 0, dirty = 0;
@@ -159,7 +160,7 @@ static unsigned int hbmpool_remove_pages(struct hbmpool_region *r,
 		xas_set(&xas, pages[i]->index);
 		if (xas_load(&xas) != pages[i])
 			continue;
-		xas_store(&xas, NULL);	/* NULL allocates nothing */
+		xas_store(&xas, mark);	/* in a slot in use: allocates nothing */
 		__set_bit(i, removed);
 		n++;
 		if (test_and_clear_bit(HBM_PG_DIRTY, &pages[i]->private))
@@ -192,14 +193,16 @@ bool hbmpool_remove_page(struct hbmpool_region *r, struct page *page)
 {
 	unsigned long removed;
 
-	return hbmpool_remove_pages(r, &page, 1, &removed);
+	return hbmpool_remove_pages(r, &page, 1, &removed, NULL);
 }
 
 /**
  * hbmpool_cache_take - take clean pages out of the cache, all or none
  * @r: the region
  * @pages: pages of @r, each locked and with a reference of the caller's
- * @nr: how many, at most HPAGE_PMD_NR
+ * @nr: how many, at most HBMPOOL_TAKE_MAX
+ * @mark: what takes their place in the index: HBMPOOL_HUGE_MARK (a huge
+ *	entry in r->huge already), or NULL
  *
  * For a copy of their data made elsewhere (huge.c gathers a piece cached
  * in 4 KiB pages into one entry): each page must be up to date, clean, not
@@ -215,7 +218,7 @@ bool hbmpool_remove_page(struct hbmpool_region *r, struct page *page)
  * with none taken out.
  */
 int hbmpool_cache_take(struct hbmpool_region *r, struct page **pages,
-		       unsigned int nr)
+		       unsigned int nr, void *mark)
 {
 	DECLARE_BITMAP(removed, HBMPOOL_TAKE_MAX);
 	unsigned int i, n;
@@ -236,7 +239,7 @@ int hbmpool_cache_take(struct hbmpool_region *r, struct page **pages,
 			goto busy;
 		}
 	}
-	n = hbmpool_remove_pages(r, pages, nr, removed);
+	n = hbmpool_remove_pages(r, pages, nr, removed, mark);
 	for (i = 0; i < nr; i++)
 		page_ref_unfreeze(pages[i], 2);
 	/* locked pages of the index: nobody else removes them */
@@ -907,7 +910,7 @@ static unsigned int hbmpool_evict_unmapped(struct hbmpool_victim *v,
 	}
 	if (!nr)
 		return 0;
-	evicted = hbmpool_remove_pages(r, pages, nr, removed);
+	evicted = hbmpool_remove_pages(r, pages, nr, removed, NULL);
 	for (i = 0; i < nr; i++)
 		page_ref_unfreeze(pages[i], 2);
 	hbmpool_count_evicted(r, pages, nr, removed);

@@ -239,10 +239,6 @@ vm_fault_t hbmpool_vm_map_pages(struct vm_fault *vmf, pgoff_t start,
 	/* Most read faults of the file miss: ->fault's lookup is enough. */
 	if (hbmpool_fa_missing(&file->f_ra))
 		return 0;
-	/* a piece that may be mapped whole is ->fault's (huge.c) */
-	if (unlikely(vmf->vma->vm_flags & VM_HUGEPAGE) &&
-	    hbmpool_huge_wanted(vmf, r))
-		return 0;
 	/*
 	 * A miss goes to ->fault at once: with a fetch to make, the walk would
 	 * be a cost on every random fault, and a sequential reader's next
@@ -256,6 +252,10 @@ vm_fault_t hbmpool_vm_map_pages(struct vm_fault *vmf, pgoff_t start,
 		return 0;
 	}
 	rcu_read_unlock();
+	/* a cached piece that may be mapped whole is ->fault's (huge.c) */
+	if (unlikely(vmf->vma->vm_flags & VM_HUGEPAGE) &&
+	    hbmpool_huge_wanted(vmf, r))
+		return 0;
 
 	end = min_t(pgoff_t, end, r->nr_pages - 1);
 	while ((page = hbmpool_map_next(r, &xas, &from, end))) {

@@ -824,7 +824,7 @@ bool hbmpool_remove_page(struct hbmpool_region *r, struct page *page);
 /* The most pages hbmpool_cache_take() takes out at once: a 2 MiB piece. */
 #define HBMPOOL_TAKE_MAX	512
 int hbmpool_cache_take(struct hbmpool_region *r, struct page **pages,
-		       unsigned int nr);
+		       unsigned int nr, void *mark);
 void hbmpool_drop_page(struct hbmpool_region *r, struct page *page);
 void hbmpool_drop_poisoned(struct hbmpool_region *r, struct page *page);
 void hbmpool_cache_forget_region(void);

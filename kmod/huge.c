@@ -377,19 +377,6 @@ static bool hbmpool_huge_possible(struct vm_fault *vmf,
 	return pmd_none(*vmf->pmd);
 }
 
-/**
- * hbmpool_huge_wanted - whether ->fault may map @vmf's piece with a PMD
- * @vmf: a read fault, before fault-around
- * @r: the region
- *
- * Fault-around leaves such a fault to ->fault: the 4 KiB pages it would map
- * would put a page table where the PMD goes.
- */
-bool hbmpool_huge_wanted(struct vm_fault *vmf, struct hbmpool_region *r)
-{
-	return hbmpool_huge_possible(vmf, r, round_down(vmf->pgoff, HPAGE_PMD_NR));
-}
-
 /*
  * Room in the cache's budget for a whole piece: clean pages (and older
  * entries) go, nothing is written back.
@@ -457,18 +444,29 @@ static int hbmpool_huge_copy(struct hbmpool_region *r, pgoff_t first,
 }
 
 /*
- * Whether the piece starting at @first may be wholly in the cache in 4 KiB
- * pages: its first and last pages are (a cheap look before the full one).
+ * Whether the piece starting at @first looks gatherable: all its 512 pages
+ * cached, up to date, clean and unmapped.  A look under RCU, without
+ * references (a page may leave meanwhile): hbmpool_huge_gather() checks
+ * again under the page locks.  Cheap next to a 2 MiB allocation.
  */
 static bool hbmpool_huge_piece_cached(struct hbmpool_region *r, pgoff_t first)
 {
-	void *a, *b;
+	XA_STATE(xas, &r->pages, first);
+	unsigned int n = 0;
+	struct page *page;
 
 	rcu_read_lock();
-	a = xa_load(&r->pages, first);
-	b = xa_load(&r->pages, first + HPAGE_PMD_NR - 1);
+	xas_for_each(&xas, page, first + HPAGE_PMD_NR - 1) {
+		if (xas_retry(&xas, page))
+			continue;
+		if (xa_is_value(page) || page_mapped(page) ||
+		    !test_bit(HBM_PG_UPTODATE, &page->private) ||
+		    test_bit(HBM_PG_DIRTY, &page->private))
+			break;
+		n++;
+	}
 	rcu_read_unlock();
-	return a && b && !xa_is_value(a) && !xa_is_value(b);
+	return n == HPAGE_PMD_NR;
 }
 
 /*
@@ -517,9 +515,12 @@ undo:
 /*
  * Gathers the piece starting at @first, cached in 4 KiB pages, into a new
  * entry: its pages are copied into a compound page, then taken out of the
- * cache, and the entry takes their place and their charge.  Never touches
- * the link, so any transport's pieces may be gathered (over TCP, those read
- * ahead whole).  Only clean pages: their data is the home's.  Returns as
+ * cache with the entry's marks put in their place, and the entry takes
+ * their charge.  Never touches the link, so any transport's pieces may be
+ * gathered (over TCP, those read ahead whole).  Only clean pages: their
+ * data is the home's.  The entry enters r->huge, its page locked, before
+ * the pages are gathered: a rival huge fault waits for it, and a 4 KiB
+ * user that finds a mark finds the entry.  Returns as
  * hbmpool_huge_create().
  */
 static struct hbmpool_huge *hbmpool_huge_collapse(struct hbmpool_region *r,
@@ -530,27 +531,19 @@ static struct hbmpool_huge *hbmpool_huge_collapse(struct hbmpool_region *r,
 	struct hbmpool_huge *h;
 	struct page **pages, *head;
 	unsigned int i;
-	bool at_gen;
-	int err = 0;
+	bool usable;
+	int err;
 
 	BUILD_BUG_ON(HPAGE_PMD_NR > HBMPOOL_TAKE_MAX);
 	if (!hbmpool_huge_piece_cached(r, first))
 		return NULL;
-	head = NULL;
 	pages = kmalloc_array(HPAGE_PMD_NR, sizeof(*pages), GFP_KERNEL);
 	h = kmalloc(sizeof(*h), GFP_KERNEL);
-	if (!pages || !h || !hbmpool_huge_gather(r, first, pages))
-		goto err_free;
-	/* the 2 MiB page only for a piece that can be gathered */
 	head = alloc_pages(HBMPOOL_HUGE_GFP, HPAGE_PMD_ORDER);
-	if (!head) {
+	if (!head)
 		atomic_long_inc(&hbmpool_huge.alloc_failed);
-		goto err_pages;
-	}
-	/* locked, clean and unmapped: nothing writes them meanwhile */
-	for (i = 0; i < HPAGE_PMD_NR; i++)
-		copy_highpage(nth_page(head, i), pages[i]);
-
+	if (!pages || !h || !head)
+		goto err_free;
 	h->head = head;
 	h->r = r;
 	h->index = first;
@@ -560,31 +553,39 @@ static struct hbmpool_huge *hbmpool_huge_collapse(struct hbmpool_region *r,
 	err = xa_insert(&r->huge, hbmpool_huge_key(first), h, GFP_KERNEL);
 	if (err) {
 		__folio_clear_locked(page_folio(head));
-		goto err_pages;
+		if (err == -EBUSY) {	/* another entry came first: look it up */
+			put_page(head);
+			kfree(h);
+			kfree(pages);
+			return ERR_PTR(-EEXIST);
+		}
+		goto err_free;
 	}
 	/*
-	 * In r->huge first: a node's loss from here on finds the entry and
-	 * drops it (hbmpool_huge_drop_range() waits for the page lock); one
-	 * before it made the copy's generation move.
+	 * The entry is seen before the node is looked at: a node removed from
+	 * here on finds it (hbmpool_huge_drop_range() waits for its page
+	 * lock); one removed before is seen removed.  Pairs with the barrier
+	 * in hbmpool_region_node_removed().
 	 */
+	smp_mb();
+	if (!hbmpool_huge_gather(r, first, pages))
+		goto err_unindex;
+	/* locked, clean and unmapped: nothing writes them meanwhile */
+	for (i = 0; i < HPAGE_PMD_NR; i++)
+		copy_highpage(nth_page(head, i), pages[i]);
 	rcu_read_lock();
 	cp = hbmpool_read_copy_of(r, first);
-	at_gen = cp && cp->gen == hbmpool_node_data_gen(cp->node);
+	usable = cp && READ_ONCE(cp->node->state) != HBMPOOL_NODE_REMOVED &&
+		 cp->gen == hbmpool_node_data_gen(cp->node);
 	rcu_read_unlock();
-	if (!at_gen || hbmpool_cache_take(r, pages, HPAGE_PMD_NR))
-		goto err_unindex;
+	if (!usable || hbmpool_cache_take(r, pages, HPAGE_PMD_NR, HBMPOOL_HUGE_MARK))
+		goto err_pages;
 	for (i = 0; i < HPAGE_PMD_NR; i++) {
 		unlock_page(pages[i]);
 		hbmpool_page_release(pages[i]);
 	}
 	kfree(pages);
-	/* a 4 KiB fault that came in between wins: its pages are clean */
-	if (!hbmpool_huge_reserve(r, first)) {
-		xa_erase(&r->huge, hbmpool_huge_key(first));
-		unlock_page(head);
-		hbmpool_huge_free(h, head);
-		return NULL;
-	}
+
 	hbmpool_cache_charge(r, HPAGE_PMD_NR);
 	spin_lock(&hbmpool_huge.lock);
 	list_add_tail(&h->lru, &hbmpool_huge.lru);
@@ -596,24 +597,40 @@ static struct hbmpool_huge *hbmpool_huge_collapse(struct hbmpool_region *r,
 	*headp = head;
 	return h;
 
-err_unindex:
-	xa_erase(&r->huge, hbmpool_huge_key(first));
-	unlock_page(head);	/* a waiter finds it not live */
-	hbmpool_huge_free(h, head);	/* after a grace period: seen in r->huge */
-	h = NULL;
-	head = NULL;
 err_pages:
 	for (i = 0; i < HPAGE_PMD_NR; i++) {
 		unlock_page(pages[i]);
 		put_page(pages[i]);
 	}
+err_unindex:
+	xa_erase(&r->huge, hbmpool_huge_key(first));
+	unlock_page(head);	/* a waiter finds it not live and looks again */
+	hbmpool_huge_free(h, head);	/* after a grace period: seen in r->huge */
+	kfree(pages);
+	return NULL;
 err_free:
 	if (head)
 		put_page(head);
 	kfree(h);
 	kfree(pages);
-	/* not possible with the piece's pages locked, but look it up then */
-	return err == -EBUSY ? ERR_PTR(-EEXIST) : NULL;
+	return NULL;
+}
+
+/**
+ * hbmpool_huge_wanted - whether ->fault may gather @vmf's piece for a PMD
+ * @vmf: a read fault on a cached page, before fault-around
+ * @r: the region
+ *
+ * Fault-around leaves such a fault to ->fault: the 4 KiB pages it would map
+ * would put a page table where the PMD goes.
+ */
+bool hbmpool_huge_wanted(struct vm_fault *vmf, struct hbmpool_region *r)
+{
+	pgoff_t first = round_down(vmf->pgoff, HPAGE_PMD_NR);
+
+	return hbmpool_huge_possible(vmf, r, first) &&
+	       READ_ONCE(hbmpool_cache_budget) >= 2 * HPAGE_PMD_NR &&
+	       hbmpool_huge_piece_cached(r, first);
 }
 
 /*

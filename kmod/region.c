@@ -917,6 +917,12 @@ void hbmpool_region_node_removed(struct hbmpool_region *r,
 	void *entry;
 	u32 i, c;
 
+	/*
+	 * The node's state is stored before r->huge is walked: a piece being
+	 * gathered now either sees the node gone or is found in r->huge.
+	 * Pairs with the barrier in hbmpool_huge_collapse().
+	 */
+	smp_mb();
 	for (i = 0; r->placed && i < r->nr_chunks; i++) {
 		const struct hbmpool_chunk_map *map;
 
