@@ -39,7 +39,8 @@
  * after a grace period (hbmpool_huge_get() reads it under RCU) and only
  * once it is no longer live.  hbmpool_huge.lock protects the LRU list.
  * Lock order: mmap_lock -> the head's page lock -> i_mmap_rwsem ->
- * hbmpool_huge.lock -> xa_lock of r->pages or r->huge.
+ * hbmpool_huge.lock -> xa_lock of r->pages or r->huge.  Gathering a piece
+ * takes its 4 KiB pages' locks under the head's with trylock_page() only.
  *
  * Eviction drops whole entries (FIFO, a second chance for an entry mapped
  * since the last look) when the cache's 4 KiB pages cannot make the room
