@@ -18,7 +18,31 @@
  *                    mapped (debugfs "huge", read around each run) are
  *                    printed.  Skipped when the module has no huge_mappings
  *                    parameter
- *   rand_fault       the same in a random order of the pages
+ *   reread, reread_huge
+ *                    a new region, every page read once (one byte, in order)
+ *                    through a read-write mapping so that the cache holds
+ *                    all of it in 4 KiB pages, clean, and that mapping
+ *                    unmapped, untimed; then the region mapped again and
+ *                    every page touched first in order, timed as seq_fault.
+ *                    reread maps it read-only with MADV_NOHUGEPAGE (4 KiB
+ *                    pages, fault-around); reread_huge as seq_fault_huge,
+ *                    where a first touch of a piece whose 512 pages are all
+ *                    cached copies them into a 2 MiB page and maps it with
+ *                    one PMD ("collapsed" in debugfs "huge").  reread_huge
+ *                    against reread; the pieces it collapsed and the PMDs
+ *                    it mapped are printed.  reread_huge is skipped when
+ *                    seq_fault_huge is
+ *   remap_huge       right after reread_huge, in the same step, on the same
+ *                    region (one region per iteration for both): reread_huge's
+ *                    mapping unmapped, the region mapped again as
+ *                    seq_fault_huge maps it and every page touched first in
+ *                    order, timed as seq_fault.  The pieces reread_huge
+ *                    collapsed stay cached whole, so each is mapped by one
+ *                    fault, without a copy.  Against reread (the same
+ *                    measurement as reread_huge's); its own debugfs "huge"
+ *                    counters are printed (collapsed and created 0, mapped
+ *                    one per 2 MiB piece expected).  Runs with reread_huge
+ *   rand_fault       seq_fault in a random order of the pages
  *   seq_fault_retry  seq_fault with the sim's nowait_copy knob at 0: every
  *                    miss drops mmap_lock and retries (sim only)
  *   seq_fault_evict  seq_fault with the cache budget at 1/4 of the region
@@ -65,6 +89,10 @@
  * Each pair (phase, baseline) is measured in every pass; odd passes run the
  * pairs in order, each phase before its baseline, even passes run the whole
  * sequence reversed, so that a machine that drifts favours neither side.
+ * remap_huge/reread rides on reread_huge/reread: reread_huge + remap_huge
+ * are one step (the region created in it, closed after remap_huge), so a
+ * pass runs that step then reread, or reread then that step, and both
+ * pairs take the same reread measurement as their baseline.
  * The summary gives each pair's ratio per pass, the min and the median, and
  * the goal of issue 12 where there is one.  Numbers only: nothing here
  * asserts on timing.  Knobs changed are restored at exit.
@@ -110,8 +138,9 @@
 #define MAX_THREADS	64
 
 /*
- * seq_fault_huge: the module parameter that turns huge mappings on, and
- * the debugfs counters of huge mappings (one "NAME N" line each).
+ * seq_fault_huge, reread_huge: the module parameter that turns huge
+ * mappings on, and the debugfs counters of huge mappings (one "NAME N" line
+ * each).
  */
 #define HUGE_PARAM	"/sys/module/hbmpool/parameters/huge_mappings"
 #define HUGE_DEBUGFS	HBM_DEBUGFS "/huge"
@@ -119,24 +148,32 @@
 enum need { ALWAYS, SIM, HUGE, EVICT, THREADS, WORKLOAD, REPL2, REPL3, REPL4, NNEED };
 enum metric { MBPS, P50, P99, TIME, SYNC_MBPS };
 
+/*
+ * host: -1, or the pair whose steps measure this one too: its phase runs
+ * in the host's phase step, right after the host's phase on the same
+ * regions (hbmb_run()'s then), its baseline is the host's measurement.
+ */
 static const struct pair {
 	enum hbmb_phase a, b;	/* phase, its baseline */
 	enum need need;
+	int host;
 } pairs[] = {
-	{ SEQ_FAULT, MEMCPY_WARM, ALWAYS },
-	{ RAND_FAULT, ANON_FAULT, ALWAYS },
-	{ EVICT_FAULT, SEQ_FAULT, EVICT },
-	{ WORK_2X, LOCAL_2X, WORKLOAD },
-	{ SEQ_FAULT_MT, SEQ_FAULT, THREADS },
-	{ RAND_FAULT_MT, RAND_FAULT, THREADS },
-	{ ANON_FAULT_MT, ANON_FAULT, THREADS },
-	{ SEQ_FAULT, SEQ_FAULT_RETRY, SIM },
-	{ SEQ_FAULT, PREAD_HBM, SIM },
-	{ WB_K2, WB_K1, REPL2 },
-	{ WB_K3, WB_K1, REPL3 },
-	{ WB_K4, WB_K1, REPL4 },
-	{ SEQ_FAULT_HUGE, MEMCPY_WARM, HUGE },
-	{ SEQ_FAULT_HUGE, SEQ_FAULT, HUGE },
+	{ SEQ_FAULT, MEMCPY_WARM, ALWAYS, -1 },
+	{ RAND_FAULT, ANON_FAULT, ALWAYS, -1 },
+	{ EVICT_FAULT, SEQ_FAULT, EVICT, -1 },
+	{ WORK_2X, LOCAL_2X, WORKLOAD, -1 },
+	{ SEQ_FAULT_MT, SEQ_FAULT, THREADS, -1 },
+	{ RAND_FAULT_MT, RAND_FAULT, THREADS, -1 },
+	{ ANON_FAULT_MT, ANON_FAULT, THREADS, -1 },
+	{ SEQ_FAULT, SEQ_FAULT_RETRY, SIM, -1 },
+	{ SEQ_FAULT, PREAD_HBM, SIM, -1 },
+	{ WB_K2, WB_K1, REPL2, -1 },
+	{ WB_K3, WB_K1, REPL3, -1 },
+	{ WB_K4, WB_K1, REPL4, -1 },
+	{ SEQ_FAULT_HUGE, MEMCPY_WARM, HUGE, -1 },
+	{ SEQ_FAULT_HUGE, SEQ_FAULT, HUGE, -1 },
+	{ REREAD_HUGE, REREAD, HUGE, -1 },
+	{ REMAP_HUGE, REREAD, HUGE, 14 },
 };
 #define NPAIR (sizeof(pairs) / sizeof(pairs[0]))
 
@@ -152,6 +189,8 @@ static struct goal {
 	{ "seq_fault_vs_memcpy_warm", 0, MBPS, 0, 0.6, 0 },
 	{ "seq_fault_huge_vs_memcpy_warm", 12, MBPS, 0, 0, 0 },
 	{ "seq_fault_huge_vs_seq_fault", 13, MBPS, 0, 0, 0 },
+	{ "reread_huge_vs_reread", 14, MBPS, 0, 0, 0 },
+	{ "remap_huge_vs_reread", 15, MBPS, 0, 0, 0 },
 	{ "rand_fault_vs_anon_fault_p50", 1, P50, 1, 1.25, 0 },
 	{ "rand_fault_vs_anon_fault_p99", 1, P99, 1, 1.2, 0 },
 	{ "seq_fault_evict_vs_seq_fault", 2, MBPS, 0, 0.6, 0 },
@@ -179,15 +218,34 @@ static int budget_saved, window_saved;
 static uint64_t old_latency[HBMPOOL_MAX_NODES], old_bw[HBMPOOL_MAX_NODES];
 static uint64_t old_nowait[HBMPOOL_MAX_NODES];
 
-/* HUGE_DEBUGFS: its counters, in the order it prints them; "live" is a level. */
-enum { H_CREATED, H_MAPPED, H_DROPPED, H_EVICTED, H_RELEASED, H_ALLOC_FAILED, H_LIVE, NHUGE };
-static const char *const huge_name[NHUGE] = {
-	"created", "mapped", "dropped", "evicted", "released", "alloc_failed", "live",
+/*
+ * HUGE_DEBUGFS: its counters, in the order it prints them; "live" is a
+ * level.  "collapsed" is not there before the module gathered cached pieces
+ * (reads 0 then).
+ */
+enum {
+	H_CREATED, H_COLLAPSED, H_MAPPED, H_DROPPED, H_EVICTED, H_RELEASED, H_ALLOC_FAILED, H_LIVE,
+	NHUGE
 };
+static const char *const huge_name[NHUGE] = {
+	"created", "collapsed", "mapped", "dropped", "evicted", "released", "alloc_failed", "live",
+};
+#define HUGE_NEEDED	(((1U << NHUGE) - 1) & ~(1U << H_COLLAPSED))
+
+/*
+ * The phases whose runs are counted by readings of HUGE_DEBUGFS: one before
+ * a step, one after each iteration's part of each phase (ctx.mark).
+ */
+static const enum hbmb_phase huge_phase[] = { SEQ_FAULT_HUGE, REREAD_HUGE, REMAP_HUGE };
+#define NHP (sizeof(huge_phase) / sizeof(huge_phase[0]))
+
 static char huge_param[8];		/* HUGE_PARAM's value, "" if there is none */
 static int huge_dbg;			/* HUGE_DEBUGFS read around every run so far */
-static uint64_t huge_delta[MAX_PASSES][NHUGE];	/* per pass; H_LIVE: after its last run */
-static uint64_t huge_runs[MAX_PASSES];		/* regions seq_fault_huge faulted per pass */
+static int huge_collapsed;		/* it has a "collapsed" line */
+static uint64_t huge_delta[NHP][MAX_PASSES][NHUGE];	/* per pass; H_LIVE: after its last run */
+static uint64_t huge_runs[NHP][MAX_PASSES];		/* regions it faulted per pass */
+static uint64_t huge_last[NHUGE];	/* the last reading in the step that runs */
+static unsigned int huge_pass;		/* that step's pass */
 
 static void restore(void)
 {
@@ -220,8 +278,11 @@ static void sim_knobs(const char transport[][16])
 	}
 }
 
-/* The counters of HUGE_DEBUGFS: 0, or -errno (-EINVAL: not every one is there). */
-static int huge_read(uint64_t v[NHUGE])
+/*
+ * The counters of HUGE_DEBUGFS: 0, or -errno (-EINVAL: not every one but
+ * "collapsed" is there).  *collapsed: whether "collapsed" is.
+ */
+static int huge_read(uint64_t v[NHUGE], int *collapsed)
 {
 	char buf[512], name[32], *line, *save;
 	unsigned long long x;
@@ -230,6 +291,7 @@ static int huge_read(uint64_t v[NHUGE])
 
 	if (e)
 		return e;
+	v[H_COLLAPSED] = 0;
 	for (line = strtok_r(buf, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
 		if (sscanf(line, "%31s %llu", name, &x) != 2)
 			continue;
@@ -239,20 +301,34 @@ static int huge_read(uint64_t v[NHUGE])
 				seen |= 1U << i;
 			}
 	}
-	return seen == (1U << NHUGE) - 1 ? 0 : -EINVAL;
+	if (collapsed)
+		*collapsed = !!(seen & (1U << H_COLLAPSED));
+	return (seen & HUGE_NEEDED) == HUGE_NEEDED ? 0 : -EINVAL;
 }
 
 static void huge_unreadable(int e)
 {
-	printf("note: %s: %s: seq_fault_huge runs, but how many PMDs it mapped is not shown\n",
+	printf("note: %s: %s: seq_fault_huge, reread_huge and remap_huge run, but how many "
+	       "PMDs they mapped is not shown\n",
 	       HUGE_DEBUGFS, e == -EINVAL ? "not the counters expected" : strerror(-e));
 	huge_dbg = 0;
 }
 
+/* Its index in huge_phase[], or -1. */
+static int huge_index(enum hbmb_phase ph)
+{
+	for (unsigned int i = 0; i < NHP; i++)
+		if (huge_phase[i] == ph)
+			return (int)i;
+	return -1;
+}
+
 /*
- * Whether seq_fault_huge runs: the module has HUGE_PARAM.  Notes what keeps
- * its mapping from PMDs: the parameter off, no whole 2 MiB piece in a
- * region or in a chunk, a node whose transport waits for its copies.
+ * Whether seq_fault_huge, reread_huge and remap_huge run: the module has
+ * HUGE_PARAM.  Notes what keeps their mappings from PMDs: the parameter
+ * off, no whole 2 MiB piece in a region or in a chunk, a node whose
+ * transport waits for its copies (seq_fault_huge only: reread_huge's and
+ * remap_huge's pieces are cached already).
  */
 static int huge_setup(const char transport[][16])
 {
@@ -261,91 +337,150 @@ static int huge_setup(const char transport[][16])
 
 	if (e) {
 		huge_param[0] = '\0';
-		printf("note: %s: %s: the module has no huge mappings; seq_fault_huge is skipped\n",
-		       HUGE_PARAM, strerror(-e));
+		printf("note: %s: %s: the module has no huge mappings; seq_fault_huge, "
+		       "reread_huge and remap_huge are skipped\n", HUGE_PARAM, strerror(-e));
 		return 0;
 	}
 	if (strcmp(huge_param, "Y"))
-		printf("note: huge_mappings is %s: seq_fault_huge maps 4 KiB pages only\n",
-		       huge_param);
+		printf("note: huge_mappings is %s: seq_fault_huge, reread_huge and remap_huge "
+		       "map 4 KiB pages only\n", huge_param);
 	if (ctx.size < HBMB_HUGE)
-		printf("note: a region of %llu KiB holds no whole 2 MiB piece: seq_fault_huge maps "
-		       "4 KiB pages only\n", (unsigned long long)(ctx.size >> 10));
+		printf("note: a region of %llu KiB holds no whole 2 MiB piece: seq_fault_huge, "
+		       "reread_huge and remap_huge map 4 KiB pages only\n",
+		       (unsigned long long)(ctx.size >> 10));
 	else if (cs < HBMB_HUGE)
 		printf("note: regions of %llu KiB over %d node(s) have %llu KiB chunks, under "
-		       "2 MiB: seq_fault_huge maps 4 KiB pages only (a larger --size or fewer "
-		       "nodes)\n",
+		       "2 MiB: seq_fault_huge, reread_huge and remap_huge map 4 KiB pages only "
+		       "(a larger --size or fewer nodes)\n",
 		       (unsigned long long)(ctx.size >> 10), hbm_nodeset_count(&ctx.nodes),
 		       (unsigned long long)(cs >> 10));
 	for (int i = hbm_nodeset_first(&ctx.nodes); i >= 0; i = hbm_nodeset_next(&ctx.nodes, i))
 		if (strcmp(transport[i], "sim") && strcmp(transport[i], "shm"))
 			printf("note: node %d's transport %s waits for its copies: "
 			       "seq_fault_huge maps 4 KiB pages of its chunks\n", i, transport[i]);
-	e = huge_read(v);
-	if (e)
+	e = huge_read(v, &huge_collapsed);
+	if (e) {
 		huge_unreadable(e);
-	else
+	} else {
 		huge_dbg = 1;
+		if (!huge_collapsed)
+			printf("note: %s has no \"collapsed\" line (a module that does not gather "
+			       "cached pieces): reread_huge and remap_huge run, their collapsed "
+			       "pieces are not shown\n", HUGE_DEBUGFS);
+	}
 	return 1;
 }
 
-/* One step of pass k; seq_fault_huge between two readings of HUGE_DEBUGFS. */
-static int run_step(unsigned int k, enum hbmb_phase ph, struct hbmb_meas *m)
+/*
+ * ctx.mark while a counted step runs: what HUGE_DEBUGFS counted since the
+ * last reading, added to ph's counts of the step's pass.
+ */
+static void huge_mark(enum hbmb_phase ph)
 {
-	uint64_t h0[NHUGE], h1[NHUGE];
-	int counted = ph == SEQ_FAULT_HUGE && huge_dbg, e;
+	int hp = huge_index(ph), e;
+	uint64_t h[NHUGE];
 
-	if (counted) {
-		e = huge_read(h0);
-		if (e) {
-			huge_unreadable(e);
-			counted = 0;
-		}
-	}
-	if (hbmb_run(&ctx, ph, m))
-		return -1;
-	if (ph != SEQ_FAULT_HUGE)
-		return 0;
-	huge_runs[k] += ctx.iters;
-	if (!counted)
-		return 0;
-	e = huge_read(h1);
+	if (hp < 0 || !huge_dbg)
+		return;
+	e = huge_read(h, NULL);
 	if (e) {
 		huge_unreadable(e);
-		return 0;
+		return;
 	}
 	for (unsigned int i = 0; i < NHUGE; i++)
-		huge_delta[k][i] = i == H_LIVE ? h1[i] : huge_delta[k][i] + (h1[i] - h0[i]);
+		huge_delta[hp][huge_pass][i] = i == H_LIVE ? h[i] :
+					       huge_delta[hp][huge_pass][i] + (h[i] - huge_last[i]);
+	memcpy(huge_last, h, sizeof(h));
+}
+
+/*
+ * One step of pass k: ph into *m, and remap_huge into *then if not NULL
+ * (ph is reread_huge).  HUGE_DEBUGFS read before a step of seq_fault_huge
+ * or reread_huge, then by huge_mark() after each iteration's part of each.
+ */
+static int run_step(unsigned int k, enum hbmb_phase ph, struct hbmb_meas *m,
+		    struct hbmb_meas *then)
+{
+	int hp = huge_index(ph), e;
+
+	ctx.mark = NULL;
+	if (hp >= 0 && huge_dbg) {
+		e = huge_read(huge_last, NULL);
+		if (e) {
+			huge_unreadable(e);
+		} else {
+			huge_pass = k;
+			ctx.mark = huge_mark;
+		}
+	}
+	e = hbmb_run(&ctx, ph, m, then);
+	ctx.mark = NULL;
+	if (e)
+		return -1;
+	if (hp < 0)
+		return 0;
+	huge_runs[hp][k] += ctx.iters;
+	if (then)
+		huge_runs[huge_index(REMAP_HUGE)][k] += ctx.iters;
 	return 0;
 }
 
-/* The PMDs seq_fault_huge mapped: a human line, or key=value lines. */
-static void print_huge(unsigned int passes, int kv)
+/*
+ * What huge_phase[hp] did over the passes: a human line, or key=value lines
+ * (seq_fault_huge's "huge.NAME", reread_huge's "huge.reread_huge.NAME",
+ * remap_huge's "huge.remap_huge.NAME").
+ */
+static void print_huge_of(unsigned int hp, unsigned int passes, int kv)
 {
 	uint64_t sum[NHUGE] = { 0 }, pieces = 0;
+	const char *name = hbmb_phase_name[huge_phase[hp]];
+	char pre[48];
 
-	if (!hbmb_res[SEQ_FAULT_HUGE].ran || !huge_dbg)
+	if (!hbmb_res[huge_phase[hp]].ran || !huge_dbg)
 		return;
 	for (unsigned int k = 0; k < passes; k++) {
 		for (unsigned int i = 0; i < NHUGE; i++)
-			sum[i] = i == H_LIVE ? huge_delta[k][i] : sum[i] + huge_delta[k][i];
-		pieces += huge_runs[k] * (ctx.size / HBMB_HUGE);
+			sum[i] = i == H_LIVE ? huge_delta[hp][k][i] : sum[i] + huge_delta[hp][k][i];
+		pieces += huge_runs[hp][k] * (ctx.size / HBMB_HUGE);
 	}
+	snprintf(pre, sizeof(pre), "huge.%s%s", hp ? name : "", hp ? "." : "");
 	if (kv) {
-		printf("huge.pieces=%llu\n", (unsigned long long)pieces);
+		printf("%spieces=%llu\n", pre, (unsigned long long)pieces);
 		for (unsigned int i = 0; i < NHUGE; i++)
-			printf("huge.%s=%llu\n", huge_name[i], (unsigned long long)sum[i]);
-		for (unsigned int k = 0; k < passes; k++)
-			printf("huge.pass%u.mapped=%llu\n", k + 1,
-			       (unsigned long long)huge_delta[k][H_MAPPED]);
+			if (i != H_COLLAPSED || huge_collapsed)
+				printf("%s%s=%llu\n", pre, huge_name[i], (unsigned long long)sum[i]);
+		for (unsigned int k = 0; k < passes; k++) {
+			printf("%spass%u.mapped=%llu\n", pre, k + 1,
+			       (unsigned long long)huge_delta[hp][k][H_MAPPED]);
+			if (huge_phase[hp] != SEQ_FAULT_HUGE && huge_collapsed)
+				printf("%spass%u.collapsed=%llu\n", pre, k + 1,
+				       (unsigned long long)huge_delta[hp][k][H_COLLAPSED]);
+		}
 		return;
 	}
-	printf("huge seq_fault_huge PMDs mapped:");
+	printf("huge %s", name);
+	if (huge_phase[hp] != SEQ_FAULT_HUGE && huge_collapsed) {
+		printf(" pieces collapsed:");
+		for (unsigned int k = 0; k < passes; k++)
+			printf(" pass%u %llu", k + 1,
+			       (unsigned long long)huge_delta[hp][k][H_COLLAPSED]);
+		printf(";");
+	}
+	printf(" PMDs mapped:");
 	for (unsigned int k = 0; k < passes; k++)
-		printf(" pass%u %llu", k + 1, (unsigned long long)huge_delta[k][H_MAPPED]);
-	printf("; total %llu for %llu 2 MiB pieces; created %llu, alloc_failed %llu\n",
-	       (unsigned long long)sum[H_MAPPED], (unsigned long long)pieces,
-	       (unsigned long long)sum[H_CREATED], (unsigned long long)sum[H_ALLOC_FAILED]);
+		printf(" pass%u %llu", k + 1, (unsigned long long)huge_delta[hp][k][H_MAPPED]);
+	printf("; total %llu for %llu 2 MiB pieces; created %llu", (unsigned long long)sum[H_MAPPED],
+	       (unsigned long long)pieces, (unsigned long long)sum[H_CREATED]);
+	if (huge_collapsed)
+		printf(", collapsed %llu", (unsigned long long)sum[H_COLLAPSED]);
+	printf(", alloc_failed %llu\n", (unsigned long long)sum[H_ALLOC_FAILED]);
+}
+
+/* The PMDs of seq_fault_huge, reread_huge, remap_huge: human lines, or key=value lines. */
+static void print_huge(unsigned int passes, int kv)
+{
+	for (unsigned int hp = 0; hp < NHP; hp++)
+		print_huge_of(hp, passes, kv);
 }
 
 static double mbps_of(uint64_t bytes, uint64_t ns)
@@ -494,8 +629,12 @@ static void usage(FILE *f, const char *argv0)
 		"  --regions N       instead: kernel memory per region, N one-page regions,\n"
 		"                    against a one-page memfd\n"
 		"Unless --only-replicas, seq_fault_huge (seq_fault through a read-only, 2 MiB-\n"
-		"aligned MADV_HUGEPAGE mapping) runs against memcpy_warm and against seq_fault\n"
-		"when the module has a huge_mappings parameter\n",
+		"aligned MADV_HUGEPAGE mapping) runs against memcpy_warm and against seq_fault,\n"
+		"reread_huge (a region cached whole in 4 KiB pages, mapped again as\n"
+		"seq_fault_huge maps) against reread (mapped again in 4 KiB pages), and\n"
+		"remap_huge (right after reread_huge, the same region unmapped and mapped\n"
+		"again as seq_fault_huge maps: its pieces now cached whole) against the same\n"
+		"reread, when the module has a huge_mappings parameter\n",
 		argv0, argv0, MAX_PASSES, MAX_THREADS);
 }
 
@@ -693,16 +832,27 @@ int main(int argc, char **argv)
 		window_saved = 1;
 	}
 
-	/* Odd passes: every pair in order, phase first; even passes: all reversed. */
+	/*
+	 * Odd passes: every pair in order, phase first; even passes: all
+	 * reversed.  A pair with a host has no steps of its own: its phase
+	 * runs in the host's phase step, its baseline is the host's.
+	 */
 	for (unsigned int k = 0; k < passes; k++) {
 		for (unsigned int s = 0; s < 2 * NPAIR; s++) {
 			unsigned int step = k % 2 ? 2 * NPAIR - 1 - s : s;
 			unsigned int pr = step / 2, side = step % 2;
+			int rider = -1;
 
-			if (!want[pairs[pr].need])
+			if (!want[pairs[pr].need] || pairs[pr].host >= 0)
 				continue;
-			if (run_step(k, side ? pairs[pr].b : pairs[pr].a, &meas[k][pr][side]))
+			for (unsigned int q = 0; q < NPAIR; q++)
+				if (pairs[q].host == (int)pr && want[pairs[q].need])
+					rider = (int)q;
+			if (run_step(k, side ? pairs[pr].b : pairs[pr].a, &meas[k][pr][side],
+				     rider >= 0 && !side ? &meas[k][rider][0] : NULL))
 				return 1;
+			if (rider >= 0 && side)
+				meas[k][rider][1] = meas[k][pr][1];
 		}
 	}
 
@@ -761,6 +911,10 @@ int main(int argc, char **argv)
 	if (hbmb_res[SEQ_FAULT_HUGE].ran && hbmb_res[SEQ_FAULT].ran)
 		printf("ratio.seq_fault_huge_vs_seq_fault=%.3f\n",
 		       mbps(SEQ_FAULT_HUGE) / mbps(SEQ_FAULT));
+	if (hbmb_res[REREAD_HUGE].ran && hbmb_res[REREAD].ran)
+		printf("ratio.reread_huge_vs_reread=%.3f\n", mbps(REREAD_HUGE) / mbps(REREAD));
+	if (hbmb_res[REMAP_HUGE].ran && hbmb_res[REREAD].ran)
+		printf("ratio.remap_huge_vs_reread=%.3f\n", mbps(REMAP_HUGE) / mbps(REREAD));
 	if (hbmb_res[RAND_FAULT].ran && hbmb_res[MEMCPY_WARM].ran)
 		printf("ratio.rand_fault_vs_memcpy=%.3f\n", mbps(RAND_FAULT) / mbps(MEMCPY_WARM));
 	if (hbmb_res[SEQ_FAULT_RETRY].ran)

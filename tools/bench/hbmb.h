@@ -16,8 +16,9 @@
 #define HBMB_HUGE	(2ULL << 20)	/* what one PMD maps (4 KiB base pages) */
 
 enum hbmb_phase {
-	SEQ_FAULT, SEQ_FAULT_HUGE, SEQ_FAULT_RETRY, RAND_FAULT, EVICT_FAULT, PREAD_HBM,
-	MEMCPY_WARM, ANON_FAULT, SEQ_FAULT_MT, RAND_FAULT_MT, ANON_FAULT_MT, WORK_2X, LOCAL_2X,
+	SEQ_FAULT, SEQ_FAULT_HUGE, REREAD, REREAD_HUGE, REMAP_HUGE, SEQ_FAULT_RETRY, RAND_FAULT,
+	EVICT_FAULT, PREAD_HBM, MEMCPY_WARM, ANON_FAULT, SEQ_FAULT_MT, RAND_FAULT_MT, ANON_FAULT_MT,
+	WORK_2X, LOCAL_2X,
 	WB_K1, WB_K2, WB_K3, WB_K4,	/* write + sync, k = 1..4 copies (--replicas) */
 	HBMB_NPHASE
 };
@@ -52,14 +53,24 @@ struct hbmb_ctx {
 	uint64_t budget;		/* cache budget of the phases that do not evict */
 	uint64_t seed;			/* of the random orders, advanced per use */
 	unsigned int replicas;		/* --replicas: wb_k1..wb_kN, 0: none */
+	/*
+	 * If set, called out of the clock after each iteration's part of
+	 * seq_fault_huge, reread_huge and remap_huge, with that phase: the
+	 * parts of a step follow each other, so whatever happened since the
+	 * previous call (or since the step began) belongs to ph.
+	 */
+	void (*mark)(enum hbmb_phase ph);
 };
 
 /*
  * Runs ph ctx->iters times (a fresh region or mapping each time), appends
- * its samples to hbmb_res[ph] and sums the step into *m.  0, or -1 after a
- * message on stderr.
+ * its samples to hbmb_res[ph] and sums the step into *m.  then: NULL, or
+ * for ph REREAD_HUGE only, each iteration runs remap_huge right after it on
+ * the same region (remap_huge runs no other way), its samples appended to
+ * hbmb_res[REMAP_HUGE] and summed into *then.  0, or -1 after a message on
+ * stderr.
  */
-int hbmb_run(struct hbmb_ctx *c, enum hbmb_phase ph, struct hbmb_meas *m);
+int hbmb_run(struct hbmb_ctx *c, enum hbmb_phase ph, struct hbmb_meas *m, struct hbmb_meas *then);
 
 /* The chunk size of the regions of the phases (2 MiB unless they are small). */
 uint64_t hbmb_chunk_size(const struct hbmb_ctx *c);

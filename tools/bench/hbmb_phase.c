@@ -20,9 +20,9 @@
 #include "hbmlib.h"
 
 const char *const hbmb_phase_name[HBMB_NPHASE] = {
-	"seq_fault", "seq_fault_huge", "seq_fault_retry", "rand_fault", "seq_fault_evict",
-	"pread_hbm", "memcpy_warm", "anon_fault", "seq_fault_mt", "rand_fault_mt", "anon_fault_mt",
-	"work_2x", "local_2x", "wb_k1", "wb_k2", "wb_k3", "wb_k4",
+	"seq_fault", "seq_fault_huge", "reread", "reread_huge", "remap_huge", "seq_fault_retry",
+	"rand_fault", "seq_fault_evict", "pread_hbm", "memcpy_warm", "anon_fault", "seq_fault_mt",
+	"rand_fault_mt", "anon_fault_mt", "work_2x", "local_2x", "wb_k1", "wb_k2", "wb_k3", "wb_k4",
 };
 
 struct hbmb_result hbmb_res[HBMB_NPHASE];
@@ -74,13 +74,14 @@ uint64_t hbmb_chunk_size(const struct hbmb_ctx *c)
 }
 
 /*
- * seq_fault_huge's mapping of fd's size bytes: MAP_SHARED without
- * PROT_WRITE, MADV_HUGEPAGE, at a 2 MiB-aligned address, so that address
- * and region offset agree modulo 2 MiB (offset 0).  The region file aligns
- * a mapping of 2 MiB or more by itself (thp_get_unmapped_area); not to
- * depend on that, size + 2 MiB of PROT_NONE anonymous memory is reserved,
- * the region mapped MAP_FIXED at the first 2 MiB boundary in it and the
- * rest of the reservation unmapped.  MAP_FAILED with errno set on failure.
+ * seq_fault_huge's, reread_huge's and remap_huge's mapping of fd's size
+ * bytes: MAP_SHARED without PROT_WRITE, MADV_HUGEPAGE, at a 2 MiB-aligned address,
+ * so that address and region offset agree modulo 2 MiB (offset 0).  The
+ * region file aligns a mapping of 2 MiB or more by itself
+ * (thp_get_unmapped_area); not to depend on that, size + 2 MiB of
+ * PROT_NONE anonymous memory is reserved, the region mapped MAP_FIXED at
+ * the first 2 MiB boundary in it and the rest of the reservation unmapped.
+ * MAP_FAILED with errno set on failure.
  */
 static void *map_huge(int fd, uint64_t size)
 {
@@ -288,6 +289,73 @@ static int cold_pass(struct hbmb_ctx *c, enum hbmb_phase ph, int rand, unsigned 
 	ret = touch_all(c, ph, m, rand, 0, nthreads, meas);
 	munmap(m, c->size);
 	close(fd);
+	if (ph == SEQ_FAULT_HUGE && c->mark)
+		c->mark(ph);
+	return ret;
+}
+
+/*
+ * reread, reread_huge: a new region, every page read once (one byte, in
+ * order) through its read-write mapping so that the cache holds all of it
+ * in 4 KiB pages, clean, then that mapping unmapped; all untimed.  Then the
+ * region mapped again and every page touched first in order, timed as
+ * seq_fault: reread through a read-only mapping with MADV_NOHUGEPAGE (4 KiB
+ * pages, fault-around), reread_huge through map_huge(), where the first
+ * touch of a piece may gather its 512 cached pages into a PMD.
+ *
+ * then (reread_huge only, else NULL): remap_huge next, on the same region:
+ * reread_huge's mapping unmapped, the region mapped by map_huge() again and
+ * every page touched first in order, timed the same way, summed into *then.
+ * The pieces reread_huge gathered stay cached whole: every one is mapped
+ * by one fault, without a copy.  The region is closed after it.
+ *
+ * c->mark(REREAD_HUGE) after reread_huge's touch when remap_huge follows,
+ * else after the region is closed; c->mark(REMAP_HUGE) after it is closed.
+ */
+static int reread_pass(struct hbmb_ctx *c, enum hbmb_phase ph, struct hbmb_meas *meas,
+		       struct hbmb_meas *then)
+{
+	struct hbmpool_region_create rc;
+	uint8_t *m;
+	int fd = region_new(c, &m, &rc), ret;
+
+	if (fd < 0)
+		return -1;
+	madvise(m, c->size, MADV_NOHUGEPAGE);	/* 4 KiB pages in the cache */
+	for (uint64_t p = 0; p < c->npages; p++)
+		(void)*(volatile uint8_t *)(m + p * HBMB_PAGE);
+	munmap(m, c->size);
+	if (ph == REREAD_HUGE) {
+		m = map_huge(fd, c->size);
+	} else {
+		m = mmap(NULL, c->size, PROT_READ, MAP_SHARED, fd, 0);
+		if (m != MAP_FAILED)
+			madvise(m, c->size, MADV_NOHUGEPAGE);
+	}
+	if (m == MAP_FAILED) {
+		fprintf(stderr, "hbmbench: map a cached region again%s: %s\n",
+			ph == REREAD_HUGE ? " (read-only, MADV_HUGEPAGE)" : "", strerror(errno));
+		close(fd);
+		return -1;
+	}
+	ret = touch_all(c, ph, m, 0, 0, 1, meas);
+	munmap(m, c->size);
+	if (then && !ret) {
+		if (c->mark)
+			c->mark(REREAD_HUGE);
+		m = map_huge(fd, c->size);
+		if (m == MAP_FAILED) {
+			fprintf(stderr, "hbmbench: map a region cached by reread_huge again "
+				"(read-only, MADV_HUGEPAGE): %s\n", strerror(errno));
+			close(fd);
+			return -1;
+		}
+		ret = touch_all(c, REMAP_HUGE, m, 0, 0, 1, then);
+		munmap(m, c->size);
+	}
+	close(fd);
+	if (ph == REREAD_HUGE && c->mark)
+		c->mark(then ? REMAP_HUGE : REREAD_HUGE);
 	return ret;
 }
 
@@ -481,7 +549,8 @@ static int wb_pass(struct hbmb_ctx *c, enum hbmb_phase ph, unsigned int k, struc
 	return 0;
 }
 
-static int one(struct hbmb_ctx *c, enum hbmb_phase ph, uint8_t *buf, struct hbmb_meas *m)
+static int one(struct hbmb_ctx *c, enum hbmb_phase ph, uint8_t *buf, struct hbmb_meas *m,
+	       struct hbmb_meas *then)
 {
 	struct hbmpool_region_create rc;
 	uint8_t *a;
@@ -491,6 +560,9 @@ static int one(struct hbmb_ctx *c, enum hbmb_phase ph, uint8_t *buf, struct hbmb
 	case SEQ_FAULT:
 	case SEQ_FAULT_HUGE:
 		return cold_pass(c, ph, 0, 1, m);
+	case REREAD:
+	case REREAD_HUGE:
+		return reread_pass(c, ph, m, then);
 	case RAND_FAULT:
 		return cold_pass(c, ph, 1, 1, m);
 	case SEQ_FAULT_MT:
@@ -550,26 +622,40 @@ static int one(struct hbmb_ctx *c, enum hbmb_phase ph, uint8_t *buf, struct hbmb
 	}
 }
 
-int hbmb_run(struct hbmb_ctx *c, enum hbmb_phase ph, struct hbmb_meas *m)
+/* The end of a step of ph: its totals into the table, the step into *m. */
+static void step_done(enum hbmb_phase ph, struct hbmb_meas *step, struct hbmb_meas *m)
+{
+	step->lat_to = hbmb_res[ph].n;
+	step->ran = 1;
+	hbmb_res[ph].total_ns += step->total_ns;
+	hbmb_res[ph].sync_ns += step->sync_ns;
+	hbmb_res[ph].bytes += step->bytes;
+	hbmb_res[ph].ran = 1;
+	*m = *step;
+}
+
+int hbmb_run(struct hbmb_ctx *c, enum hbmb_phase ph, struct hbmb_meas *m, struct hbmb_meas *then)
 {
 	static uint8_t *buf;
 	struct hbmb_meas step = { .lat_from = hbmb_res[ph].n };
+	struct hbmb_meas step2 = { .lat_from = hbmb_res[REMAP_HUGE].n };
 
+	if (ph == REMAP_HUGE || (then && ph != REREAD_HUGE)) {
+		fprintf(stderr, "hbmbench: remap_huge runs only right after reread_huge\n");
+		return -1;
+	}
 	if (!buf)
 		buf = aligned_alloc(HBMB_PAGE, HBMB_PAGE);
 	if (!buf)
 		return -1;
 	for (uint64_t it = 0; it < c->iters; it++)
-		if (one(c, ph, buf, &step)) {
-			fprintf(stderr, "hbmbench: phase %s failed\n", hbmb_phase_name[ph]);
+		if (one(c, ph, buf, &step, then ? &step2 : NULL)) {
+			fprintf(stderr, "hbmbench: phase %s%s failed\n", hbmb_phase_name[ph],
+				then ? " (then remap_huge)" : "");
 			return -1;
 		}
-	step.lat_to = hbmb_res[ph].n;
-	step.ran = 1;
-	hbmb_res[ph].total_ns += step.total_ns;
-	hbmb_res[ph].sync_ns += step.sync_ns;
-	hbmb_res[ph].bytes += step.bytes;
-	hbmb_res[ph].ran = 1;
-	*m = step;
+	step_done(ph, &step, m);
+	if (then)
+		step_done(REMAP_HUGE, &step2, then);
 	return 0;
 }

@@ -18,8 +18,9 @@
 # e.g. 3 for "--replicas 3", whose regions need a node per copy),
 # HBMBENCH_AB (a writable bool parameter of the module, e.g. recycle_pages:
 # hbmbench runs four times, the parameter Y, N, N, Y, each run labelled
-# "== PARAM=V" and the goal lines of all four, with seq_fault_huge's ratio
-# and PMD lines, repeated at the end; the parameter is left Y).
+# "== PARAM=V" and the goal lines of all four, with seq_fault_huge's,
+# reread_huge's and remap_huge's ratio and PMD lines, repeated at the end;
+# the parameter is left Y).
 set -euo pipefail
 
 repo=${RIG_REPO:-$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)}
@@ -63,8 +64,8 @@ else
 		tools/hbmbench $args | tee -a "$out/bench.txt"
 	done
 	echo "== summary: goal lines per run, $ab Y, N, N, Y" | tee -a "$out/bench.txt"
-	grep -E "^== $ab=|^goal [a-z]|^ratio seq_fault_huge/|^huge seq_fault_huge " "$out/bench.txt" |
-		tee -a "$out/bench.txt.summary"
+	grep -E "^== $ab=|^goal [a-z]|^(ratio|huge) (seq_fault|reread|remap)_huge[/ ]" \
+		"$out/bench.txt" | tee -a "$out/bench.txt.summary"
 	cat "$out/bench.txt.summary" >>"$out/bench.txt"
 	rm -f "$out/bench.txt.summary"
 fi
