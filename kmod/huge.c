@@ -444,6 +444,38 @@ static int hbmpool_huge_copy(struct hbmpool_region *r, pgoff_t first,
 	return err ? -EAGAIN : 0;
 }
 
+/* A new entry for the piece at @first of @r in @head, locked: nobody sees it yet. */
+static void hbmpool_huge_init_entry(struct hbmpool_huge *h, struct page *head,
+				    struct hbmpool_region *r, pgoff_t first)
+{
+	h->head = head;
+	h->r = r;
+	h->index = first;
+	h->referenced = true;
+	INIT_LIST_HEAD(&h->lru);
+	__folio_set_locked(page_folio(head));
+}
+
+/*
+ * A filled entry, in r->huge with its marks in, goes live: on the LRU,
+ * counted in @counter, returned with its page locked and a reference for
+ * the caller in *@headp.
+ */
+static struct hbmpool_huge *hbmpool_huge_publish(struct hbmpool_huge *h,
+						 atomic_long_t *counter,
+						 struct page **headp)
+{
+	spin_lock(&hbmpool_huge.lock);
+	list_add_tail(&h->lru, &hbmpool_huge.lru);
+	hbmpool_huge.nr_live++;
+	spin_unlock(&hbmpool_huge.lock);
+	set_page_private(h->head, (unsigned long)h);	/* live */
+	atomic_long_inc(counter);
+	get_page(h->head);
+	*headp = h->head;
+	return h;
+}
+
 /*
  * Whether the piece starting at @first looks gatherable: all its 512 pages
  * cached, up to date, clean and unmapped.  A look under RCU, without
@@ -545,12 +577,7 @@ static struct hbmpool_huge *hbmpool_huge_collapse(struct hbmpool_region *r,
 		atomic_long_inc(&hbmpool_huge.alloc_failed);
 	if (!pages || !h || !head)
 		goto err_free;
-	h->head = head;
-	h->r = r;
-	h->index = first;
-	h->referenced = true;
-	INIT_LIST_HEAD(&h->lru);
-	__folio_set_locked(page_folio(head));	/* nobody sees it yet */
+	hbmpool_huge_init_entry(h, head, r, first);
 	err = xa_insert(&r->huge, hbmpool_huge_key(first), h, GFP_KERNEL);
 	if (err) {
 		__folio_clear_locked(page_folio(head));
@@ -588,15 +615,7 @@ static struct hbmpool_huge *hbmpool_huge_collapse(struct hbmpool_region *r,
 	kfree(pages);
 
 	hbmpool_cache_charge(r, HPAGE_PMD_NR);
-	spin_lock(&hbmpool_huge.lock);
-	list_add_tail(&h->lru, &hbmpool_huge.lru);
-	hbmpool_huge.nr_live++;
-	spin_unlock(&hbmpool_huge.lock);
-	set_page_private(head, (unsigned long)h);	/* live */
-	atomic_long_inc(&hbmpool_huge.collapsed);
-	get_page(head);
-	*headp = head;
-	return h;
+	return hbmpool_huge_publish(h, &hbmpool_huge.collapsed, headp);
 
 err_pages:
 	for (i = 0; i < HPAGE_PMD_NR; i++) {
@@ -675,12 +694,7 @@ static struct hbmpool_huge *hbmpool_huge_create(struct hbmpool_region *r,
 	h = kmalloc(sizeof(*h), GFP_KERNEL);
 	if (!h)
 		goto err_page;
-	h->head = head;
-	h->r = r;
-	h->index = first;
-	h->referenced = true;
-	INIT_LIST_HEAD(&h->lru);
-	__folio_set_locked(page_folio(head));	/* nobody sees it yet */
+	hbmpool_huge_init_entry(h, head, r, first);
 
 	err = xa_insert(&r->huge, hbmpool_huge_key(first), h, GFP_KERNEL);
 	if (err) {
@@ -695,15 +709,7 @@ static struct hbmpool_huge *hbmpool_huge_create(struct hbmpool_region *r,
 	if (hbmpool_huge_copy(r, first, head, HPAGE_PMD_NR))
 		goto err_uncharge;
 
-	spin_lock(&hbmpool_huge.lock);
-	list_add_tail(&h->lru, &hbmpool_huge.lru);
-	hbmpool_huge.nr_live++;
-	spin_unlock(&hbmpool_huge.lock);
-	set_page_private(head, (unsigned long)h);	/* live */
-	atomic_long_inc(&hbmpool_huge.created);
-	get_page(head);
-	*headp = head;
-	return h;
+	return hbmpool_huge_publish(h, &hbmpool_huge.created, headp);
 
 err_uncharge:
 	hbmpool_cache_charge(r, -(long)HPAGE_PMD_NR);

@@ -104,7 +104,10 @@
 #     VM1's node 3 given node 2's device never gets live (the device's
 #     header names node 2), counted as an auth failure, and live again with
 #     its own; copies out of the segment are refused and counted (debugfs
-#     nodeN/shm), one inside is made;
+#     nodeN/shm), one inside is made; a region of 2 MiB chunks read through
+#     a read-only MADV_HUGEPAGE mapping has its 4 pieces fetched whole and
+#     mapped with PMDs (debugfs huge: created +4), and after a write and a
+#     sync a new such mapping gathers them from the cache (collapsed +4);
 #   - 2 also checks that VM1's fetches were shm copies (debugfs nodeN/shm).
 # 4 (a cut link), 6 (freeze), 7 (the wire fuzzer) and 8 (moves) are the TCP
 # run's only: they test the control connection, which is the same code, and
@@ -265,6 +268,23 @@ huge_stat() {
 	v=$(q "$1" "cat /sys/kernel/debug/hbmpool/huge" | sed -n "s/^$2 //p")
 	[[ "$v" =~ ^[0-9]+$ ]] && echo "$v" || echo -1
 }
+# huge_verify TAG NAME SEED CREATED COLLAPSED WHAT: VM1 reads region NAME
+# through a read-only MADV_HUGEPAGE mapping, exact (SEED's data), and VM1's
+# counts of pieces fetched whole and gathered moved by CREATED and
+# COLLAPSED, its PMDs mapped by their sum.  Two checks.
+huge_verify() {
+	local tag=$1 name=$2 seed=$3 dc=$4 dg=$5 what=$6 c0 g0 m0 c1 g1 m1
+	c0=$(huge_stat 1 created)
+	g0=$(huge_stat 1 collapsed)
+	m0=$(huge_stat 1 mapped)
+	check "$tag: VM1 verifies $name through a read-only MADV_HUGEPAGE mapping: exact" \
+		rio 1 verify --name "$name" --seed "$seed" --huge
+	c1=$(huge_stat 1 created)
+	g1=$(huge_stat 1 collapsed)
+	m1=$(huge_stat 1 mapped)
+	check "$tag: ... $what (created $c0 -> $c1, collapsed $g0 -> $g1, mapped $m0 -> $m1)" \
+		test "$c0" -ge 0 -a "$c1" = $((c0 + dc)) -a "$g1" = $((g0 + dg)) -a "$m1" = $((m0 + dc + dg))
+}
 # home_reads K: VM K's home's reads answered with digests at rest, and those
 # digested again (debugfs tcp_home), as "AT_REST DIGESTED".
 home_reads() {
@@ -365,18 +385,9 @@ if [ "$TRANSPORT" = tcp ]; then
 check "H: VM1 holds region rt (8 MiB, 2 MiB chunks, on node 2)" hold 1 rt 2 2M
 check "H: VM1's budget 4096 pages, and it writes rt (seed 81) and syncs" \
 	gx 1 "$H params set cache-budget-pages 4096 && $RIO write --name rt --seed 81"
-hc0=$(huge_stat 1 created)
-hg0=$(huge_stat 1 collapsed)
-hm0=$(huge_stat 1 mapped)
-check "H: VM1 verifies rt through a read-only MADV_HUGEPAGE mapping: exact" \
-	rio 1 verify --name rt --seed 81 --huge
-hc1=$(huge_stat 1 created)
-hg1=$(huge_stat 1 collapsed)
-hm1=$(huge_stat 1 mapped)
-check "H: ... its 4 cached pieces were gathered and mapped with PMDs, none fetched whole (created $hc0 -> $hc1, collapsed $hg0 -> $hg1, mapped $hm0 -> $hm1)" \
-	test "$hc0" -ge 0 -a "$hc1" = "$hc0" -a "$hg1" = $((hg0 + 4)) -a "$hm1" = $((hm0 + 4))
-check "H: VM1's budget back to $BUDGET, rt released" \
-	gx 1 "$H params set cache-budget-pages $BUDGET && p=\$(cat /tmp/hold.rt.pid) && kill \$p && for i in \$(seq 100); do kill -0 \$p 2>/dev/null || exit 0; sleep 0.1; done; exit 1"
+huge_verify H rt 81 0 4 "its 4 cached pieces were gathered and mapped with PMDs, none fetched whole"
+check "H: VM1's budget back to $BUDGET" gx 1 "$H params set cache-budget-pages $BUDGET"
+check "H: VM1 releases rt" release 1 rt
 stamp "scenario H done"
 fi
 
@@ -418,26 +429,21 @@ rf1=$(shm_stat 1 2 refused)
 check "S: VM1 counted the 3 refusals ($rf0 -> $rf1)" test "$rf1" = $((rf0 + 3))
 # Huge mappings over shm: a region of 2 MiB chunks on VM2's segment, read
 # through a read-only MADV_HUGEPAGE mapping with nothing cached, is mapped
-# 2 MiB at a time (the budget raised for the four pieces), and a write
-# through the writable mapping afterwards is seen through the huge one.
+# 2 MiB at a time (the budget raised for the four pieces); a write through
+# a writable mapping afterwards is seen through a new huge mapping, which
+# gathers the pieces the write left cached in 4 KiB pages.
 check "S: VM1 holds region rh (8 MiB, 2 MiB chunks, on node 2)" hold 1 rh 2 2M
 check "S: VM1 writes rh (seed 71)" rio 1 write --name rh --seed 71
 # A budget of 16 pages leaves up to 16 cached, which would keep their
 # piece at 4 KiB pages: the shrinker (drop_caches) takes the clean rest.
 check "S: VM1's cache of rh emptied, its budget 4096 pages" \
 	gx 1 "$H params set cache-budget-pages 16 && sleep 1 && $H params set cache-budget-pages 4096 && for i in \$(seq 20); do echo 3 >/proc/sys/vm/drop_caches; $RIO info --name rh | grep -q ' cached 0 ' && exit 0; sleep 0.1; done; $RIO info --name rh; exit 1"
-hm0=$(huge_stat 1 mapped)
-hc0=$(huge_stat 1 created)
-check "S: VM1 verifies rh through a read-only MADV_HUGEPAGE mapping: exact" \
-	rio 1 verify --name rh --seed 71 --huge
-hm1=$(huge_stat 1 mapped)
-hc1=$(huge_stat 1 created)
-check "S: ... its 4 pieces were fetched whole and mapped with PMDs (created $hc0 -> $hc1, mapped $hm0 -> $hm1)" \
-	test "$hc1" = $((hc0 + 4)) -a "$hm1" = $((hm0 + 4)) -a "$hc0" -ge 0
-check "S: VM1 writes rh again (seed 72), and its huge mapping reads it exact" \
-	gx 1 "$RIO write --name rh --seed 72 && $RIO verify --name rh --seed 72 --huge"
-check "S: VM1's budget back to $BUDGET, rh released" \
-	gx 1 "$H params set cache-budget-pages $BUDGET && p=\$(cat /tmp/hold.rh.pid) && kill \$p && for i in \$(seq 100); do kill -0 \$p 2>/dev/null || exit 0; sleep 0.1; done; exit 1"
+huge_verify S rh 71 4 0 "its 4 pieces were fetched whole and mapped with PMDs"
+check "S: VM1 writes rh again (seed 72) through a writable mapping, and syncs" \
+	rio 1 write --name rh --seed 72
+huge_verify S rh 72 0 4 "its 4 pieces, cached in 4 KiB pages by the write, were gathered and mapped with PMDs"
+check "S: VM1's budget back to $BUDGET" gx 1 "$H params set cache-budget-pages $BUDGET"
+check "S: VM1 releases rh" release 1 rh
 stamp "scenario S done"
 fi
 
