@@ -264,7 +264,8 @@ static void hbmpool_region_sync_run(struct hbmpool_region *r,
 
 /*
  * Writes back the dirty pages of [first, end), runs of consecutive pages of
- * a chunk in one request per copy; -EIO if any failed.
+ * a chunk in one request per copy, and waits for the write-backs already in
+ * flight in the range; -EIO if any failed.
  */
 static int hbmpool_region_sync(struct hbmpool_region *r, pgoff_t first,
 			       pgoff_t end, u64 *done, u64 *failed)
@@ -282,6 +283,18 @@ static int hbmpool_region_sync(struct hbmpool_region *r, pgoff_t first,
 		page = hbmpool_lookup(r, index);
 		if (!page)
 			continue;
+		/*
+		 * A write-back in flight (the evictor's, or another sync's):
+		 * its outcome is this sync's too.  Wait for it: the copies it
+		 * missed are outdated by then, and if no copy took it the page
+		 * is dirty again and written here.
+		 */
+		if (!test_bit(HBM_PG_DIRTY, &page->private) &&
+		    test_bit(HBM_PG_WRITEBACK, &page->private) &&
+		    wait_on_bit(&page->private, HBM_PG_WRITEBACK, TASK_KILLABLE)) {
+			put_page(page);
+			break;		/* killed */
+		}
 		if (!test_bit(HBM_PG_DIRTY, &page->private)) {
 			put_page(page);
 			continue;
