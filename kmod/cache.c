@@ -938,6 +938,7 @@ static unsigned int hbmpool_evict_unmapped(struct hbmpool_victim *v,
  */
 static long hbmpool_evict_batch(struct hbmpool_victim *v, unsigned int n)
 {
+	struct page *pages[HBMPOOL_EVICT_BATCH];
 	unsigned int i, j, run, done;
 	long evicted = 0;
 
@@ -950,10 +951,11 @@ static long hbmpool_evict_batch(struct hbmpool_victim *v, unsigned int n)
 		unmap_mapping_pages(hbmpool_mapping(v[i].r), v[i].page->index,
 				    run, false);
 		done = hbmpool_evict_unmapped(v + i, run);
-		for (j = i; j < i + done; j++) {
-			hbmpool_page_release(v[j].page);	/* mostly the last reference */
+		for (j = 0; j < done; j++)
+			pages[j] = v[i + j].page;
+		hbmpool_page_release_run(pages, done);	/* mostly the last references */
+		for (j = i; j < i + done; j++)
 			hbmpool_region_put(v[j].r);
-		}
 		evicted += done;
 	}
 	return evicted;

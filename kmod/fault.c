@@ -750,6 +750,10 @@ repeat:
 			hbmpool_fa_miss(ra);
 		fa = false;
 		hbmpool_ra_access(ra, index);
+		/* a piece a PMD may map, over a link that waits: whole (huge.c) */
+		if (can_retry && unlikely(vma->vm_flags & VM_HUGEPAGE) &&
+		    hbmpool_huge_fetch(vmf, r))
+			return VM_FAULT_RETRY;
 		nr = 0;
 		if (!can_retry) {
 			err = hbmpool_fill(r, index, window, mark, 0, &nr);

@@ -655,6 +655,7 @@ bool hbmpool_nowait_ok(struct hbmpool_region *r, pgoff_t index);
 #ifdef CONFIG_TRANSPARENT_HUGEPAGE
 vm_fault_t hbmpool_huge_fault(struct vm_fault *vmf, struct hbmpool_region *r);
 bool hbmpool_huge_wanted(struct vm_fault *vmf, struct hbmpool_region *r);
+bool hbmpool_huge_fetch(struct vm_fault *vmf, struct hbmpool_region *r);
 bool hbmpool_huge_demote(struct hbmpool_region *r, pgoff_t index);
 void hbmpool_huge_drop_at(struct hbmpool_region *r, pgoff_t index);
 void hbmpool_huge_drop_range(struct hbmpool_region *r, pgoff_t first,
@@ -673,6 +674,12 @@ static inline vm_fault_t hbmpool_huge_fault(struct vm_fault *vmf,
 
 static inline bool hbmpool_huge_wanted(struct vm_fault *vmf,
 				       struct hbmpool_region *r)
+{
+	return false;
+}
+
+static inline bool hbmpool_huge_fetch(struct vm_fault *vmf,
+				      struct hbmpool_region *r)
 {
 	return false;
 }
@@ -802,6 +809,7 @@ bool hbmpool_page_abandon_failed(struct hbmpool_region *r, struct page *page);
 /* pagepool.c: pages that left the cache, for the next fetches */
 int hbmpool_pagepool_init(void);
 void hbmpool_pagepool_exit(void);
+void hbmpool_page_release_run(struct page **pages, unsigned int nr);
 void hbmpool_page_release(struct page *page);
 unsigned int hbmpool_pagepool_get(struct page **pages, unsigned int nr);
 struct page *hbmpool_pagepool_alloc(void);

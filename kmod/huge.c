@@ -11,7 +11,12 @@
  * piece must be wholly uncached: the whole of it is fetched in the fault,
  * in one go, and mapped.  Or, over any link, the piece is cached whole in
  * 4 KiB pages, clean and unmapped: the fault gathers them into an entry
- * (hbmpool_huge_collapse()), with no transfer.
+ * (hbmpool_huge_collapse()), with no transfer.  Over a link that waits
+ * (TCP), a fault on a piece of which nothing is cached fetches it whole in
+ * 4 KiB pages, one request, waits for it without mmap_lock and is retried;
+ * the retried fault gathers it (hbmpool_huge_fetch()).  As the page cache
+ * does for a MADV_HUGEPAGE mapping, the next piece is fetched ahead, so
+ * that a reader in order finds it cached.
  *
  * A huge entry is never dirty and never mapped writable, so nothing of it
  * is ever written back: the region's vma is VM_MIXEDMAP, and a PMD from
@@ -50,6 +55,7 @@
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
 #include <linux/debugfs.h>
+#include <linux/file.h>
 #include <linux/mm.h>
 #include <linux/pagemap.h>
 #include <linux/pfn_t.h>
@@ -62,7 +68,7 @@
 static bool huge_mappings = true;
 module_param(huge_mappings, bool, 0644);
 MODULE_PARM_DESC(huge_mappings,
-		 "Map a whole 2 MiB piece (512 pages) with one PMD where a read-only MADV_HUGEPAGE mapping allows it: fetched whole over a link that copies without waiting, or gathered from the cache, 1 or 0 (default 1; live value in /sys/module/hbmpool/parameters/huge_mappings)");
+		 "Map a whole 2 MiB piece (512 pages) with one PMD where a read-only MADV_HUGEPAGE mapping allows it: fetched whole over a link that copies without waiting, or gathered from the cache (over a link that waits, fetched whole into it first), 1 or 0 (default 1; live value in /sys/module/hbmpool/parameters/huge_mappings)");
 
 /* A 2 MiB piece of a region, cached whole in one compound page. */
 struct hbmpool_huge {
@@ -80,6 +86,8 @@ static struct {
 	long nr_live;
 	atomic_long_t created;		/* entries fetched whole */
 	atomic_long_t collapsed;	/* entries copied from a piece's 4 KiB pages */
+	atomic_long_t fetched;		/* pieces fetched whole over a link that waits */
+	atomic_long_t ahead;		/* of those, fetched ahead of a reader in order */
 	atomic_long_t mapped;		/* PMDs inserted */
 	atomic_long_t dropped;		/* for a 4 KiB user, a move, a node's loss */
 	atomic_long_t evicted;		/* for room */
@@ -401,6 +409,14 @@ static bool hbmpool_huge_piece_busy(struct hbmpool_region *r, pgoff_t first)
 	return entry && !xa_is_value(entry);
 }
 
+/* Whether nothing of the piece is in r->pages: no page, no fetch, no mark. */
+static bool hbmpool_huge_piece_empty(struct hbmpool_region *r, pgoff_t first)
+{
+	unsigned long index = first;
+
+	return !xa_find(&r->pages, &index, first + HPAGE_PMD_NR - 1, XA_PRESENT);
+}
+
 /*
  * Copies the first @nr pages of the piece starting at @first into @head from
  * the chunk's copy, under RCU: ->copy_nowait() does not sleep, and the
@@ -503,41 +519,58 @@ static bool hbmpool_huge_piece_cached(struct hbmpool_region *r, pgoff_t first)
 }
 
 /*
- * Looks up and locks the piece's 512 cached pages, each up to date, clean,
- * not written back, unmapped (a piece in use through 4 KiB mappings stays
- * as it is: gathering it would zap them, and their next fault would drop
- * the entry again), held by nobody else and not poisoned.  Return: true
- * with @pages filled, each locked and referenced; false with none held.
+ * A cached page that may be gathered, under its lock: in the region, up to
+ * date, clean, not written back, unmapped (a piece in use through 4 KiB
+ * mappings stays as it is: gathering it would zap them, and their next
+ * fault would drop the entry again), held by nobody but the cache and the
+ * caller, and not poisoned.
+ */
+static bool hbmpool_huge_page_gatherable(struct page *page,
+					 struct address_space *mapping)
+{
+	return page->mapping == mapping && !page_mapped(page) &&
+	       test_bit(HBM_PG_UPTODATE, &page->private) &&
+	       !test_bit(HBM_PG_DIRTY, &page->private) &&
+	       !test_bit(HBM_PG_WRITEBACK, &page->private) &&
+	       !page_maybe_dma_pinned(page) && page_ref_count(page) == 2 &&
+	       !PageHWPoison(page);
+}
+
+/*
+ * Takes the piece's 512 cached pages, each referenced, locked (trylock)
+ * and gatherable, in one walk of the index under RCU, as
+ * hbmpool_lookup() takes one.  Anything else (a gap, a mark, a page frozen
+ * or busy) gives up: the fault takes 4 KiB pages.  Return: true with
+ * @pages filled; false with none held.
  */
 static bool hbmpool_huge_gather(struct hbmpool_region *r, pgoff_t first,
 				struct page **pages)
 {
 	struct address_space *mapping = hbmpool_mapping(r);
-	unsigned int i;
+	XA_STATE(xas, &r->pages, first);
+	unsigned int i = 0;
+	bool ok = false;
+	struct page *page;
 
-	for (i = 0; i < HPAGE_PMD_NR; i++) {
-		struct page *page = hbmpool_lookup(r, first + i);
-
-		if (!page)
-			goto undo;
-		if (!trylock_page(page)) {
+	rcu_read_lock();
+	xas_for_each(&xas, page, first + HPAGE_PMD_NR - 1) {
+		if (xas_retry(&xas, page))
+			continue;
+		if (xas.xa_index != first + i || xa_is_value(page) ||
+		    !get_page_unless_zero(page))
+			break;
+		if (unlikely(page != xas_reload(&xas)) || !trylock_page(page)) {
 			put_page(page);
-			goto undo;
+			break;
 		}
-		pages[i] = page;
-		if (page->mapping != mapping || page_mapped(page) ||
-		    !test_bit(HBM_PG_UPTODATE, &page->private) ||
-		    test_bit(HBM_PG_DIRTY, &page->private) ||
-		    test_bit(HBM_PG_WRITEBACK, &page->private) ||
-		    page_maybe_dma_pinned(page) ||
-		    page_ref_count(page) != 2 || PageHWPoison(page)) {
-			i++;
-			goto undo;
-		}
+		pages[i++] = page;
+		ok = hbmpool_huge_page_gatherable(page, mapping);
+		if (!ok)
+			break;
 	}
-	return true;
-
-undo:
+	rcu_read_unlock();
+	if (ok && i == HPAGE_PMD_NR)
+		return true;
 	while (i--) {
 		unlock_page(pages[i]);
 		put_page(pages[i]);
@@ -547,10 +580,11 @@ undo:
 
 /*
  * Gathers the piece starting at @first, cached in 4 KiB pages, into a new
- * entry: its pages are copied into a compound page, then taken out of the
- * cache with the entry's marks put in their place, and the entry takes
- * their charge.  Never touches the link, so any transport's pieces may be
- * gathered (over TCP, those read ahead whole).  Only clean pages: their
+ * entry: its pages are copied into a compound page, the entry takes their
+ * charge, and they are taken out of the cache with the entry's marks put
+ * in their place.  Never touches the link, so any transport's pieces may
+ * be gathered (over TCP, hbmpool_huge_fetch() fetches them whole for
+ * that).  Only clean pages: their
  * data is the home's.  The entry enters r->huge, its page locked, before
  * the pages are gathered: a rival huge fault waits for it, and a 4 KiB
  * user that finds a mark finds the entry.  Returns as
@@ -606,17 +640,20 @@ static struct hbmpool_huge *hbmpool_huge_collapse(struct hbmpool_region *r,
 	usable = cp && READ_ONCE(cp->node->state) != HBMPOOL_NODE_REMOVED &&
 		 cp->gen == hbmpool_node_data_gen(cp->node);
 	rcu_read_unlock();
-	if (!usable || hbmpool_cache_take(r, pages, HPAGE_PMD_NR, HBMPOOL_HUGE_MARK))
+	if (!usable)
 		goto err_pages;
-	for (i = 0; i < HPAGE_PMD_NR; i++) {
-		unlock_page(pages[i]);
-		hbmpool_page_release(pages[i]);
-	}
-	kfree(pages);
-
+	/* the entry's charge first: the take's uncharge shows no room meanwhile */
 	hbmpool_cache_charge(r, HPAGE_PMD_NR);
+	if (hbmpool_cache_take(r, pages, HPAGE_PMD_NR, HBMPOOL_HUGE_MARK))
+		goto err_uncharge;
+	for (i = 0; i < HPAGE_PMD_NR; i++)
+		unlock_page(pages[i]);
+	hbmpool_page_release_run(pages, HPAGE_PMD_NR);
+	kfree(pages);
 	return hbmpool_huge_publish(h, &hbmpool_huge.collapsed, headp);
 
+err_uncharge:
+	hbmpool_cache_charge(r, -(long)HPAGE_PMD_NR);
 err_pages:
 	for (i = 0; i < HPAGE_PMD_NR; i++) {
 		unlock_page(pages[i]);
@@ -654,15 +691,17 @@ bool hbmpool_huge_wanted(struct vm_fault *vmf, struct hbmpool_region *r)
 }
 
 /*
- * Fetches the piece starting at @first whole into a new entry.  Returns it
- * live, its page locked, with a reference for the caller in *@headp;
+ * Fetches the piece starting at @first whole into a new entry, or gathers
+ * it if a page of it is cached (*@gathered set).  Returns it live, its
+ * page locked, with a reference for the caller in *@headp;
  * ERR_PTR(-EEXIST) when another entry came first (look it up); NULL when
  * 4 KiB pages must serve (no copy that copies without waiting, no room,
  * no 2 MiB page, a 4 KiB page in the piece already).
  */
 static struct hbmpool_huge *hbmpool_huge_create(struct hbmpool_region *r,
 						pgoff_t first,
-						struct page **headp)
+						struct page **headp,
+						bool *gathered)
 {
 	struct hbmpool_huge *h;
 	struct page *head;
@@ -675,8 +714,10 @@ static struct hbmpool_huge *hbmpool_huge_create(struct hbmpool_region *r,
 	 */
 	if (READ_ONCE(hbmpool_cache_budget) < 2 * HPAGE_PMD_NR)
 		return NULL;
-	if (hbmpool_huge_piece_busy(r, first))
+	if (hbmpool_huge_piece_busy(r, first)) {
+		*gathered = true;
 		return hbmpool_huge_collapse(r, first, headp);
+	}
 	if (!hbmpool_nowait_ok(r, first))
 		return NULL;
 	head = alloc_pages(HBMPOOL_HUGE_GFP, HPAGE_PMD_ORDER);
@@ -725,6 +766,104 @@ err_page:
 	return NULL;
 }
 
+/* Whether the copy a fetch of the piece would read is on a node in use. */
+static bool hbmpool_huge_copy_usable(struct hbmpool_region *r, pgoff_t first)
+{
+	const struct hbmpool_copy *cp;
+	bool ok;
+
+	rcu_read_lock();
+	cp = hbmpool_read_copy_of(r, first);
+	ok = cp && hbmpool_node_usable(cp->node) &&
+	     cp->gen == hbmpool_node_data_gen(cp->node);
+	rcu_read_unlock();
+	return ok;
+}
+
+/*
+ * Starts fetching the piece at @first whole in 4 KiB pages, one request,
+ * if nothing of it is cached and its copy's node is in use; @flags and
+ * @reqp as for hbmpool_fetch_start().  The caller made room.  Return: the
+ * pages in the run (fewer than the piece if the cache's budget cut it: the
+ * piece then stays in 4 KiB pages), or a negative errno.
+ */
+static int hbmpool_huge_fetch_start(struct hbmpool_region *r, pgoff_t first,
+				    unsigned long flags, struct hbmpool_req **reqp)
+{
+	if (!hbmpool_huge_piece_empty(r, first) ||
+	    !hbmpool_huge_copy_usable(r, first))
+		return -EEXIST;
+	return hbmpool_fetch_start(r, first, HPAGE_PMD_NR, HBMPOOL_RA_NO_MARK,
+				   flags, reqp);
+}
+
+/*
+ * The piece at @first is fetched whole in 4 KiB pages, without waiting, for
+ * a reader that goes through a huge mapping in order over a link that
+ * waits: after a fetch for a fault, and when a piece fetched so is
+ * gathered.  (Over a link that copies without waiting, a piece is fetched
+ * whole into its entry by its own fault, with one copy.)  If nothing of it
+ * is cached and clean pages can make room.  Under mmap_lock.
+ */
+static void hbmpool_huge_ahead(struct vm_fault *vmf, struct hbmpool_region *r,
+			       pgoff_t first)
+{
+	if ((vmf->vma->vm_flags & VM_RAND_READ) ||
+	    first + HPAGE_PMD_NR > r->nr_pages ||
+	    !hbmpool_huge_piece_empty(r, first) || !hbmpool_huge_room())
+		return;
+	if (hbmpool_huge_fetch_start(r, first, HBMPOOL_FETCH_AHEAD, NULL) > 0)
+		atomic_long_inc(&hbmpool_huge.ahead);
+}
+
+/**
+ * hbmpool_huge_fetch - fetch a fault's piece whole over a link that waits
+ * @vmf: a read fault that may retry, under mmap_lock, on a page that is
+ *	not cached, which the link cannot copy without waiting
+ * @r: the region
+ *
+ * Where the PMD could map the piece, and nothing of it is cached, the piece
+ * is fetched whole in 4 KiB pages and one request (as the page cache reads
+ * a MADV_HUGEPAGE mapping's piece whole), after clean pages made room for
+ * it; unless the mapping is MADV_RANDOM, the next piece is fetched too,
+ * without waiting.  Then mmap_lock is dropped and the whole run waited for,
+ * killable; the retried fault finds the piece cached whole and gathers it
+ * (hbmpool_huge_collapse()).  A failed fetch leaves its pages stale: the
+ * retried fault fetches its own page again and reports the error.  Not for
+ * a retried fault: a piece evicted before its gathering takes 4 KiB pages.
+ * Return: true when mmap_lock was dropped (the fault returns
+ * VM_FAULT_RETRY), false when 4 KiB pages serve the fault.
+ */
+bool hbmpool_huge_fetch(struct vm_fault *vmf, struct hbmpool_region *r)
+{
+	pgoff_t first = round_down(vmf->pgoff, HPAGE_PMD_NR);
+	struct vm_area_struct *vma = vmf->vma;
+	struct hbmpool_req *req;
+	struct file *fpin;
+	int nr;
+
+	if ((vmf->flags & FAULT_FLAG_TRIED) ||
+	    !hbmpool_huge_possible(vmf, r, first) ||
+	    READ_ONCE(hbmpool_cache_budget) < 2 * HPAGE_PMD_NR ||
+	    !hbmpool_huge_room())
+		return false;
+	nr = hbmpool_huge_fetch_start(r, first, 0, &req);
+	if (nr < 0)
+		return false;
+	atomic_long_inc(&hbmpool_huge.fetched);
+	hbmpool_huge_ahead(vmf, r, first + HPAGE_PMD_NR);
+
+	/* as in __hbmpool_vm_fault(): the file keeps the module */
+	fpin = get_file(vma->vm_file);
+	mmap_read_unlock(vma->vm_mm);
+	/* pages are unlocked in order once the run is in: the last one last */
+	if (!folio_wait_locked_killable(page_folio(req->pages[nr - 1])))
+		folio_wait_locked_killable(page_folio(req->pages[0]));
+	hbmpool_req_put(req);
+	fput(fpin);
+	return true;
+}
+
 /**
  * hbmpool_huge_fault - serve a read fault with a PMD
  * @vmf: the fault, under mmap_lock
@@ -738,6 +877,8 @@ err_page:
 vm_fault_t hbmpool_huge_fault(struct vm_fault *vmf, struct hbmpool_region *r)
 {
 	pgoff_t first = round_down(vmf->pgoff, HPAGE_PMD_NR);
+	struct file_ra_state *ra;
+	bool gathered = false;
 	struct hbmpool_huge *h;
 	struct page *head;
 	vm_fault_t ret;
@@ -749,7 +890,7 @@ vm_fault_t hbmpool_huge_fault(struct vm_fault *vmf, struct hbmpool_region *r)
 		if (h)
 			lock_page(head);
 		else
-			h = hbmpool_huge_create(r, first, &head);
+			h = hbmpool_huge_create(r, first, &head, &gathered);
 	} while (h == ERR_PTR(-EEXIST));
 	if (!h)
 		return 0;
@@ -778,6 +919,11 @@ vm_fault_t hbmpool_huge_fault(struct vm_fault *vmf, struct hbmpool_region *r)
 	unlock_page(head);
 	put_page(head);
 	atomic_long_inc(&hbmpool_huge.mapped);
+	/* gathered by a reader in order (the piece before was mapped last) */
+	ra = &vmf->vma->vm_file->f_ra;
+	if (gathered && READ_ONCE(ra->prev_pos) == (loff_t)first - 1)
+		hbmpool_huge_ahead(vmf, r, first + HPAGE_PMD_NR);
+	hbmpool_ra_access(ra, first + HPAGE_PMD_NR - 1);
 	return ret;
 }
 
@@ -788,9 +934,11 @@ static int hbmpool_huge_show(struct seq_file *m, void *v)
 	spin_lock(&hbmpool_huge.lock);
 	live = hbmpool_huge.nr_live;
 	spin_unlock(&hbmpool_huge.lock);
-	seq_printf(m, "created %ld\ncollapsed %ld\nmapped %ld\ndropped %ld\nevicted %ld\nreleased %ld\nalloc_failed %ld\nlive %ld\n",
+	seq_printf(m, "created %ld\ncollapsed %ld\nfetched %ld\nahead %ld\nmapped %ld\ndropped %ld\nevicted %ld\nreleased %ld\nalloc_failed %ld\nlive %ld\n",
 		   atomic_long_read(&hbmpool_huge.created),
 		   atomic_long_read(&hbmpool_huge.collapsed),
+		   atomic_long_read(&hbmpool_huge.fetched),
+		   atomic_long_read(&hbmpool_huge.ahead),
 		   atomic_long_read(&hbmpool_huge.mapped),
 		   atomic_long_read(&hbmpool_huge.dropped),
 		   atomic_long_read(&hbmpool_huge.evicted),

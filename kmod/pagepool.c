@@ -104,6 +104,73 @@ static unsigned long hbmpool_pagepool_trim(long keep)
 	return freed;
 }
 
+/*
+ * Freezes @page at our one reference, for the pool: true if nothing else
+ * refers to it and the allocator would take it back as it is (nothing it
+ * refuses at free time, no memory error, unmapped, out of the cache).
+ * False: the caller puts its reference.
+ */
+static bool hbmpool_page_freeze(struct page *page)
+{
+	VM_WARN_ON_ONCE_PAGE(page->mapping, page);
+	if (!page_ref_freeze(page, 1))
+		return false;
+	if (!(page->flags & (PAGE_FLAGS_CHECK_AT_FREE | __PG_HWPOISON)) &&
+	    !page_mapped(page) && !page->mapping && !page_private(page) &&
+	    !PageTransCompound(page)) {
+		page->flags &= ~PAGE_FLAGS_CHECK_AT_PREP;	/* dirty, referenced, ... */
+		return true;
+	}
+	page_ref_unfreeze(page, 1);
+	return false;
+}
+
+/* Pages frozen by hbmpool_page_freeze() on @list that the pool had no room for. */
+static void hbmpool_page_unfreeze_list(struct list_head *list)
+{
+	struct page *page, *tmp;
+
+	list_for_each_entry_safe(page, tmp, list, lru) {
+		list_del(&page->lru);
+		page_ref_unfreeze(page, 1);
+		put_page(page);
+	}
+}
+
+/**
+ * hbmpool_page_release_run - drop a reference to each of pages that left the cache
+ * @pages: no longer in any region's index (mapping NULL), unlocked
+ * @nr: how many
+ *
+ * Each last reference puts its page in the pool while it has room, all
+ * under one hold of its lock; any other is a put_page().  Never sleeps.
+ */
+void hbmpool_page_release_run(struct page **pages, unsigned int nr)
+{
+	long limit = hbmpool_pagepool_limit();
+	struct page *page, *tmp;
+	unsigned int i;
+	LIST_HEAD(frozen);
+
+	for (i = 0; i < nr; i++) {
+		if (limit > READ_ONCE(hbmpool_pool.nr) && hbmpool_page_freeze(pages[i]))
+			list_add_tail(&pages[i]->lru, &frozen);
+		else
+			put_page(pages[i]);
+	}
+	if (list_empty(&frozen))
+		return;
+	spin_lock(&hbmpool_pool.lock);
+	list_for_each_entry_safe(page, tmp, &frozen, lru) {
+		if (hbmpool_pool.nr >= limit)
+			break;
+		list_move(&page->lru, &hbmpool_pool.list);
+		hbmpool_pool.nr++;
+	}
+	spin_unlock(&hbmpool_pool.lock);
+	hbmpool_page_unfreeze_list(&frozen);
+}
+
 /**
  * hbmpool_page_release - drop a reference to a page that left the cache
  * @page: no longer in any region's index (mapping NULL), unlocked
@@ -113,34 +180,7 @@ static unsigned long hbmpool_pagepool_trim(long keep)
  */
 void hbmpool_page_release(struct page *page)
 {
-	bool kept = false;
-
-	VM_WARN_ON_ONCE_PAGE(page->mapping, page);
-	if (hbmpool_pagepool_limit() <= READ_ONCE(hbmpool_pool.nr) ||
-	    !page_ref_freeze(page, 1)) {
-		put_page(page);
-		return;
-	}
-	/*
-	 * Ours alone now.  Anything the allocator would refuse at free time,
-	 * or a memory error, and it goes back through the allocator.
-	 */
-	if (!(page->flags & (PAGE_FLAGS_CHECK_AT_FREE | __PG_HWPOISON)) &&
-	    !page_mapped(page) && !page->mapping && !page_private(page) &&
-	    !PageTransCompound(page)) {
-		page->flags &= ~PAGE_FLAGS_CHECK_AT_PREP;	/* dirty, referenced, ... */
-		spin_lock(&hbmpool_pool.lock);
-		if (hbmpool_pool.nr < hbmpool_pagepool_limit()) {
-			list_add(&page->lru, &hbmpool_pool.list);
-			hbmpool_pool.nr++;
-			kept = true;
-		}
-		spin_unlock(&hbmpool_pool.lock);
-	}
-	if (!kept) {
-		page_ref_unfreeze(page, 1);
-		put_page(page);
-	}
+	hbmpool_page_release_run(&page, 1);
 }
 
 /**

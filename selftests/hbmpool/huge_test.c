@@ -6,26 +6,31 @@
  * node that copies without waiting, fetches the piece into one compound page
  * (a huge entry, always clean) and maps it with one PMD; a piece cached
  * whole in 4 KiB pages, clean and unmapped, is gathered into one instead
- * ("collapsed"), and one in use, dirty or partly cached is not.  Whatever needs
- * 4 KiB pages of the piece drops the entry first: a write fault through any
- * mapping, a read fault through a mapping that cannot take a PMD, the loss
- * of the node; eviction drops whole entries for room; the huge_mappings
- * parameter turns creation off.  Data is checked byte for byte everywhere.
+ * ("collapsed"), and one in use, dirty or partly cached is not; on a node
+ * whose copies wait, a piece is fetched whole in 4 KiB pages, then gathered.
+ * Whatever needs 4 KiB pages of the piece drops the entry first: a write
+ * fault through any mapping, a read fault through a mapping that cannot
+ * take a PMD, the loss of the node; eviction drops whole entries for room;
+ * the huge_mappings parameter turns creation off.  Data is checked byte for
+ * byte everywhere.
  *
- * The counters are debugfs hbmpool/huge ("created", "collapsed", "mapped",
- * "dropped", "evicted", "released", "alloc_failed", "live"): global and
- * cumulative, so every check compares deltas, and while a test's region is
- * open live moves by exactly created + collapsed - dropped - evicted.
+ * The counters are debugfs hbmpool/huge ("created", "collapsed", "fetched",
+ * "ahead", "mapped", "dropped", "evicted", "released", "alloc_failed",
+ * "live"): global and cumulative, so every check compares deltas, and while
+ * a test's region is open live moves by exactly created + collapsed -
+ * dropped - evicted.
  *
  * Known data at the home: a pattern written through the fixture's writable
  * mapping and synced; the mapping is then unmapped and the region's cache
  * emptied (a 16-page budget, as the other tests do, then drop_caches for the
  * last clean pages), so that every piece is first read from the home.
  *
- * The huge path needs the no-wait copy: the fixture sets nowait_copy=1 on
- * its node in both builds (hbmt_env_node() clears it in the -ubsan build,
- * see ../Makefile); no_huge_slow_node takes it away on purpose.  Every
- * mapping that should take PMDs is placed explicitly (a PROT_NONE
+ * A piece is fetched whole into an entry by a no-wait copy: the fixture
+ * sets nowait_copy=1 on its node in both builds (hbmt_env_node() clears it
+ * in the -ubsan build, see ../Makefile).  From a node whose copies wait
+ * (latency_us, nowait_copy=0: as over TCP), a piece is fetched whole in
+ * 4 KiB pages, then gathered ("fetched", "ahead"): the slow_node tests.
+ * Every mapping that should take PMDs is placed explicitly (a PROT_NONE
  * reservation, then MAP_FIXED at a 2 MiB boundary); huge_read_maps_pmd also
  * checks that a plain mmap() of the region is 2 MiB aligned.
  *
@@ -113,7 +118,8 @@ FIXTURE_TEARDOWN(huge)
 /* ---- the counters ---- */
 
 struct huge_ctr {
-	uint64_t created, collapsed, mapped, dropped, evicted, released, alloc_failed, live;
+	uint64_t created, collapsed, fetched, ahead, mapped, dropped, evicted, released,
+		 alloc_failed, live;
 };
 
 static const struct {
@@ -122,6 +128,8 @@ static const struct {
 } huge_fields[] = {
 	{ "created", offsetof(struct huge_ctr, created) },
 	{ "collapsed", offsetof(struct huge_ctr, collapsed) },
+	{ "fetched", offsetof(struct huge_ctr, fetched) },
+	{ "ahead", offsetof(struct huge_ctr, ahead) },
 	{ "mapped", offsetof(struct huge_ctr, mapped) },
 	{ "dropped", offsetof(struct huge_ctr, dropped) },
 	{ "evicted", offsetof(struct huge_ctr, evicted) },
@@ -161,7 +169,7 @@ static void huge_snap(struct __test_metadata *_metadata, struct huge_ctr *h)
 {
 	int ret = huge_read(h);
 
-	ASSERT_EQ(0, ret) TH_LOG("%s: %s (want the lines created, collapsed, mapped, dropped, evicted, released, alloc_failed, live)",
+	ASSERT_EQ(0, ret) TH_LOG("%s: %s (want the lines created, collapsed, fetched, ahead, mapped, dropped, evicted, released, alloc_failed, live)",
 				 HUGE_DEBUGFS, strerror(-ret));
 }
 
@@ -653,26 +661,100 @@ TEST_F(huge, no_huge_small_chunk)
 	expect_huge(_metadata, "a region of 1 MiB chunks read", &h, 0, 0, 0, 0);
 }
 
-/* A node whose copies wait: with latency_us=100 (piece 0), and with nowait_copy=0 (piece 2), no entry; data exact; back to a no-wait node, piece 4 makes one (pieces 1 and 3 left alone, see CTRL). */
-TEST_F(huge, no_huge_slow_node)
+/*
+ * Since the snapshot *h (not moved): pieces fetched whole over a link that
+ * waits, for a fault (@fetched) and ahead of a reader in order (@ahead).
+ */
+static void expect_fetched(struct __test_metadata *_metadata, const char *what,
+			   const struct huge_ctr *h, uint64_t fetched, uint64_t ahead)
+{
+	struct huge_ctr n;
+
+	huge_snap(_metadata, &n);
+	EXPECT_TRUE(n.fetched - h->fetched == fetched && n.ahead - h->ahead == ahead)
+		TH_LOG("%s: fetched +%llu (want %llu), ahead +%llu (want %llu)", what,
+		       (unsigned long long)(n.fetched - h->fetched), (unsigned long long)fetched,
+		       (unsigned long long)(n.ahead - h->ahead), (unsigned long long)ahead);
+}
+
+/*
+ * A node whose copies wait (latency_us=100, then nowait_copy=0): a piece of
+ * which nothing is cached is fetched whole in one request, and the retried
+ * fault gathers it (collapsed, not created) and maps a PMD; the next piece
+ * is fetched ahead, so that a reader in order finds it cached: piece 0 is
+ * fetched and piece 1 ahead; mapping piece 1 fetches piece 2 ahead; piece 3,
+ * touched out of order, is fetched and piece 4 ahead; pieces 4 and 2 are
+ * gathered as they are.  Data exact, every piece a PMD.
+ */
+TEST_F(huge, slow_node_fetches_whole)
 {
 	const uint64_t seed = 0x207;
-	struct huge_ctr h;
+	struct huge_ctr h, f;
 	uint8_t *m;
 
 	open_region(_metadata, self, 5 * HUGE, 0, seed, "slownode");
 	huge_snap(_metadata, &h);
 	m = map_huge(_metadata, self, 0, 5 * HUGE);
 	ASSERT_EQ(0, hbm_node_knob(N_H, "latency_us", 100));
+	f = h;
 	data_ok(_metadata, m, 0, 0, HUGE, seed, "piece 0");
-	expect_huge(_metadata, "piece 0 read from a node with latency_us=100", &h, 0, 0, 0, 0);
+	expect_counts(_metadata, "piece 0 read from a node with latency_us=100", &h, 0, 1, 1, 0, 0);
+	expect_fetched(_metadata, "piece 0", &f, 1, 1);
+	f = h;
+	data_ok(_metadata, m, 0, HUGE, HUGE, seed, "piece 1");
+	expect_counts(_metadata, "piece 1, fetched ahead, read", &h, 0, 1, 1, 0, 0);
+	expect_fetched(_metadata, "piece 1", &f, 0, 1);
 	ASSERT_EQ(0, hbm_node_knob(N_H, "latency_us", 0));
 	ASSERT_EQ(0, hbm_node_knob(N_H, "nowait_copy", 0));
-	data_ok(_metadata, m, 0, 2 * HUGE, HUGE, seed, "piece 2");
-	expect_huge(_metadata, "piece 2 read from a node with nowait_copy=0", &h, 0, 0, 0, 0);
+	f = h;
+	data_ok(_metadata, m, 0, 3 * HUGE, HUGE, seed, "piece 3");
+	expect_counts(_metadata, "piece 3 read from a node with nowait_copy=0", &h, 0, 1, 1, 0, 0);
+	expect_fetched(_metadata, "piece 3", &f, 1, 1);
 	ASSERT_EQ(0, hbm_node_knob(N_H, "nowait_copy", 1));
+	f = h;
 	data_ok(_metadata, m, 0, 4 * HUGE, HUGE, seed, "piece 4");
-	expect_huge(_metadata, "control: piece 4 read from a no-wait node", &h, 1, 1, 0, 0);
+	data_ok(_metadata, m, 0, 2 * HUGE, HUGE, seed, "piece 2");
+	expect_counts(_metadata, "pieces 4 and 2, fetched ahead, read", &h, 0, 2, 2, 0, 0);
+	expect_fetched(_metadata, "pieces 4 and 2", &f, 0, 0);
+	expect_pmds(_metadata, m, 5 * HUGE);
+	data_ok(_metadata, m, 0, 0, 5 * HUGE, seed, "5 pieces, again");
+}
+
+/*
+ * MADV_RANDOM on a node whose copies wait: each piece touched is fetched
+ * whole and gathered, none ahead.  Then fail_fetch=1: a piece's fetch
+ * fails, and the fault that needed it gets SIGBUS (its page is fetched
+ * again, alone, and fails); with fail_fetch=0 the piece reads exact in
+ * 4 KiB pages (what the failed fetch left is not a whole piece).
+ */
+TEST_F(huge, slow_node_random_and_failure)
+{
+	const uint64_t seed = 0x208;
+	struct huge_ctr h, f;
+	uint64_t v = 0;
+	uint8_t *m;
+
+	open_region(_metadata, self, 3 * HUGE, 0, seed, "slowrand");
+	huge_snap(_metadata, &h);
+	m = map_huge(_metadata, self, 0, 3 * HUGE);
+	ASSERT_EQ(0, madvise(m, 3 * HUGE, MADV_RANDOM));
+	ASSERT_EQ(0, hbm_node_knob(N_H, "nowait_copy", 0));
+	f = h;
+	data_ok(_metadata, m, 0, HUGE, HUGE, seed, "piece 1");
+	data_ok(_metadata, m, 0, 0, HUGE, seed, "piece 0");
+	expect_counts(_metadata, "pieces 1 and 0 read under MADV_RANDOM", &h, 0, 2, 2, 0, 0);
+	expect_fetched(_metadata, "pieces 1 and 0", &f, 2, 0);
+	expect_pmds(_metadata, m, 2 * HUGE);
+
+	ASSERT_EQ(0, hbm_node_knob(N_H, "fail_fetch", 1));
+	f = h;
+	EXPECT_EQ(SIGBUS, hbmt_probe_read(m + 2 * HUGE + 5 * HBMT_PAGE, &v, NULL))
+		TH_LOG("a page of piece 2, whose fetch fails");
+	expect_fetched(_metadata, "piece 2 with fail_fetch=1", &f, 1, 0);
+	ASSERT_EQ(0, hbm_node_knob(N_H, "fail_fetch", 0));
+	data_ok(_metadata, m, 0, 2 * HUGE, HUGE, seed, "piece 2 after fail_fetch=0");
+	expect_counts(_metadata, "piece 2 read after its failed fetch", &h, 0, 0, 0, 0, 0);
+	data_ok(_metadata, m, 0, 0, 2 * HUGE, seed, "pieces 0 and 1, again");
 }
 
 /* ---- pieces cached in 4 KiB pages, gathered into an entry ---- */

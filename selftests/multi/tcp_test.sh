@@ -25,7 +25,10 @@
 #     2 (budget 4096 pages, a sync), and a read-only MADV_HUGEPAGE mapping
 #     then reads it exact with its 4 pieces gathered from the cache's
 #     4 KiB pages into entries mapped with PMDs (debugfs huge: collapsed
-#     +4, mapped +4), none fetched whole (created unchanged)
+#     +4, mapped +4), none fetched whole (created unchanged); with its
+#     cache emptied, the same read fetches piece 0 whole in 4 KiB pages
+#     for its fault and pieces 1 to 3 ahead (fetched +1, ahead +3), and
+#     gathers all four (collapsed +4, mapped +4), exact
 #   2 data: VM1, a region over 2,3 four times the cache: write, then verify
 #     in seq, rev and rand order, exact; its links carried requests and saw
 #     no digest error; its digests are by the faster CRC32C timed at load;
@@ -285,6 +288,13 @@ huge_verify() {
 	check "$tag: ... $what (created $c0 -> $c1, collapsed $g0 -> $g1, mapped $m0 -> $m1)" \
 		test "$c0" -ge 0 -a "$c1" = $((c0 + dc)) -a "$g1" = $((g0 + dg)) -a "$m1" = $((m0 + dc + dg))
 }
+# empty_cache K NAME PAGES: VM K's cache of region NAME emptied, its budget
+# then PAGES.  A budget of 16 pages leaves up to 16 cached, which would
+# keep their piece at 4 KiB pages: the shrinker (drop_caches) takes the
+# clean rest.
+empty_cache() {
+	gx "$1" "$H params set cache-budget-pages 16 && sleep 1 && $H params set cache-budget-pages $3 && for i in \$(seq 20); do echo 3 >/proc/sys/vm/drop_caches; $RIO info --name $2 | grep -q ' cached 0 ' && exit 0; sleep 0.1; done; $RIO info --name $2; exit 1"
+}
 # home_reads K: VM K's home's reads answered with digests at rest, and those
 # digested again (debugfs tcp_home), as "AT_REST DIGESTED".
 home_reads() {
@@ -378,14 +388,24 @@ stamp "scenario 1 done"
 
 if [ "$TRANSPORT" = tcp ]; then
 # --- H. huge mappings over TCP.  A link that waits never has a piece
-# fetched whole in a fault (created stays), but pieces that a write left
-# in the cache in 4 KiB pages, synced and unmapped, are gathered into
+# fetched into an entry in a fault (created stays).  Pieces that a write
+# left in the cache in 4 KiB pages, synced and unmapped, are gathered into
 # entries by a read-only MADV_HUGEPAGE mapping and mapped with PMDs
-# (collapsed), exact.
+# (collapsed), exact.  With nothing cached, the same mapping read in order
+# fetches piece 0 whole in 4 KiB pages for its fault and each next piece
+# ahead, and gathers them all.
 check "H: VM1 holds region rt (8 MiB, 2 MiB chunks, on node 2)" hold 1 rt 2 2M
 check "H: VM1's budget 4096 pages, and it writes rt (seed 81) and syncs" \
 	gx 1 "$H params set cache-budget-pages 4096 && $RIO write --name rt --seed 81"
 huge_verify H rt 81 0 4 "its 4 cached pieces were gathered and mapped with PMDs, none fetched whole"
+check "H: VM1's cache of rt emptied" empty_cache 1 rt 4096
+f0=$(huge_stat 1 fetched)
+a0=$(huge_stat 1 ahead)
+huge_verify H rt 81 0 4 "nothing cached, its 4 pieces were fetched whole in 4 KiB pages, gathered and mapped with PMDs"
+f1=$(huge_stat 1 fetched)
+a1=$(huge_stat 1 ahead)
+check "H: ... piece 0 for its fault, pieces 1 to 3 ahead (fetched $f0 -> $f1, ahead $a0 -> $a1)" \
+	test "$f0" -ge 0 -a "$f1" = $((f0 + 1)) -a "$a1" = $((a0 + 3))
 check "H: VM1's budget back to $BUDGET" gx 1 "$H params set cache-budget-pages $BUDGET"
 check "H: VM1 releases rt" release 1 rt
 stamp "scenario H done"
@@ -434,10 +454,7 @@ check "S: VM1 counted the 3 refusals ($rf0 -> $rf1)" test "$rf1" = $((rf0 + 3))
 # gathers the pieces the write left cached in 4 KiB pages.
 check "S: VM1 holds region rh (8 MiB, 2 MiB chunks, on node 2)" hold 1 rh 2 2M
 check "S: VM1 writes rh (seed 71)" rio 1 write --name rh --seed 71
-# A budget of 16 pages leaves up to 16 cached, which would keep their
-# piece at 4 KiB pages: the shrinker (drop_caches) takes the clean rest.
-check "S: VM1's cache of rh emptied, its budget 4096 pages" \
-	gx 1 "$H params set cache-budget-pages 16 && sleep 1 && $H params set cache-budget-pages 4096 && for i in \$(seq 20); do echo 3 >/proc/sys/vm/drop_caches; $RIO info --name rh | grep -q ' cached 0 ' && exit 0; sleep 0.1; done; $RIO info --name rh; exit 1"
+check "S: VM1's cache of rh emptied, its budget 4096 pages" empty_cache 1 rh 4096
 huge_verify S rh 71 4 0 "its 4 pieces were fetched whole and mapped with PMDs"
 check "S: VM1 writes rh again (seed 72) through a writable mapping, and syncs" \
 	rio 1 write --name rh --seed 72
