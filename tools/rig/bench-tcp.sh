@@ -22,7 +22,9 @@
 #            regions homed on VM2 (hbmbench raises the cache budget
 #            above the region for the non-evict phases)
 #   ping     VM1: 10 pings of VM2 before the passes (the round trip)
-# and reports seq_fault MB/s / iperf3 MB/s per pass.
+# and reports seq_fault MB/s / iperf3 MB/s per pass, and seq_fault_huge (the
+# same through a read-only MADV_HUGEPAGE mapping: pieces fetched whole and
+# gathered) against seq_fault, both from the same hbmbench run.
 #
 # Output: a summary table and key=value lines (tcp.SCENARIO.passN.KEY=V) on
 # stdout and in $RIG_BUILD/bench-tcp.txt; the raw outputs (iperf3 JSON,
@@ -189,8 +191,12 @@ for sc in $scenarios; do
 		pre=tcp.$sc.pass$p
 		put "$pre.order" "$order"
 		put "$pre.iperf3_mbps" "${im:-?}"
-		for ph in seq_fault rand_fault seq_fault_evict memcpy_warm; do
+		for ph in seq_fault rand_fault seq_fault_evict memcpy_warm seq_fault_huge; do
 			put "$pre.mbps.$ph" "$(hb_mbps "$hf" $ph)"
+		done
+		put "$pre.ratio_seq_fault_huge_vs_seq_fault" "$(hb "$hf" ratio.seq_fault_huge_vs_seq_fault)"
+		for key in lat.seq_fault_huge.p50_ns lat.seq_fault_huge.p99_ns lat.seq_fault_huge.p999_ns; do
+			put "$pre.$key" "$(hb "$hf" "$key")"
 		done
 		for key in lat.seq_fault.p50_ns lat.seq_fault.p99_ns lat.seq_fault.p999_ns \
 			lat.rand_fault.p50_ns lat.rand_fault.p99_ns lat.rand_fault.p999_ns \
