@@ -757,6 +757,53 @@ TEST_F(huge, slow_node_random_and_failure)
 	data_ok(_metadata, m, 0, 0, 2 * HUGE, seed, "pieces 0 and 1, again");
 }
 
+/*
+ * A task killed while it waits for its piece's whole fetch (latency_us
+ * 300000: the request takes 0.3 s): it dies at once, the fetch completes
+ * without it, and the piece, cached whole, is gathered by the next huge
+ * mapping, nothing fetched again (MADV_RANDOM: no piece ahead); data exact.
+ */
+TEST_F(huge, slow_node_killed_waiting)
+{
+	const uint64_t seed = 0x209;
+	struct huge_ctr h, f, n;
+	int status = 0;
+	uint64_t v = 0;
+	uint8_t *m;
+	pid_t pid;
+
+	open_region(_metadata, self, 2 * HUGE, 0, seed, "slowkill");
+	huge_snap(_metadata, &h);
+	m = map_huge(_metadata, self, 0, 2 * HUGE);
+	ASSERT_EQ(0, madvise(m, 2 * HUGE, MADV_RANDOM));
+	ASSERT_EQ(0, hbm_node_knob(N_H, "latency_us", 300000));
+	f = h;
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (!pid)
+		_exit(hbm_pattern_check(m, HBMT_PAGE, 0, seed, &v) ? 1 : 0);
+	/* kill it once its fetch is out, while the fetch takes 0.3 s */
+	for (int t = 0; t < 250 && !huge_read(&n) && n.fetched == f.fetched; t++)
+		hbmt_sleep_ms(20);
+	ASSERT_EQ(0, kill(pid, SIGKILL));
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	EXPECT_TRUE(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL)
+		TH_LOG("the child was not killed while it waited: status %#x", status);
+	expect_fetched(_metadata, "piece 0, by the child", &f, 1, 0);
+	for (int t = 0; t < 100 && region_cached(self) < HPAGES; t++)
+		hbmt_sleep_ms(20);
+	ASSERT_EQ(HPAGES, region_cached(self)) TH_LOG("piece 0 is not cached whole 2 s after the kill");
+	ASSERT_EQ(0, hbm_node_knob(N_H, "latency_us", 0));
+	ASSERT_EQ(0, unmap(self, m));
+	m = map_huge(_metadata, self, 0, 2 * HUGE);
+	expect_counts(_metadata, "the killed child's fault", &h, 0, 0, 0, 0, 0);
+	f = h;
+	data_ok(_metadata, m, 0, 0, HUGE, seed, "piece 0, after the kill");
+	expect_counts(_metadata, "piece 0, fetched for the killed child", &h, 0, 1, 1, 0, 0);
+	expect_fetched(_metadata, "piece 0, after the kill", &f, 0, 0);
+	expect_pmds(_metadata, m, HUGE);
+}
+
 /* ---- pieces cached in 4 KiB pages, gathered into an entry ---- */
 
 /*
