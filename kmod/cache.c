@@ -151,14 +151,21 @@ static unsigned int hbmpool_remove_pages(struct hbmpool_region *r,
 {
 	XA_STATE(xas, &r->pages, 0);
 	unsigned int i, n = 0, dirty = 0;
+	void *entry;
 
 	bitmap_zero(removed, nr);
 	/* under the xa_lock: hbmpool_dirty_folio() sees each cached or gone */
 	xas_lock(&xas);
 	for (i = 0; i < nr; i++) {
 		VM_WARN_ON_ONCE_PAGE(!PageLocked(pages[i]), pages[i]);
-		xas_set(&xas, pages[i]->index);
-		if (xas_load(&xas) != pages[i])
+		/* the next index of a run: one step, not a walk from the top */
+		if (i && pages[i]->index == pages[i - 1]->index + 1) {
+			entry = xas_next(&xas);
+		} else {
+			xas_set(&xas, pages[i]->index);
+			entry = xas_load(&xas);
+		}
+		if (entry != pages[i])
 			continue;
 		xas_store(&xas, mark);	/* in a slot in use: allocates nothing */
 		__set_bit(i, removed);
