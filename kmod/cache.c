@@ -221,7 +221,7 @@ bool hbmpool_remove_page(struct hbmpool_region *r, struct page *page)
  * are uncharged, not counted as evictions.
  *
  * Return: 0 with every page out and the cache's references put (the caller
- * unlocks them and releases its own with hbmpool_page_release()); -EBUSY
+ * unlocks them and releases its own with hbmpool_page_release_run()); -EBUSY
  * with none taken out.
  */
 int hbmpool_cache_take(struct hbmpool_region *r, struct page **pages,

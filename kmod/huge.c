@@ -86,8 +86,8 @@ static struct {
 	long nr_live;
 	atomic_long_t created;		/* entries fetched whole */
 	atomic_long_t collapsed;	/* entries copied from a piece's 4 KiB pages */
-	atomic_long_t fetched;		/* pieces fetched whole over a link that waits */
-	atomic_long_t ahead;		/* of those, fetched ahead of a reader in order */
+	atomic_long_t fetched;		/* pieces fetched whole for a fault (a link that waits) */
+	atomic_long_t ahead;		/* pieces fetched whole ahead of a reader in order */
 	atomic_long_t mapped;		/* PMDs inserted */
 	atomic_long_t dropped;		/* for a 4 KiB user, a move, a node's loss */
 	atomic_long_t evicted;		/* for room */
@@ -798,21 +798,27 @@ static int hbmpool_huge_fetch_start(struct hbmpool_region *r, pgoff_t first,
 }
 
 /*
- * The piece at @first is fetched whole in 4 KiB pages, without waiting, for
- * a reader that goes through a huge mapping in order over a link that
- * waits: after a fetch for a fault, and when a piece fetched so is
- * gathered.  (Over a link that copies without waiting, a piece is fetched
- * whole into its entry by its own fault, with one copy.)  If nothing of it
- * is cached and clean pages can make room.  Under mmap_lock.
+ * The piece at @first, the next of @vmf's, is fetched whole in 4 KiB
+ * pages, without waiting, for a reader that goes through a huge mapping in
+ * order over a link that waits: after a fetch for a fault, and when a
+ * piece gathered follows the one mapped last (@nowait_too false: not over
+ * a link that copies without waiting, where a piece's own fault fetches it
+ * into its entry with one copy).  If the mapping covers it, nothing of it
+ * is cached, and clean pages can make room.  Under mmap_lock.
  */
 static void hbmpool_huge_ahead(struct vm_fault *vmf, struct hbmpool_region *r,
-			       pgoff_t first)
+			       pgoff_t first, bool nowait_too)
 {
-	if ((vmf->vma->vm_flags & VM_RAND_READ) ||
+	struct vm_area_struct *vma = vmf->vma;
+	unsigned long next = (vmf->address & HPAGE_PMD_MASK) + HPAGE_PMD_SIZE;
+
+	if ((vma->vm_flags & VM_RAND_READ) || next + HPAGE_PMD_SIZE > vma->vm_end ||
 	    first + HPAGE_PMD_NR > r->nr_pages ||
-	    !hbmpool_huge_piece_empty(r, first) || !hbmpool_huge_room())
+	    !hbmpool_huge_piece_empty(r, first) ||
+	    (!nowait_too && hbmpool_nowait_ok(r, first)) || !hbmpool_huge_room())
 		return;
-	if (hbmpool_huge_fetch_start(r, first, HBMPOOL_FETCH_AHEAD, NULL) > 0)
+	if (hbmpool_huge_fetch_start(r, first, HBMPOOL_FETCH_AHEAD, NULL) ==
+	    HPAGE_PMD_NR)
 		atomic_long_inc(&hbmpool_huge.ahead);
 }
 
@@ -842,16 +848,20 @@ bool hbmpool_huge_fetch(struct vm_fault *vmf, struct hbmpool_region *r)
 	struct file *fpin;
 	int nr;
 
+	/* what would refuse the fetch, before anything is evicted for it */
 	if ((vmf->flags & FAULT_FLAG_TRIED) ||
 	    !hbmpool_huge_possible(vmf, r, first) ||
 	    READ_ONCE(hbmpool_cache_budget) < 2 * HPAGE_PMD_NR ||
-	    !hbmpool_huge_room())
+	    !hbmpool_huge_piece_empty(r, first) ||
+	    !hbmpool_huge_copy_usable(r, first) || !hbmpool_huge_room())
 		return false;
 	nr = hbmpool_huge_fetch_start(r, first, 0, &req);
 	if (nr < 0)
 		return false;
-	atomic_long_inc(&hbmpool_huge.fetched);
-	hbmpool_huge_ahead(vmf, r, first + HPAGE_PMD_NR);
+	if (nr == HPAGE_PMD_NR)
+		atomic_long_inc(&hbmpool_huge.fetched);
+	/* this fault's link waited: the next piece's will too */
+	hbmpool_huge_ahead(vmf, r, first + HPAGE_PMD_NR, true);
 
 	/* as in __hbmpool_vm_fault(): the file keeps the module */
 	fpin = get_file(vma->vm_file);
@@ -878,14 +888,15 @@ vm_fault_t hbmpool_huge_fault(struct vm_fault *vmf, struct hbmpool_region *r)
 {
 	pgoff_t first = round_down(vmf->pgoff, HPAGE_PMD_NR);
 	struct file_ra_state *ra;
-	bool gathered = false;
 	struct hbmpool_huge *h;
+	bool gathered;
 	struct page *head;
 	vm_fault_t ret;
 
 	if (!hbmpool_huge_possible(vmf, r, first))
 		return 0;
 	do {
+		gathered = false;
 		h = hbmpool_huge_get(r, first, &head);
 		if (h)
 			lock_page(head);
@@ -922,7 +933,7 @@ vm_fault_t hbmpool_huge_fault(struct vm_fault *vmf, struct hbmpool_region *r)
 	/* gathered by a reader in order (the piece before was mapped last) */
 	ra = &vmf->vma->vm_file->f_ra;
 	if (gathered && READ_ONCE(ra->prev_pos) == (loff_t)first - 1)
-		hbmpool_huge_ahead(vmf, r, first + HPAGE_PMD_NR);
+		hbmpool_huge_ahead(vmf, r, first + HPAGE_PMD_NR, false);
 	hbmpool_ra_access(ra, first + HPAGE_PMD_NR - 1);
 	return ret;
 }
