@@ -725,6 +725,26 @@ TEST_F(huge, slow_node_fetches_whole)
 }
 
 /*
+ * A region of @pieces pieces (@seed's data, nothing cached), the counters
+ * in *@h, and a huge mapping of it with MADV_RANDOM, returned, after the
+ * node's @knob was set to @value (a node whose copies wait).
+ */
+static uint8_t *slow_random_region(struct __test_metadata *_metadata,
+				   FIXTURE_DATA(huge) *self, struct huge_ctr *h,
+				   unsigned int pieces, uint64_t seed, const char *name,
+				   const char *knob, unsigned int value)
+{
+	uint8_t *m;
+
+	open_region(_metadata, self, pieces * HUGE, 0, seed, name);
+	huge_snap(_metadata, h);
+	m = map_huge(_metadata, self, 0, pieces * HUGE);
+	ASSERT_EQ(0, madvise(m, pieces * HUGE, MADV_RANDOM));
+	ASSERT_EQ(0, hbm_node_knob(N_H, knob, value)) TH_LOG("node %d: %s=%u", N_H, knob, value);
+	return m;
+}
+
+/*
  * MADV_RANDOM on a node whose copies wait: each piece touched is fetched
  * whole and gathered, none ahead.  Then fail_fetch=1: a piece's fetch
  * fails, and the fault that needed it gets SIGBUS (its page is fetched
@@ -738,11 +758,7 @@ TEST_F(huge, slow_node_random_and_failure)
 	uint64_t v = 0;
 	uint8_t *m;
 
-	open_region(_metadata, self, 3 * HUGE, 0, seed, "slowrand");
-	huge_snap(_metadata, &h);
-	m = map_huge(_metadata, self, 0, 3 * HUGE);
-	ASSERT_EQ(0, madvise(m, 3 * HUGE, MADV_RANDOM));
-	ASSERT_EQ(0, hbm_node_knob(N_H, "nowait_copy", 0));
+	m = slow_random_region(_metadata, self, &h, 3, seed, "slowrand", "nowait_copy", 0);
 	f = h;
 	data_ok(_metadata, m, 0, HUGE, HUGE, seed, "piece 1");
 	data_ok(_metadata, m, 0, 0, HUGE, seed, "piece 0");
@@ -776,11 +792,7 @@ TEST_F(huge, slow_node_killed_waiting)
 	uint8_t *m;
 	pid_t pid;
 
-	open_region(_metadata, self, 2 * HUGE, 0, seed, "slowkill");
-	huge_snap(_metadata, &h);
-	m = map_huge(_metadata, self, 0, 2 * HUGE);
-	ASSERT_EQ(0, madvise(m, 2 * HUGE, MADV_RANDOM));
-	ASSERT_EQ(0, hbm_node_knob(N_H, "latency_us", 300000));
+	m = slow_random_region(_metadata, self, &h, 2, seed, "slowkill", "latency_us", 300000);
 	f = h;
 	pid = fork();
 	ASSERT_LE(0, pid);
