@@ -399,22 +399,26 @@ static bool hbmpool_huge_room(void)
 	return hbmpool_cache_budget_room() >= (long)HPAGE_PMD_NR;
 }
 
+/* The piece's first entry in r->pages: a page, a mark, or NULL. */
+static void *hbmpool_huge_piece_first(struct hbmpool_region *r, pgoff_t first)
+{
+	unsigned long index = first;
+
+	return xa_find(&r->pages, &index, first + HPAGE_PMD_NR - 1, XA_PRESENT);
+}
+
 /* Whether a page of the piece is cached, or a fetch or a move holds one. */
 static bool hbmpool_huge_piece_busy(struct hbmpool_region *r, pgoff_t first)
 {
-	unsigned long index = first;
-	void *entry;
+	void *entry = hbmpool_huge_piece_first(r, first);
 
-	entry = xa_find(&r->pages, &index, first + HPAGE_PMD_NR - 1, XA_PRESENT);
 	return entry && !xa_is_value(entry);
 }
 
 /* Whether nothing of the piece is in r->pages: no page, no fetch, no mark. */
 static bool hbmpool_huge_piece_empty(struct hbmpool_region *r, pgoff_t first)
 {
-	unsigned long index = first;
-
-	return !xa_find(&r->pages, &index, first + HPAGE_PMD_NR - 1, XA_PRESENT);
+	return !hbmpool_huge_piece_first(r, first);
 }
 
 /*

@@ -81,26 +81,35 @@ static long hbmpool_pagepool_limit(void)
 	return READ_ONCE(hbmpool_cache_budget) - hbmpool_cache_nr_cached();
 }
 
+/*
+ * Gives each page on @list, frozen by hbmpool_page_freeze() and not in the
+ * pool, back its reference and puts it.
+ */
+static void hbmpool_page_unfreeze_list(struct list_head *list)
+{
+	struct page *page, *tmp;
+
+	list_for_each_entry_safe(page, tmp, list, lru) {
+		list_del(&page->lru);
+		page_ref_unfreeze(page, 1);
+		put_page(page);
+	}
+}
+
 /* Frees the pool's pages beyond @keep; returns how many went. */
 static unsigned long hbmpool_pagepool_trim(long keep)
 {
 	unsigned long freed = 0;
 	LIST_HEAD(out);
-	struct page *page, *tmp;
 
 	spin_lock(&hbmpool_pool.lock);
 	while (hbmpool_pool.nr > max(keep, 0L)) {
-		page = list_first_entry(&hbmpool_pool.list, struct page, lru);
-		list_move(&page->lru, &out);
+		list_move(hbmpool_pool.list.next, &out);
 		hbmpool_pool.nr--;
-	}
-	spin_unlock(&hbmpool_pool.lock);
-	list_for_each_entry_safe(page, tmp, &out, lru) {
-		list_del(&page->lru);
-		page_ref_unfreeze(page, 1);
-		put_page(page);
 		freed++;
 	}
+	spin_unlock(&hbmpool_pool.lock);
+	hbmpool_page_unfreeze_list(&out);
 	return freed;
 }
 
@@ -123,18 +132,6 @@ static bool hbmpool_page_freeze(struct page *page)
 	}
 	page_ref_unfreeze(page, 1);
 	return false;
-}
-
-/* Pages frozen by hbmpool_page_freeze() on @list that the pool had no room for. */
-static void hbmpool_page_unfreeze_list(struct list_head *list)
-{
-	struct page *page, *tmp;
-
-	list_for_each_entry_safe(page, tmp, list, lru) {
-		list_del(&page->lru);
-		page_ref_unfreeze(page, 1);
-		put_page(page);
-	}
 }
 
 /**

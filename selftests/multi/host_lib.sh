@@ -9,6 +9,15 @@
 # shellcheck shell=bash disable=SC2154
 
 ctl() { "$rig/multi-ctl.sh" "$@"; }
+# check DESCRIPTION COMMAND...: lib.sh's check, then how long COMMAND took
+# when that was 5 s or more ("#   (12 s)"), so that a run shows where its
+# time goes.
+check() {
+	local d=$1 s=$SECONDS
+	shift
+	if "$@"; then ok "$d"; else nok "$d"; fi
+	[ $((SECONDS - s)) -lt 5 ] || echo "#   ($((SECONDS - s)) s)"
+}
 # gx [-t SECS] K CMD: run CMD in VM K; its output as TAP comments.
 gx() {
 	local t=120

@@ -96,7 +96,7 @@ job_result() {
 			echo "multi-ctl: job $job in VM $k: no result after ${t}s" >&2
 			return 124
 		fi
-		sleep 0.2
+		sleep 0.05	# a test waits on each: as often as the agent looks
 	done
 	cat "$f.out"
 	return "$(cat "$f.rc")"

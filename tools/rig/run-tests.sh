@@ -3,12 +3,27 @@
 #
 # Run the hbmpool selftests in one rig VM and judge the run.
 #
-# usage: run-tests.sh [-t SECS] [-i ID] [TEST...]
+# usage: run-tests.sh [-t SECS] [-i ID] [-j VMS] [TEST...]
 #   TEST: a line of the test list, or its executable's name (default: all)
 #   -t SECS: timeout per test (default $RIG_TEST_TIMEOUT, else the
 #            "timeout=SECS" line of the test directory's kselftest settings
 #            file, selftests/hbmpool/settings: the one place for it)
 #   -i ID: VM id (default tests): output in $RIG_BUILD/out-ID/
+#   -j VMS: run the tests in VMS VMs at once (default $RIG_TEST_VMS, else 1),
+#           ids ID-1 .. ID-VMS, each with its own module, kernel log and
+#           kmemleak scan.  VM 1 has $RIG_SMP CPUs (vm.sh: 2); the others
+#           one, and take only the tests that tests.seconds (beside the
+#           list: "TEST SECONDS [1cpu]" lines) marks 1cpu: those with no
+#           concurrency of their own.  Most tests keep one CPU busy, and
+#           vCPUs beyond the host's CPUs stall each other (a vCPU waits
+#           for one the host does not run: a 2-CPU VM beside another 2-CPU
+#           VM on 2 host CPUs ran gup_test 5 times slower).  The tests are
+#           dealt out by their usual time (a test not in tests.seconds
+#           counts 5 s): those for VM 1 first, then the 1cpu ones, longest
+#           first, each to the VM with the least so far; each VM runs its
+#           share in list order.
+#           Each VM's output is printed when all are done; the last line
+#           sums them.
 #
 # The test list is selftests/hbmpool/tests.list if it exists: one test per
 # line, an executable relative to selftests/hbmpool/ and optional arguments;
@@ -42,13 +57,15 @@ set -euo pipefail
 
 per_test=${RIG_TEST_TIMEOUT:-}
 id=tests
+vms=${RIG_TEST_VMS:-1}
 while [ $# -gt 0 ]; do
 	case "$1" in
 	-t) per_test=$2; shift 2 ;;
 	-i) id=$2; shift 2 ;;
-	-h|--help) sed -n '3,38p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+	-j) vms=$2; shift 2 ;;
+	-h|--help) sed -n '3,48p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
 	--) shift; break ;;
-	-*) echo "usage: $0 [-t SECS] [-i ID] [TEST...]" >&2; exit 2 ;;
+	-*) echo "usage: $0 [-t SECS] [-i ID] [-j VMS] [TEST...]" >&2; exit 2 ;;
 	*) break ;;
 	esac
 done
@@ -65,6 +82,79 @@ if [ -z "$per_test" ]; then
 	[ -n "$per_test" ] || rig_die "$tdir/settings has no line timeout=SECS"
 fi
 [[ "$per_test" =~ ^[1-9][0-9]*$ ]] || rig_die "bad per-test timeout '$per_test'"
+[[ "$vms" =~ ^[1-9][0-9]?$ ]] || rig_die "bad number of VMs '$vms' (-j, RIG_TEST_VMS: 1 to 99)"
+
+# "SECONDS ONE" for test line $1 (tests.seconds): its usual seconds in the
+# rig (else 5) and 1 if it may run in a 1-CPU VM (else 0).
+test_seconds() {
+	local f=$tdir/tests.seconds
+	[ -r "$f" ] && awk -v t="${1%% *}" '
+		/^[ \t]*(#|$)/ { next }
+		$1 == t && $2 ~ /^[0-9]+$/ { print $2, ($3 == "1cpu"); found = 1; exit }
+		END { if (!found) print 5, 0 }' "$f" || echo 5 0
+}
+
+# -j: deal the tests out to $vms VMs (longest first, to the least loaded),
+# run this script once per VM at once, print each VM's output, sum them.
+run_shards() {
+	local i k best order sum p f s rc=0 line
+	local -a load share pids
+	for ((k = 1; k <= vms; k++)); do load[k]=0; done
+	mapfile -t order < <(for i in "${!tests[@]}"; do
+		echo "$(test_seconds "${tests[i]}") $i"; done | sort -k2,2n -k1,1nr -k3,3n)
+	for line in "${order[@]}"; do
+		read -r sum one i <<<"$line"
+		best=1
+		for ((k = 2; k <= vms && one; k++)); do
+			[ "${load[k]}" -lt "${load[best]}" ] && best=$k
+		done
+		share[i]=$best
+		load[best]=$((load[best] + sum))
+	done
+	mkdir -p "$RIG_BUILD"
+	for ((k = 1; k <= vms; k++)); do
+		local -a mine=()
+		for i in "${!tests[@]}"; do
+			[ "${share[i]}" = "$k" ] && mine+=("${tests[i]}")
+		done
+		local smp=${RIG_SMP:-2}
+		[ "$k" -gt 1 ] && smp=1
+		echo "rig: VM $id-$k ($smp CPU): ${#mine[@]} tests, about ${load[k]} s: ${mine[*]}"
+		if [ ${#mine[@]} = 0 ]; then
+			echo "0 passed, 0 failed" >"$RIG_BUILD/run-tests-$id-$k.log"
+			pids[k]=
+			continue
+		fi
+		RIG_SMP=$smp "$0" -t "$per_test" -i "$id-$k" -j 1 "${mine[@]}" \
+			>"$RIG_BUILD/run-tests-$id-$k.log" 2>&1 &
+		pids[k]=$!
+	done
+	p=0 f=0 s=0
+	for ((k = 1; k <= vms; k++)); do
+		[ -z "${pids[k]}" ] || wait "${pids[k]}" || rc=1
+	done
+	for ((k = 1; k <= vms; k++)); do
+		echo
+		echo "==== VM $id-$k ($RIG_BUILD/run-tests-$id-$k.log) ===="
+		cat "$RIG_BUILD/run-tests-$id-$k.log"
+		line=$(tail -n 1 "$RIG_BUILD/run-tests-$id-$k.log")
+		if [[ "$line" =~ ^([0-9]+)\ passed,\ ([0-9]+)\ failed(,\ ([0-9]+)\ skipped)?$ ]]; then
+			p=$((p + BASH_REMATCH[1]))
+			f=$((f + BASH_REMATCH[2]))
+			s=$((s + ${BASH_REMATCH[4]:-0}))
+		else
+			echo "FAIL  rig: VM $id-$k gave no summary"
+			f=$((f + 1))
+		fi
+	done
+	[ "$f" -gt 0 ] && rc=1
+	echo
+	line="$p passed, $f failed"
+	[ "$s" -gt 0 ] && line="$line, $s skipped"
+	echo "==== hbmpool selftests in $vms VMs: $([ $rc = 0 ] && echo passed || echo FAILED) ===="
+	echo "$line"
+	return $rc
+}
 
 all=()
 if [ -r "$tdir/tests.list" ]; then
@@ -101,6 +191,12 @@ done
 # No test at all is a failure, not an empty pass: 'make check' must not pass
 # with the tests deleted.
 [ ${#tests[@]} -gt 0 ] || rig_die "no tests found in $tdir (make selftests)"
+
+[ "$vms" -gt ${#tests[@]} ] && vms=${#tests[@]}
+if [ "$vms" -gt 1 ]; then
+	run_shards
+	exit $?
+fi
 
 out=$RIG_BUILD/out-$id
 kml_args=()	# RIG_KMEMLEAK=1: see the kmemleak section below
