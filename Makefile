@@ -67,7 +67,7 @@ SHELL_SCRIPTS  = $(shell find . -path ./build -prune -o -path ./.git -prune -o \
 		   -name '*.sh' -type f -print) .ci/run
 
 .PHONY: all deps kinfo ksft ynl module tools selftests install lint lint-checkpatch lint-netlink \
-	lint-sparse lint-shell unit rig-tests rig-multi rig-selftest check-pkg-rig-selftest check demo bench bench-tcp bench-shm bench-replica bench-membership clean help \
+	lint-sparse lint-shell unit rig-tests rig-multi rig-selftest check demo bench bench-tcp bench-shm bench-replica bench-membership clean help \
 	daemon
 
 all: module tools selftests daemon
@@ -322,19 +322,6 @@ rig-multi:
 rig-selftest:
 	@$(MAKE) --no-print-directory MULTI_SUITES=rig_test rig-multi
 
-# check-pkg and rig-selftest at the same time (for 'make check'): the
-# package test builds and boots one VM, the rig's test boots 3 that mostly
-# wait.  Each one's output is printed whole when both have ended (logs in
-# build/check-pkg.log, build/rig-selftest.log); either failing fails this.
-check-pkg-rig-selftest:
-	@mkdir -p $(BUILD); \
-	$(MAKE) --no-print-directory check-pkg >$(BUILD)/check-pkg.log 2>&1 & p=$$!; \
-	r1=0; $(MAKE) --no-print-directory rig-selftest >$(BUILD)/rig-selftest.log 2>&1 || r1=$$?; \
-	r2=0; wait $$p || r2=$$?; \
-	cat $(BUILD)/check-pkg.log; echo "== check-pkg: exit $$r2"; \
-	cat $(BUILD)/rig-selftest.log; echo "== rig-selftest: exit $$r1"; \
-	[ $$r1 = 0 ] && [ $$r2 = 0 ]
-
 # $(call check_stage,TARGETS,MAKEFLAGS): one stage of 'make check' as a
 # sub-make, its wall time and how busy the host's CPUs were printed after it
 # ("== check: TARGETS: N s, CPU P%, exit S"): where a stage waits rather
@@ -349,10 +336,10 @@ define check_stage
 endef
 
 # Sub-makes, so that KDIR and KVER are found after deps installed them.  The
-# builds (all, lint) use every CPU.  The selftests run in one VM per CPU
-# (rig-tests).  check-pkg and the rig's own test (rig-selftest: 3 VMs that
-# mostly wait) run at the same time; the other multi-VM suites, which time
-# links and leases, run alone, one at a time.
+# builds (all, lint) use every CPU, and so do the selftests (rig-tests: two
+# VMs).  The rest runs one at a time: several tests time things, and a VM
+# run beside a busy stage gains nothing here (check-pkg beside rig_test took
+# 287 s, one after the other 276).
 JOBS ?= $(shell nproc 2>/dev/null || echo 1)
 check:
 	$(call check_stage,deps)
@@ -360,8 +347,8 @@ check:
 	$(call check_stage,lint,-j$(JOBS))
 	$(call check_stage,unit)
 	$(call check_stage,rig-tests)
-	$(call check_stage,check-pkg-rig-selftest)
-	$(call check_stage,rig-multi,MULTI_SUITES="$(filter-out rig_test,$(MULTI_SUITES))")
+	$(call check_stage,check-pkg)
+	$(call check_stage,rig-multi)
 
 # $(call rig_job,ID,SCRIPT,VAR=VALUE): deps, all, then tools/rig/SCRIPT in VM
 # ID with VAR in its environment; fails if the guest kernel log shows a bug.

@@ -79,14 +79,19 @@ wait_for() {
 }
 is_state() { [ "$(state "$1")" = "$2" ]; }
 
-# Job ids: NODE.BOOT/NAME; files in $RIG_SYNC/cmd/NODE.BOOT/NAME.{sh,out,rc}.
+# Job ids: NODE.BOOT/NAME; files in $RIG_SYNC/cmd/NODE.BOOT/NAME.{sh,out,rc}
+# (NAME.sh in new/ until the agent starts it).
 job_result() {
 	local t=$1 job=$2 k=${2%%.*} f=$RIG_SYNC/cmd/$2
-	local b=${job#*.}
+	local b=${job#*.} st bt
 	b=${b%%/*}
 	local end=$((SECONDS + t))
 	while [ ! -e "$f.rc" ]; do
-		if [ "$(state "$k")" != running ] || [ "$(boot "$k")" != "$b" ]; then
+		# state and boot without a process: this loop runs 20 times a second
+		st=starting bt=1
+		read -r st 2>/dev/null <"$ctl/$k.state" || true
+		read -r bt 2>/dev/null <"$ctl/$k.boot" || true
+		if [ "$st" != running ] || [ "$bt" != "$b" ]; then
 			cat "$f.out" 2>/dev/null
 			echo "multi-ctl: VM $k (boot $b) went away before job $job ended" >&2
 			return 125
@@ -109,7 +114,7 @@ job_spawn() {
 	[ -e "$RIG_SYNC/agent.$k.$b" ] || { echo "multi-ctl: the agent of VM $k (boot $b) is not up" >&2; return 126; }
 	local name
 	name=$(date +%s%N)-$$-$RANDOM
-	local f=$RIG_SYNC/cmd/$k.$b/$name
+	local f=$RIG_SYNC/cmd/$k.$b/new/$name
 	printf '%s\n' "$*" >"$f.tmp"
 	mv "$f.tmp" "$f.sh"
 	echo "$k.$b/$name"
