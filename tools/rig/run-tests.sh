@@ -21,9 +21,8 @@
 #           dealt out by their usual time (a test not in tests.seconds
 #           counts 5 s): those for VM 1 first, then the 1cpu ones, longest
 #           first, each to the VM with the least so far; each VM runs its
-#           share in list order.
-#           Each VM's output is printed when all are done; the last line
-#           sums them.
+#           share in list order.  Each VM's output is printed when all are
+#           done; the last line sums them.
 #
 # The test list is selftests/hbmpool/tests.list if it exists: one test per
 # line, an executable relative to selftests/hbmpool/ and optional arguments;
@@ -97,7 +96,7 @@ test_seconds() {
 # -j: deal the tests out to $vms VMs (longest first, to the least loaded),
 # run this script once per VM at once, print each VM's output, sum them.
 run_shards() {
-	local i k best order sum p f s rc=0 line
+	local i k best order sum one p f s rc=0 line
 	local -a load share pids
 	for ((k = 1; k <= vms; k++)); do load[k]=0; done
 	mapfile -t order < <(for i in "${!tests[@]}"; do
