@@ -232,7 +232,7 @@ static void hbmpool_fetch_retry_work(struct work_struct *work)
 		req->data_gen = gen;
 		req->end_io = hbmpool_fetch_end_io;
 		req->private = r;
-		req->flags = (old->flags & ~(0xffUL << HBMPOOL_FETCH_TRIED_SHIFT)) |
+		req->flags = (old->flags & HBMPOOL_FETCH_FAULT) |
 			     ((tried | BIT(c)) << HBMPOOL_FETCH_TRIED_SHIFT);
 		hbmpool_req_submit(req, READ_ONCE(hbmpool_fetch_timeout_ms));
 		hbmpool_req_put(req);
@@ -281,6 +281,7 @@ static bool hbmpool_fetch_retry(struct hbmpool_req *req, bool *failover)
 		return false;
 	if (failed >= 0)
 		req->flags |= BIT(failed) << HBMPOOL_FETCH_TRIED_SHIFT;
+	req->flags |= HBMPOOL_FETCH_RETRYING;	/* for its waiter */
 	kref_get(&req->ref);		/* the work's */
 	retry->req = req;
 	INIT_WORK(&retry->work, hbmpool_fetch_retry_work);
@@ -310,6 +311,8 @@ static void hbmpool_fetch_end_io(struct hbmpool_req *req)
 			set_bit(HBM_PG_UPTODATE, &req->pages[i]->private);
 		for (i = 0; i < req->nr_pages; i++)
 			unlock_page(req->pages[i]);
+		/* the cache has them: nothing holds them for the request now */
+		hbmpool_req_put_pages(req);
 		return;
 	}
 	WRITE_ONCE(node->suspect, true);
@@ -450,7 +453,8 @@ static void hbmpool_run_free(struct page **pages, struct page **one)
  *	HBM_PG_READAHEAD, or HBMPOOL_RA_NO_MARK
  * @flags: HBMPOOL_FETCH_FAULT: a failure of the first page is reported to
  *	the next fault; HBMPOOL_FETCH_AHEAD: nobody touched the first page
- * @reqp: for a caller that waits, the request, which it puts; or NULL
+ * @reqp: for a caller that waits (hbmpool_fetch_wait()), the request,
+ *	which it puts; or NULL
  *
  * Never waits for the link.  Return: the number of pages in the run, or
  * -EEXIST (@index is cached or being fetched), -ENOMEM.
@@ -491,14 +495,60 @@ int hbmpool_fetch_start(struct hbmpool_region *r, pgoff_t index,
 	req->end_io = hbmpool_fetch_end_io;
 	req->private = r;
 	req->flags = flags & HBMPOOL_FETCH_FAULT;
-	hbmpool_req_submit(req, READ_ONCE(hbmpool_fetch_timeout_ms));
 	if (reqp)
 		*reqp = req;
-	else
+	hbmpool_req_submit(req, READ_ONCE(hbmpool_fetch_timeout_ms));
+	if (!reqp)
 		hbmpool_req_put(req);
 	ret = nr;
 out:
 	hbmpool_run_free(pages, &one);
+	return ret;
+}
+
+/**
+ * hbmpool_fetch_wait - wait, killable, for a fetch of hbmpool_fetch_start()
+ * @req: its request
+ *
+ * Waits for the request, not for a page of it, so that the waiter holds no
+ * page: the request drops its page references as it unlocks them into the
+ * cache, and from then on nothing but the cache holds the run (as a piece's
+ * gathering wants it, huge.c).
+ *
+ * Return: 0 (the run is up to date), -EINTR, -EAGAIN (the fetch failed but
+ * went on to another copy, HBMPOOL_FETCH_RETRYING, or another copy of the
+ * chunk can serve: fetch again), or the fetch's error.
+ */
+int hbmpool_fetch_wait(struct hbmpool_req *req)
+{
+	if (wait_for_completion_killable(&req->done))
+		return -EINTR;	/* the request goes on; its end_io decides */
+	if (!req->status)
+		return 0;
+	if (req->flags & (HBMPOOL_FETCH_RETRYING | HBMPOOL_FETCH_FAILOVER))
+		return -EAGAIN;
+	return req->status;
+}
+
+/*
+ * The fetch of a run at @index went on to another copy, into the same
+ * pages (HBMPOOL_FETCH_RETRYING): wait for the first page there.  Return as
+ * hbmpool_fill(); -EAGAIN when that fetch failed as well, or the page is
+ * gone: the next fetch or fault finds what is left.
+ */
+static int hbmpool_fill_wait_retry(struct hbmpool_region *r, pgoff_t index)
+{
+	struct page *page = hbmpool_lookup(r, index);
+	int ret = -EAGAIN;
+
+	if (!page)
+		return ret;
+	if (folio_wait_locked_killable(page_folio(page)))
+		ret = -EINTR;
+	else if (page->mapping == hbmpool_mapping(r) &&
+		 test_bit(HBM_PG_UPTODATE, &page->private))
+		ret = 0;
+	put_page(page);
 	return ret;
 }
 
@@ -522,6 +572,7 @@ int hbmpool_fill(struct hbmpool_region *r, pgoff_t index, unsigned int max,
 		 unsigned int mark, unsigned long flags, unsigned int *nr)
 {
 	struct hbmpool_req *req;
+	bool retrying;
 	int ret;
 
 	hbmpool_make_room(flags & HBMPOOL_FETCH_MAY_WRITEBACK);
@@ -530,15 +581,11 @@ int hbmpool_fill(struct hbmpool_region *r, pgoff_t index, unsigned int max,
 		return ret;
 	if (nr)
 		*nr = ret;
-	if (folio_wait_locked_killable(page_folio(req->pages[0])))
-		ret = -EINTR;	/* the request goes on; its end_io decides */
-	else if (test_bit(HBM_PG_UPTODATE, &req->pages[0]->private))
-		ret = 0;	/* perhaps from another copy (hbmpool_fetch_retry()) */
-	else if (req->flags & HBMPOOL_FETCH_FAILOVER)
-		ret = -EAGAIN;
-	else
-		ret = req->status ?: -EIO;
+	ret = hbmpool_fetch_wait(req);
+	retrying = req->flags & HBMPOOL_FETCH_RETRYING;
 	hbmpool_req_put(req);
+	if (ret == -EAGAIN && retrying)
+		ret = hbmpool_fill_wait_retry(r, index);
 	return ret;
 }
 

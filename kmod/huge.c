@@ -870,9 +870,7 @@ bool hbmpool_huge_fetch(struct vm_fault *vmf, struct hbmpool_region *r)
 	/* as in __hbmpool_vm_fault(): the file keeps the module */
 	fpin = get_file(vma->vm_file);
 	mmap_read_unlock(vma->vm_mm);
-	/* pages are unlocked in order once the run is in: the last one last */
-	if (!folio_wait_locked_killable(page_folio(req->pages[nr - 1])))
-		folio_wait_locked_killable(page_folio(req->pages[0]));
+	hbmpool_fetch_wait(req);	/* the retried fault finds what came */
 	hbmpool_req_put(req);
 	fput(fpin);
 	return true;

@@ -127,7 +127,7 @@ static void hbmpool_req_free(struct hbmpool_req *req)
 
 	if (req->destructor)
 		req->destructor(req);
-	for (i = 0; i < req->nr_pages; i++)
+	for (i = 0; !req->pages_put && i < req->nr_pages; i++)
 		put_page(req->pages[i]);
 	hbmpool_node_put(req->node);
 	kfree(req);
@@ -159,6 +159,30 @@ static void hbmpool_req_release(struct kref *ref)
 void hbmpool_req_put(struct hbmpool_req *req)
 {
 	kref_put(&req->ref, hbmpool_req_release);
+}
+
+/**
+ * hbmpool_req_put_pages - drop a completed request's page references early
+ * @req: a request that its transport completed (not timed out), from its
+ *	end_io, once the pages are no longer the request's business (unlocked
+ *	into the cache)
+ *
+ * Any context.  A user that waits for one of the pages holds its own
+ * reference to it.  Without this, the references go when the request is
+ * released, which may be later than its pages' unlock: a user that wants a
+ * page held by nobody else (the gathering of a piece, huge.c) would find it
+ * held meanwhile.  A request that timed out keeps them: its transport may
+ * still write the pages.
+ */
+void hbmpool_req_put_pages(struct hbmpool_req *req)
+{
+	unsigned int i;
+
+	if (WARN_ON_ONCE(req->timed_out || req->pages_put))
+		return;
+	req->pages_put = true;
+	for (i = 0; i < req->nr_pages; i++)
+		put_page(req->pages[i]);
 }
 
 /* The first of completion and timeout decides; true if it was us. */

@@ -819,12 +819,11 @@ TEST_F(huge, slow_node_killed_waiting)
 	ASSERT_EQ(bytes0 + HUGE, bytes) TH_LOG("piece 0's fetch has not ended 5 s after the kill");
 	ASSERT_EQ(HPAGES, region_cached(self)) TH_LOG("piece 0 is not cached whole");
 	/*
-	 * A request drops its page references when it is freed, just after it
-	 * unlocks them (design.rst, "A piece over a link that waits"): a
-	 * gathering in that moment finds the pages held.  The debug kernel
-	 * makes it long enough to meet; give it time to pass.
+	 * The fetch counts its bytes, then unlocks the pages and drops its
+	 * references to them (design.rst, "Huge (PMD) mappings"): a gathering
+	 * before it is through finds a page held.  Give it time to finish.
 	 */
-	hbmt_sleep_ms(500);
+	hbmt_sleep_ms(100);
 	ASSERT_EQ(0, hbm_node_knob(N_H, "latency_us", 0));
 	ASSERT_EQ(0, unmap(self, m));
 	m = map_huge(_metadata, self, 0, 2 * HUGE);

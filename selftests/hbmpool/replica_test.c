@@ -17,6 +17,10 @@
  *    nothing is lost once it is retried;
  *  - a fetch whose copy fails is served by the other copy (no SIGBUS); with
  *    every copy failing the toucher gets SIGBUS;
+ *  - the same failover for waiters outside a retryable fault (reads
+ *    through /proc/self/mem, REGION_PREFETCH): every page comes, none
+ *    counted failed; with every copy failing, prefetch counts them all
+ *    failed;
  *  - a fenced node's copies stop being good: the data stays readable from
  *    the other copies and re-replication replaces them, also in a chunk
  *    where failed fetches left pages cached;
@@ -25,7 +29,9 @@
  * Nodes 80..84 belong to this binary.  The whole binary is skipped (exit 4)
  * on a kernel without HBMPOOL_FEAT_REPLICAS.
  */
+#include <fcntl.h>
 #include <stdio.h>
+#include <unistd.h>
 
 #include "kselftest_harness.h"
 #include "hbmtest.h"
@@ -703,6 +709,80 @@ TEST_F_TIMEOUT(rep, fetch_failover, 120)
 		hbmt_sleep_ms(100);
 	EXPECT_EQ(0, bus) TH_LOG("SIGBUS after both copies recovered");
 	READ_ALL_EXACT(0x5d, "after recovery");
+}
+
+/*
+ * The fetch goes on to the other copy while its waiter waits outside a
+ * retryable fault, for the request that failed (design.rst, "The fault
+ * path": HBMPOOL_FETCH_RETRYING): a read of the second half through
+ * /proc/self/mem (the kernel's access to the mapping faults without
+ * retry), then REGION_PREFETCH of the first half.  A failed fetch makes its
+ * node suspect (tried last); a write-back that it takes clears that, so
+ * that the prefetch tries the failing copy first too.
+ */
+TEST_F_TIMEOUT(rep, failover_for_waiters, 120)
+{
+	struct hbmpool_chunk_info ch[NCHUNK];
+	struct hbmpool_region_info ri;
+	struct hbmpool_stats st;
+	struct hbmpool_range rg;
+	const size_t half = LEN / 2;
+	uint64_t err0, err1;
+	unsigned int first, other;
+	uint8_t *buf;
+	ssize_t n;
+	int fd;
+
+	OPEN(2, HBM_NODES(N_A, N_B));
+	hbm_pattern_fill(self->r.map, LEN, 0, 0x5e);
+	ASSERT_EQ(0, hbm_region_sync(self->r.fd, 0, 0, NULL));
+	ASSERT_EQ(0, evict_all(_metadata, self));
+	ASSERT_EQ(0, region_info(self->r.fd, &ri, ch));
+	first = ch[0].node;
+	other = first == N_A ? N_B : N_A;
+	KNOB(first, "fail_fetch", 1);
+
+	buf = malloc(half);
+	ASSERT_NE(NULL, buf);
+	fd = open("/proc/self/mem", O_RDONLY | O_CLOEXEC);
+	ASSERT_LE(0, fd) TH_LOG("/proc/self/mem: %s", strerror(errno));
+	n = pread(fd, buf, half, (off_t)(uintptr_t)(self->r.map + half));
+	EXPECT_EQ((ssize_t)half, n) TH_LOG("/proc/self/mem read: %zd (%s)", n, strerror(errno));
+	if (n == (ssize_t)half) {
+		EXPECT_EQ(0, hbm_pattern_check(buf, half, half, 0x5e, NULL))
+			TH_LOG("the second half, read through /proc/self/mem");
+	}
+	close(fd);
+	free(buf);
+	ASSERT_EQ(0, hbm_region_stats(self->r.fd, &st));
+	err0 = st.errors;
+	EXPECT_LE(1, err0) TH_LOG("no fetch from the failing copy was tried");
+
+	/* a write-back to both copies: the failing one is not suspect now */
+	*(volatile uint8_t *)(self->r.map + half) = self->r.map[half];
+	ASSERT_EQ(0, hbm_region_sync(self->r.fd, 0, 0, NULL));
+	ASSERT_EQ(0, hbm_region_prefetch(self->r.fd, 0, half, &rg));
+	EXPECT_EQ(NPAGES / 2, rg.pages_done) TH_LOG("prefetch: %llu pages done, %llu failed",
+						   (unsigned long long)rg.pages_done,
+						   (unsigned long long)rg.pages_failed);
+	EXPECT_EQ(0, rg.pages_failed);
+	ASSERT_EQ(0, hbm_region_stats(self->r.fd, &st));
+	err1 = st.errors;
+	EXPECT_LT(err0, err1) TH_LOG("the prefetch did not try the failing copy");
+	ASSERT_EQ(0, region_info(self->r.fd, &ri, NULL));
+	EXPECT_EQ(NPAGES, ri.cached_pages) TH_LOG("cached after the prefetch");
+	READ_ALL_EXACT(0x5e, "after the failovers");
+
+	/* both failing: the prefetch counts every page failed */
+	ASSERT_EQ(0, evict_all(_metadata, self));
+	KNOB(other, "fail_fetch", 1);
+	ASSERT_EQ(0, hbm_region_prefetch(self->r.fd, 0, half, &rg));
+	EXPECT_EQ(0, rg.pages_done);
+	EXPECT_EQ(NPAGES / 2, rg.pages_failed) TH_LOG("prefetch with no copy: %llu failed",
+						     (unsigned long long)rg.pages_failed);
+	KNOB(first, "fail_fetch", 0);
+	KNOB(other, "fail_fetch", 0);
+	READ_ALL_EXACT(0x5e, "after both copies recovered");
 }
 
 /* ---- 6. fence --------------------------------------------------------- */
