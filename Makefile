@@ -324,8 +324,9 @@ rig-selftest:
 
 # $(call check_stage,TARGETS,MAKEFLAGS): one stage of 'make check' as a
 # sub-make, its wall time and how busy the host's CPUs were printed after it
-# ("== check: TARGETS: N s, CPU P%, exit S"): where a stage waits rather
-# than computes, it can share the CPUs with another.
+# ("== check: TARGETS: N s, CPU P%, exit S"): a stage that waits rather
+# than computes is a candidate to run beside another (check-pkg beside
+# rig_test, the one pair tried, gained nothing: the VM kept both CPUs busy).
 cpu_ticks = awk '/^cpu / { print $$2 + $$3 + $$4 + $$7 + $$8, $$5 + $$6 }' /proc/stat
 define check_stage
 	@s=$$(date +%s); read -r b0 i0 < <($(cpu_ticks)); rc=0; \
