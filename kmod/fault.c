@@ -309,10 +309,8 @@ static void hbmpool_fetch_end_io(struct hbmpool_req *req)
 				      ktime_get_ns() - req->start_ns);
 		for (i = 0; i < req->nr_pages; i++)
 			set_bit(HBM_PG_UPTODATE, &req->pages[i]->private);
-		for (i = 0; i < req->nr_pages; i++)
-			unlock_page(req->pages[i]);
 		/* the cache has them: nothing holds them for the request now */
-		hbmpool_req_put_pages(req);
+		hbmpool_req_unlock_put_pages(req);
 		return;
 	}
 	WRITE_ONCE(node->suspect, true);
@@ -508,48 +506,39 @@ out:
 
 /**
  * hbmpool_fetch_wait - wait, killable, for a fetch of hbmpool_fetch_start()
+ * @r: the region
  * @req: its request
  *
  * Waits for the request, not for a page of it, so that the waiter holds no
- * page: the request drops its page references as it unlocks them into the
- * cache, and from then on nothing but the cache holds the run (as a piece's
- * gathering wants it, huge.c).
+ * page: the request drops its reference to each page as it unlocks it into
+ * the cache, and from then on nothing but the cache holds the run (as a
+ * piece's gathering wants it, huge.c).  A request that went on to another
+ * copy (HBMPOOL_FETCH_RETRYING) completes before the run is in: its pages,
+ * which a failed request keeps referenced, are then waited for, the last
+ * one and then the first (a run's pages are unlocked in order).
  *
- * Return: 0 (the run is up to date), -EINTR, -EAGAIN (the fetch failed but
- * went on to another copy, HBMPOOL_FETCH_RETRYING, or another copy of the
- * chunk can serve: fetch again), or the fetch's error.
+ * Return: 0 (the run is up to date), -EINTR, -EAGAIN (another copy of the
+ * chunk can serve, or the first page was taken out meanwhile: look again),
+ * or the fetch's error (every copy tried failed).
  */
-int hbmpool_fetch_wait(struct hbmpool_req *req)
+int hbmpool_fetch_wait(struct hbmpool_region *r, struct hbmpool_req *req)
 {
+	struct page *first = req->pages[0];
+
 	if (wait_for_completion_killable(&req->done))
 		return -EINTR;	/* the request goes on; its end_io decides */
 	if (!req->status)
 		return 0;
-	if (req->flags & (HBMPOOL_FETCH_RETRYING | HBMPOOL_FETCH_FAILOVER))
+	if (req->flags & HBMPOOL_FETCH_FAILOVER)
 		return -EAGAIN;
-	return req->status;
-}
-
-/*
- * The fetch of a run at @index went on to another copy, into the same
- * pages (HBMPOOL_FETCH_RETRYING): wait for the first page there.  Return as
- * hbmpool_fill(); -EAGAIN when that fetch failed as well, or the page is
- * gone: the next fetch or fault finds what is left.
- */
-static int hbmpool_fill_wait_retry(struct hbmpool_region *r, pgoff_t index)
-{
-	struct page *page = hbmpool_lookup(r, index);
-	int ret = -EAGAIN;
-
-	if (!page)
-		return ret;
-	if (folio_wait_locked_killable(page_folio(page)))
-		ret = -EINTR;
-	else if (page->mapping == hbmpool_mapping(r) &&
-		 test_bit(HBM_PG_UPTODATE, &page->private))
-		ret = 0;
-	put_page(page);
-	return ret;
+	if (!(req->flags & HBMPOOL_FETCH_RETRYING))
+		return req->status;
+	if (folio_wait_locked_killable(page_folio(req->pages[req->nr_pages - 1])) ||
+	    folio_wait_locked_killable(page_folio(first)))
+		return -EINTR;
+	if (READ_ONCE(first->mapping) != hbmpool_mapping(r))
+		return -EAGAIN;
+	return test_bit(HBM_PG_UPTODATE, &first->private) ? 0 : req->status;
 }
 
 /**
@@ -564,15 +553,14 @@ static int hbmpool_fill_wait_retry(struct hbmpool_region *r, pgoff_t index)
  *
  * Return: 0, -EEXIST (someone else has @index or is fetching it), -EINTR,
  * -ENOMEM, -EAGAIN (the fetch failed but another copy of the chunk can
- * serve: fetch again), or the fetch's error.  A failure of a fault-driven fetch
- * (HBMPOOL_FETCH_FAULT) leaves the first page marked ERROR for the next
- * fault, others STALE.
+ * serve, or the page was taken out meanwhile: look again), or the fetch's
+ * error.  A failure of a fault-driven fetch (HBMPOOL_FETCH_FAULT) leaves the
+ * first page marked ERROR for the next fault, others STALE.
  */
 int hbmpool_fill(struct hbmpool_region *r, pgoff_t index, unsigned int max,
 		 unsigned int mark, unsigned long flags, unsigned int *nr)
 {
 	struct hbmpool_req *req;
-	bool retrying;
 	int ret;
 
 	hbmpool_make_room(flags & HBMPOOL_FETCH_MAY_WRITEBACK);
@@ -581,11 +569,8 @@ int hbmpool_fill(struct hbmpool_region *r, pgoff_t index, unsigned int max,
 		return ret;
 	if (nr)
 		*nr = ret;
-	ret = hbmpool_fetch_wait(req);
-	retrying = req->flags & HBMPOOL_FETCH_RETRYING;
+	ret = hbmpool_fetch_wait(r, req);
 	hbmpool_req_put(req);
-	if (ret == -EAGAIN && retrying)
-		ret = hbmpool_fill_wait_retry(r, index);
 	return ret;
 }
 

@@ -643,7 +643,7 @@ extern unsigned int hbmpool_fetch_timeout_ms;
 int hbmpool_fetch_start(struct hbmpool_region *r, pgoff_t index,
 			unsigned int max, unsigned int mark,
 			unsigned long flags, struct hbmpool_req **reqp);
-int hbmpool_fetch_wait(struct hbmpool_req *req);
+int hbmpool_fetch_wait(struct hbmpool_region *r, struct hbmpool_req *req);
 int hbmpool_fill(struct hbmpool_region *r, pgoff_t index, unsigned int max,
 		 unsigned int mark, unsigned long flags, unsigned int *nr);
 struct page *hbmpool_lookup(struct hbmpool_region *r, pgoff_t index);

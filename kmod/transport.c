@@ -11,6 +11,7 @@
 #include <linux/highmem.h>
 #include <linux/mm.h>
 #include <linux/mutex.h>
+#include <linux/pagemap.h>
 #include <linux/slab.h>
 #include <linux/string.h>
 
@@ -162,27 +163,34 @@ void hbmpool_req_put(struct hbmpool_req *req)
 }
 
 /**
- * hbmpool_req_put_pages - drop a completed request's page references early
+ * hbmpool_req_unlock_put_pages - unlock a completed request's pages, and
+ *	drop its references to them
  * @req: a request that its transport completed (not timed out), from its
- *	end_io, once the pages are no longer the request's business (unlocked
- *	into the cache)
+ *	end_io, whose pages are locked and go to their users now (into the
+ *	cache, up to date)
  *
- * Any context.  A user that waits for one of the pages holds its own
- * reference to it.  Without this, the references go when the request is
- * released, which may be later than its pages' unlock: a user that wants a
- * page held by nobody else (the gathering of a piece, huge.c) would find it
- * held meanwhile.  A request that timed out keeps them: its transport may
- * still write the pages.
+ * Any context.  Each page is put right after its unlock: a user that wants
+ * a page held by nobody else (the gathering of a piece, huge.c) finds it so
+ * at once.  A user that waits for one of the pages holds its own reference
+ * to it.  Without this, the references go when the request is released.  A
+ * request that timed out keeps them: its transport may still write the
+ * pages.
  */
-void hbmpool_req_put_pages(struct hbmpool_req *req)
+void hbmpool_req_unlock_put_pages(struct hbmpool_req *req)
 {
 	unsigned int i;
 
-	if (WARN_ON_ONCE(req->timed_out || req->pages_put))
+	/* never: the pages are unlocked, and the references kept */
+	if (WARN_ON_ONCE(req->timed_out || req->pages_put)) {
+		for (i = 0; i < req->nr_pages; i++)
+			unlock_page(req->pages[i]);
 		return;
+	}
 	req->pages_put = true;
-	for (i = 0; i < req->nr_pages; i++)
+	for (i = 0; i < req->nr_pages; i++) {
+		unlock_page(req->pages[i]);
 		put_page(req->pages[i]);
+	}
 }
 
 /* The first of completion and timeout decides; true if it was us. */

@@ -51,11 +51,11 @@ enum hbmpool_req_op {
  * @nr_pages: number of pages, 1..HBMPOOL_REQ_MAX_PAGES.
  * @pages: the pages, each referenced until the request is released, or
  *	until a completed request's @end_io drops the references early
- *	(hbmpool_req_put_pages()).
+ *	(hbmpool_req_unlock_put_pages()).
  * @status: 0 or a negative errno, set once by completion or timeout.
  * @timed_out: the core's timeout, not the transport, ended it: the
  *	transport may still use the pages until it completes the request.
- * @pages_put: hbmpool_req_put_pages() dropped the page references.
+ * @pages_put: hbmpool_req_unlock_put_pages() dropped the page references.
  * @end_io: called exactly once, by the first of completion and timeout, in
  *	their context (which may be hard or soft interrupt): it must not
  *	sleep.  It decides what happens to the pages.
@@ -212,7 +212,7 @@ struct hbmpool_req *hbmpool_req_alloc(struct hbmpool_node *node,
 void hbmpool_req_submit(struct hbmpool_req *req, unsigned int timeout_ms);
 void hbmpool_req_complete(struct hbmpool_req *req, int status);
 void hbmpool_req_put(struct hbmpool_req *req);
-void hbmpool_req_put_pages(struct hbmpool_req *req);
+void hbmpool_req_unlock_put_pages(struct hbmpool_req *req);
 
 void hbmpool_node_link_changed(struct hbmpool_node *node, bool up);
 u32 hbmpool_node_data_gen(struct hbmpool_node *node);

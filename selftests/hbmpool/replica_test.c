@@ -20,7 +20,7 @@
  *  - the same failover for waiters outside a retryable fault (reads
  *    through /proc/self/mem, REGION_PREFETCH): every page comes, none
  *    counted failed; with every copy failing, prefetch counts them all
- *    failed;
+ *    failed and a read through /proc/self/mem fails with EIO at once;
  *  - a fenced node's copies stop being good: the data stays readable from
  *    the other copies and re-replication replaces them, also in a chunk
  *    where failed fetches left pages cached;
@@ -729,9 +729,10 @@ TEST_F_TIMEOUT(rep, failover_for_waiters, 120)
 	const size_t half = LEN / 2;
 	uint64_t err0, err1;
 	unsigned int first, other;
+	int fd, status = 0;
 	uint8_t *buf;
 	ssize_t n;
-	int fd;
+	pid_t pid;
 
 	OPEN(2, HBM_NODES(N_A, N_B));
 	hbm_pattern_fill(self->r.map, LEN, 0, 0x5e);
@@ -780,6 +781,20 @@ TEST_F_TIMEOUT(rep, failover_for_waiters, 120)
 	EXPECT_EQ(0, rg.pages_done);
 	EXPECT_EQ(NPAGES / 2, rg.pages_failed) TH_LOG("prefetch with no copy: %llu failed",
 						     (unsigned long long)rg.pages_failed);
+	/* and a read without retry gets the error, once: no fetching over and over */
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (!pid) {
+		static uint8_t b[HBMT_PAGE];
+
+		fd = open("/proc/self/mem", O_RDONLY | O_CLOEXEC);
+		alarm(20);
+		_exit(fd >= 0 && pread(fd, b, sizeof(b), (off_t)(uintptr_t)(self->r.map + half)) < 0 &&
+		      errno == EIO ? 0 : 1);
+	}
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	EXPECT_TRUE(WIFEXITED(status) && !WEXITSTATUS(status))
+		TH_LOG("/proc/self/mem read with no copy: status %#x (want EIO within 20 s)", status);
 	KNOB(first, "fail_fetch", 0);
 	KNOB(other, "fail_fetch", 0);
 	READ_ALL_EXACT(0x5e, "after both copies recovered");
