@@ -23,6 +23,7 @@
 #include <linux/slab.h>
 #include <linux/sched/clock.h>
 #include <linux/sched/signal.h>
+#include <linux/wait_bit.h>
 
 #include "hbmpool.h"
 
@@ -171,6 +172,27 @@ struct hbmpool_fetch_retry {
 static void hbmpool_fetch_end_io(struct hbmpool_req *req);
 
 /*
+ * The fetch that @req ends (as itself, or as the last of the requests that
+ * carried it on to other copies) is over, with @status, and whether
+ * another copy can serve it (@failover): recorded in the first request,
+ * which its waiter holds (hbmpool_fetch_wait()), once the pages are
+ * unlocked.  Any context.
+ */
+static void hbmpool_fetch_ended(struct hbmpool_req *req, int status,
+				bool failover)
+{
+	struct hbmpool_req *first = req->parent ?: req;
+
+	if (first != req)
+		WRITE_ONCE(first->status, status);
+	if (failover)
+		first->flags |= HBMPOOL_FETCH_FAILOVER;
+	smp_mb__before_atomic();	/* status and flags before the mark */
+	set_bit(HBMPOOL_FETCH_ENDED_NR, &first->flags);
+	wake_up_var(&first->flags);
+}
+
+/*
  * The fetch @req failed for good: its pages are marked and unlocked.  The
  * faulting page's failure is its fault's SIGBUS; pages read ahead are
  * fetched again by whoever touches them, and so is every page when
@@ -188,6 +210,7 @@ static void hbmpool_fetch_fail(struct hbmpool_req *req, bool failover)
 	}
 	for (i = 0; i < req->nr_pages; i++)
 		unlock_page(req->pages[i]);
+	hbmpool_fetch_ended(req, req->status, failover);
 }
 
 /*
@@ -234,6 +257,9 @@ static void hbmpool_fetch_retry_work(struct work_struct *work)
 		req->private = r;
 		req->flags = (old->flags & HBMPOOL_FETCH_FAULT) |
 			     ((tried | BIT(c)) << HBMPOOL_FETCH_TRIED_SHIFT);
+		/* the first request, which its waiter holds, gets the outcome */
+		req->parent = old->parent ?: old;
+		kref_get(&req->parent->ref);
 		hbmpool_req_submit(req, READ_ONCE(hbmpool_fetch_timeout_ms));
 		hbmpool_req_put(req);
 	}
@@ -311,6 +337,7 @@ static void hbmpool_fetch_end_io(struct hbmpool_req *req)
 			set_bit(HBM_PG_UPTODATE, &req->pages[i]->private);
 		/* the cache has them: nothing holds them for the request now */
 		hbmpool_req_unlock_put_pages(req);
+		hbmpool_fetch_ended(req, 0, false);
 		return;
 	}
 	WRITE_ONCE(node->suspect, true);
@@ -506,39 +533,35 @@ out:
 
 /**
  * hbmpool_fetch_wait - wait, killable, for a fetch of hbmpool_fetch_start()
- * @r: the region
  * @req: its request
  *
- * Waits for the request, not for a page of it, so that the waiter holds no
+ * Waits for the fetch, not for a page of it, so that the waiter holds no
  * page: the request drops its reference to each page as it unlocks it into
  * the cache, and from then on nothing but the cache holds the run (as a
- * piece's gathering wants it, huge.c).  A request that went on to another
- * copy (HBMPOOL_FETCH_RETRYING) completes before the run is in: its pages,
- * which a failed request keeps referenced, are then waited for, the last
- * one and then the first (a run's pages are unlocked in order).
+ * piece's gathering wants it, huge.c).  A request that failed at one copy
+ * and went on to another (HBMPOOL_FETCH_RETRYING) completes before the run
+ * is in: the fetch's last request records its outcome in @req once the
+ * pages are unlocked (hbmpool_fetch_ended()), and that is waited for.
  *
- * Return: 0 (the run is up to date), -EINTR, -EAGAIN (another copy of the
- * chunk can serve, or the first page was taken out meanwhile: look again),
- * or the fetch's error (every copy tried failed).
+ * Return: 0 (the run is up to date), -EINTR, -EAGAIN (the fetch timed out
+ * but another copy of the chunk can serve: fetch again), or the fetch's
+ * error (its last request's).
  */
-int hbmpool_fetch_wait(struct hbmpool_region *r, struct hbmpool_req *req)
+int hbmpool_fetch_wait(struct hbmpool_req *req)
 {
-	struct page *first = req->pages[0];
-
 	if (wait_for_completion_killable(&req->done))
 		return -EINTR;	/* the request goes on; its end_io decides */
-	if (!req->status)
+	if (req->flags & HBMPOOL_FETCH_RETRYING) {
+		if (wait_var_event_killable(&req->flags,
+					    test_bit(HBMPOOL_FETCH_ENDED_NR, &req->flags)))
+			return -EINTR;
+		smp_rmb();	/* the mark before status and flags */
+	}
+	if (!READ_ONCE(req->status))
 		return 0;
 	if (req->flags & HBMPOOL_FETCH_FAILOVER)
 		return -EAGAIN;
-	if (!(req->flags & HBMPOOL_FETCH_RETRYING))
-		return req->status;
-	if (folio_wait_locked_killable(page_folio(req->pages[req->nr_pages - 1])) ||
-	    folio_wait_locked_killable(page_folio(first)))
-		return -EINTR;
-	if (READ_ONCE(first->mapping) != hbmpool_mapping(r))
-		return -EAGAIN;
-	return test_bit(HBM_PG_UPTODATE, &first->private) ? 0 : req->status;
+	return READ_ONCE(req->status);
 }
 
 /**
@@ -552,10 +575,10 @@ int hbmpool_fetch_wait(struct hbmpool_region *r, struct hbmpool_req *req)
  * @nr: set to the pages in the run, if not NULL
  *
  * Return: 0, -EEXIST (someone else has @index or is fetching it), -EINTR,
- * -ENOMEM, -EAGAIN (the fetch failed but another copy of the chunk can
- * serve, or the page was taken out meanwhile: look again), or the fetch's
- * error.  A failure of a fault-driven fetch (HBMPOOL_FETCH_FAULT) leaves the
- * first page marked ERROR for the next fault, others STALE.
+ * -ENOMEM, -EAGAIN (the fetch timed out but another copy of the chunk can
+ * serve: fetch again), or the fetch's error.  A failure of a fault-driven
+ * fetch (HBMPOOL_FETCH_FAULT) leaves the first page marked ERROR for the
+ * next fault, others STALE.
  */
 int hbmpool_fill(struct hbmpool_region *r, pgoff_t index, unsigned int max,
 		 unsigned int mark, unsigned long flags, unsigned int *nr)
@@ -569,7 +592,7 @@ int hbmpool_fill(struct hbmpool_region *r, pgoff_t index, unsigned int max,
 		return ret;
 	if (nr)
 		*nr = ret;
-	ret = hbmpool_fetch_wait(r, req);
+	ret = hbmpool_fetch_wait(req);
 	hbmpool_req_put(req);
 	return ret;
 }

@@ -638,12 +638,13 @@ extern unsigned int hbmpool_fetch_timeout_ms;
 #define HBMPOOL_FETCH_AHEAD		BIT(2)	/* read ahead: nobody touched it yet */
 #define HBMPOOL_FETCH_FAILOVER		BIT(3)	/* req->flags: timed out, another copy serves */
 #define HBMPOOL_FETCH_RETRYING		BIT(4)	/* req->flags: gone on to another copy */
+#define HBMPOOL_FETCH_ENDED_NR		5	/* req->flags: the fetch's outcome is in */
 #define HBMPOOL_FETCH_TRIED_SHIFT	8	/* req->flags: bit 8 + c, copy c failed it */
 
 int hbmpool_fetch_start(struct hbmpool_region *r, pgoff_t index,
 			unsigned int max, unsigned int mark,
 			unsigned long flags, struct hbmpool_req **reqp);
-int hbmpool_fetch_wait(struct hbmpool_region *r, struct hbmpool_req *req);
+int hbmpool_fetch_wait(struct hbmpool_req *req);
 int hbmpool_fill(struct hbmpool_region *r, pgoff_t index, unsigned int max,
 		 unsigned int mark, unsigned long flags, unsigned int *nr);
 struct page *hbmpool_lookup(struct hbmpool_region *r, pgoff_t index);

@@ -870,7 +870,7 @@ bool hbmpool_huge_fetch(struct vm_fault *vmf, struct hbmpool_region *r)
 	/* as in __hbmpool_vm_fault(): the file keeps the module */
 	fpin = get_file(vma->vm_file);
 	mmap_read_unlock(vma->vm_mm);
-	hbmpool_fetch_wait(r, req);	/* the retried fault finds what came */
+	hbmpool_fetch_wait(req);	/* the retried fault finds what came */
 	hbmpool_req_put(req);
 	fput(fpin);
 	return true;

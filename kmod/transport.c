@@ -130,6 +130,8 @@ static void hbmpool_req_free(struct hbmpool_req *req)
 		req->destructor(req);
 	for (i = 0; !req->pages_put && i < req->nr_pages; i++)
 		put_page(req->pages[i]);
+	if (req->parent)
+		hbmpool_req_put(req->parent);
 	hbmpool_node_put(req->node);
 	kfree(req);
 }
@@ -180,8 +182,10 @@ void hbmpool_req_unlock_put_pages(struct hbmpool_req *req)
 {
 	unsigned int i;
 
-	/* never: the pages are unlocked, and the references kept */
-	if (WARN_ON_ONCE(req->timed_out || req->pages_put)) {
+	/* never; for a request that timed out, the references are kept */
+	if (WARN_ON_ONCE(req->pages_put))
+		return;
+	if (WARN_ON_ONCE(req->timed_out)) {
 		for (i = 0; i < req->nr_pages; i++)
 			unlock_page(req->pages[i]);
 		return;

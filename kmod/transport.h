@@ -73,6 +73,9 @@ enum hbmpool_req_op {
  *	data the home lost is refused with -EIO, and a transport that learns
  *	of the loss while the request waits must not send it.
  * @pdu: the transport's per-request state, req_pdu_size bytes.
+ * @parent: the request that this one carries on, if any (a fetch gone on
+ *	to another copy), referenced until this one is released; the
+ *	submitter's business.
  *
  * A transport must treat the pages of a request it completed late (after
  * its timeout) as still its own until it calls hbmpool_req_complete(): they
@@ -100,6 +103,7 @@ struct hbmpool_req {
 	u64 start_ns;
 	u32 data_gen;
 	void *pdu;
+	struct hbmpool_req *parent;
 };
 
 /*

@@ -20,7 +20,9 @@
  *  - the same failover for waiters outside a retryable fault (reads
  *    through /proc/self/mem, REGION_PREFETCH): every page comes, none
  *    counted failed; with every copy failing, prefetch counts them all
- *    failed and a read through /proc/self/mem fails with EIO at once;
+ *    failed and reads through /proc/self/mem (two at once) fail with EIO
+ *    at once; with three copies, the first failing and the second timing
+ *    out, such a read gets the third's data;
  *  - a fenced node's copies stop being good: the data stays readable from
  *    the other copies and re-replication replaces them, also in a chunk
  *    where failed fetches left pages cached;
@@ -239,6 +241,7 @@ FIXTURE_TEARDOWN(rep)
 	for (int i = 0; i < self->nknobs; i++) {
 		hbm_node_knob(self->knobs[i] >> 8, "fail_fetch", 0);
 		hbm_node_knob(self->knobs[i] >> 8, "fail_writeback", 0);
+		hbm_node_knob(self->knobs[i] >> 8, "hang_fetch", 0);
 	}
 	hbmt_region_close(&self->r);
 	hbmt_region_close(&self->fill);
@@ -731,16 +734,17 @@ TEST_F_TIMEOUT(rep, failover_for_waiters, 120)
 	unsigned int first, other;
 	int fd, status = 0;
 	uint8_t *buf;
+	pid_t pids[2];
 	ssize_t n;
-	pid_t pid;
 
 	OPEN(2, HBM_NODES(N_A, N_B));
 	hbm_pattern_fill(self->r.map, LEN, 0, 0x5e);
 	ASSERT_EQ(0, hbm_region_sync(self->r.fd, 0, 0, NULL));
 	ASSERT_EQ(0, evict_all(_metadata, self));
 	ASSERT_EQ(0, region_info(self->r.fd, &ri, ch));
-	first = ch[0].node;
+	first = ch[NCHUNK / 2].node;	/* the second half's, read first */
 	other = first == N_A ? N_B : N_A;
+	EXPECT_EQ(first, ch[0].node) TH_LOG("the halves' first copies differ");
 	KNOB(first, "fail_fetch", 1);
 
 	buf = malloc(half);
@@ -781,23 +785,78 @@ TEST_F_TIMEOUT(rep, failover_for_waiters, 120)
 	EXPECT_EQ(0, rg.pages_done);
 	EXPECT_EQ(NPAGES / 2, rg.pages_failed) TH_LOG("prefetch with no copy: %llu failed",
 						     (unsigned long long)rg.pages_failed);
-	/* and a read without retry gets the error, once: no fetching over and over */
-	pid = fork();
-	ASSERT_LE(0, pid);
-	if (!pid) {
-		static uint8_t b[HBMT_PAGE];
+	/*
+	 * and reads without retry get the error, once: no fetching over and
+	 * over (two readers of one page at once, each waiting for the other's
+	 * fetch in turn, as well)
+	 */
+	for (int k = 0; k < 2; k++) {
+		pids[k] = fork();
+		ASSERT_LE(0, pids[k]);
+		if (!pids[k]) {
+			static uint8_t b[HBMT_PAGE];
 
-		fd = open("/proc/self/mem", O_RDONLY | O_CLOEXEC);
-		alarm(20);
-		_exit(fd >= 0 && pread(fd, b, sizeof(b), (off_t)(uintptr_t)(self->r.map + half)) < 0 &&
-		      errno == EIO ? 0 : 1);
+			fd = open("/proc/self/mem", O_RDONLY | O_CLOEXEC);
+			alarm(20);
+			_exit(fd >= 0 && pread(fd, b, sizeof(b),
+					       (off_t)(uintptr_t)(self->r.map + half)) < 0 &&
+			      errno == EIO ? 0 : 1);
+		}
 	}
-	ASSERT_EQ(pid, waitpid(pid, &status, 0));
-	EXPECT_TRUE(WIFEXITED(status) && !WEXITSTATUS(status))
-		TH_LOG("/proc/self/mem read with no copy: status %#x (want EIO within 20 s)", status);
+	for (int k = 0; k < 2; k++) {
+		ASSERT_EQ(pids[k], waitpid(pids[k], &status, 0));
+		EXPECT_TRUE(WIFEXITED(status) && !WEXITSTATUS(status))
+			TH_LOG("/proc/self/mem read %d with no copy: status %#x (want EIO within 20 s)",
+			       k, status);
+	}
 	KNOB(first, "fail_fetch", 0);
 	KNOB(other, "fail_fetch", 0);
 	READ_ALL_EXACT(0x5e, "after both copies recovered");
+}
+
+/*
+ * Three copies: the first fails a fetch, the second, tried next, hangs
+ * until the fetch times out (500 ms), the third serves.  A read without
+ * retry through /proc/self/mem gets the data: the timed-out request, which
+ * carried the fetch on, says that another copy can serve, and the fault
+ * fetches again from it.
+ */
+TEST_F_TIMEOUT(rep, failover_after_timeout, 120)
+{
+	struct hbmpool_chunk_info ch[NCHUNK];
+	struct hbmpool_region_info ri;
+	struct hbmpool_stats st;
+	uint8_t buf[HBMT_PAGE];
+	unsigned int a, b;
+	ssize_t n;
+	int fd;
+
+	OPEN(3, HBM_NODES(N_A, N_B, N_C));
+	hbm_pattern_fill(self->r.map, LEN, 0, 0x5f);
+	ASSERT_EQ(0, hbm_region_sync(self->r.fd, 0, 0, NULL));
+	ASSERT_EQ(0, evict_all(_metadata, self));
+	ASSERT_EQ(0, region_info(self->r.fd, &ri, ch));
+	a = ch[0].node;
+	ASSERT_TRUE(a == N_A) TH_LOG("chunk 0's first copy on %u, want the nearest, %u", a, N_A);
+	b = N_B;
+	ASSERT_EQ(0, hbm_set_global_u64("fetch_timeout_ms", 500));
+	KNOB(a, "fail_fetch", 1);
+	KNOB(b, "hang_fetch", 1);
+
+	fd = open("/proc/self/mem", O_RDONLY | O_CLOEXEC);
+	ASSERT_LE(0, fd) TH_LOG("/proc/self/mem: %s", strerror(errno));
+	n = pread(fd, buf, sizeof(buf), (off_t)(uintptr_t)(self->r.map + 2 * HBMT_PAGE));
+	close(fd);
+	EXPECT_EQ((ssize_t)sizeof(buf), n) TH_LOG("/proc/self/mem read: %zd (%s)", n, strerror(errno));
+	if (n == (ssize_t)sizeof(buf)) {
+		EXPECT_EQ(0, hbm_pattern_check(buf, sizeof(buf), 2 * HBMT_PAGE, 0x5f, NULL))
+			TH_LOG("the page served by the third copy");
+	}
+	ASSERT_EQ(0, hbm_region_stats(self->r.fd, &st));
+	EXPECT_LE(1, st.timeouts) TH_LOG("the second copy's fetch did not time out");
+	KNOB(b, "hang_fetch", 0);
+	KNOB(a, "fail_fetch", 0);
+	READ_ALL_EXACT(0x5f, "after the failover");
 }
 
 /* ---- 6. fence --------------------------------------------------------- */
