@@ -185,10 +185,11 @@ static void hbmpool_fetch_ended(struct hbmpool_req *req, int status,
 
 	if (first != req)
 		WRITE_ONCE(first->status, status);
-	if (failover)
-		first->flags |= HBMPOOL_FETCH_FAILOVER;
+	if (failover)	/* no other writer now; the waiter reads it after the mark */
+		WRITE_ONCE(first->flags, first->flags | HBMPOOL_FETCH_FAILOVER);
 	smp_mb__before_atomic();	/* status and flags before the mark */
 	set_bit(HBMPOOL_FETCH_ENDED_NR, &first->flags);
+	smp_mb__after_atomic();		/* the mark before the waiter's queue */
 	wake_up_var(&first->flags);
 }
 
@@ -349,8 +350,6 @@ static void hbmpool_fetch_end_io(struct hbmpool_req *req)
 			    node->id, req->status);
 	if (hbmpool_fetch_retry(req, &failover))
 		return;
-	if (failover)
-		req->flags |= HBMPOOL_FETCH_FAILOVER;
 	hbmpool_fetch_fail(req, failover);
 }
 
@@ -559,7 +558,7 @@ int hbmpool_fetch_wait(struct hbmpool_req *req)
 	}
 	if (!READ_ONCE(req->status))
 		return 0;
-	if (req->flags & HBMPOOL_FETCH_FAILOVER)
+	if (READ_ONCE(req->flags) & HBMPOOL_FETCH_FAILOVER)
 		return -EAGAIN;
 	return READ_ONCE(req->status);
 }

@@ -20,8 +20,8 @@
  *  - the same failover for waiters outside a retryable fault (reads
  *    through /proc/self/mem, REGION_PREFETCH): every page comes, none
  *    counted failed; with every copy failing, prefetch counts them all
- *    failed and reads through /proc/self/mem (two at once) fail with EIO
- *    at once; with three copies, the first failing and the second timing
+ *    failed and reads through /proc/self/mem (two readers at once, page
+ *    by page) fail with EIO at once; with three copies, the first failing and the second timing
  *    out, such a read gets the third's data;
  *  - a fenced node's copies stop being good: the data stays readable from
  *    the other copies and re-replication replaces them, also in a chunk
@@ -732,7 +732,7 @@ TEST_F_TIMEOUT(rep, failover_for_waiters, 120)
 	const size_t half = LEN / 2;
 	uint64_t err0, err1;
 	unsigned int first, other;
-	int fd, status = 0;
+	int fd, go[2], status = 0;
 	uint8_t *buf;
 	pid_t pids[2];
 	ssize_t n;
@@ -787,27 +787,39 @@ TEST_F_TIMEOUT(rep, failover_for_waiters, 120)
 						     (unsigned long long)rg.pages_failed);
 	/*
 	 * and reads without retry get the error, once: no fetching over and
-	 * over (two readers of one page at once, each waiting for the other's
-	 * fetch in turn, as well)
+	 * over.  Two readers go through the second half's pages at once, page
+	 * by page, so that one often waits for the other's fetch of a page.
 	 */
+	ASSERT_EQ(0, pipe(go));
 	for (int k = 0; k < 2; k++) {
 		pids[k] = fork();
 		ASSERT_LE(0, pids[k]);
 		if (!pids[k]) {
 			static uint8_t b[HBMT_PAGE];
+			char c;
 
+			close(go[1]);
 			fd = open("/proc/self/mem", O_RDONLY | O_CLOEXEC);
-			alarm(20);
-			_exit(fd >= 0 && pread(fd, b, sizeof(b),
-					       (off_t)(uintptr_t)(self->r.map + half)) < 0 &&
-			      errno == EIO ? 0 : 1);
+			alarm(30);
+			if (fd < 0 || read(go[0], &c, 1) != 1)
+				_exit(2);
+			for (uint64_t p = 0; p < NPAGES / 2; p++) {
+				off_t at = (off_t)(uintptr_t)(self->r.map + half + p * HBMT_PAGE);
+
+				if (pread(fd, b, sizeof(b), at) >= 0 || errno != EIO)
+					_exit(1);
+			}
+			_exit(0);
 		}
 	}
+	close(go[0]);
+	ASSERT_EQ(2, write(go[1], "gg", 2));
+	close(go[1]);
 	for (int k = 0; k < 2; k++) {
 		ASSERT_EQ(pids[k], waitpid(pids[k], &status, 0));
 		EXPECT_TRUE(WIFEXITED(status) && !WEXITSTATUS(status))
-			TH_LOG("/proc/self/mem read %d with no copy: status %#x (want EIO within 20 s)",
-			       k, status);
+			TH_LOG("reader %d of %llu pages with no copy: status %#x (want EIO for each, within 30 s)",
+			       k, (unsigned long long)NPAGES / 2, status);
 	}
 	KNOB(first, "fail_fetch", 0);
 	KNOB(other, "fail_fetch", 0);
