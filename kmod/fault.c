@@ -308,7 +308,6 @@ static bool hbmpool_fetch_retry(struct hbmpool_req *req, bool *failover)
 		return false;
 	if (failed >= 0)
 		req->flags |= BIT(failed) << HBMPOOL_FETCH_TRIED_SHIFT;
-	req->flags |= HBMPOOL_FETCH_RETRYING;	/* for its waiter */
 	kref_get(&req->ref);		/* the work's */
 	retry->req = req;
 	INIT_WORK(&retry->work, hbmpool_fetch_retry_work);
@@ -537,10 +536,10 @@ out:
  * Waits for the fetch, not for a page of it, so that the waiter holds no
  * page: the request drops its reference to each page as it unlocks it into
  * the cache, and from then on nothing but the cache holds the run (as a
- * piece's gathering wants it, huge.c).  A request that failed at one copy
- * and went on to another (HBMPOOL_FETCH_RETRYING) completes before the run
- * is in: the fetch's last request records its outcome in @req once the
- * pages are unlocked (hbmpool_fetch_ended()), and that is waited for.
+ * piece's gathering wants it, huge.c).  The fetch's last request (@req,
+ * or the last that carried it on to another copy) records its outcome in
+ * @req once the pages are unlocked (hbmpool_fetch_ended()), and that is
+ * waited for.
  *
  * Return: 0 (the run is up to date), -EINTR, -EAGAIN (the fetch timed out
  * but another copy of the chunk can serve: fetch again), or the fetch's
@@ -548,14 +547,11 @@ out:
  */
 int hbmpool_fetch_wait(struct hbmpool_req *req)
 {
-	if (wait_for_completion_killable(&req->done))
-		return -EINTR;	/* the request goes on; its end_io decides */
-	if (req->flags & HBMPOOL_FETCH_RETRYING) {
-		if (wait_var_event_killable(&req->flags,
-					    test_bit(HBMPOOL_FETCH_ENDED_NR, &req->flags)))
-			return -EINTR;
-		smp_rmb();	/* the mark before status and flags */
-	}
+	/* a fatal signal: the request goes on; its end_io decides */
+	if (wait_var_event_killable(&req->flags,
+				    test_bit(HBMPOOL_FETCH_ENDED_NR, &req->flags)))
+		return -EINTR;
+	smp_rmb();	/* the mark before status and flags */
 	if (!READ_ONCE(req->status))
 		return 0;
 	if (READ_ONCE(req->flags) & HBMPOOL_FETCH_FAILOVER)

@@ -637,7 +637,6 @@ extern unsigned int hbmpool_fetch_timeout_ms;
 #define HBMPOOL_FETCH_MAY_WRITEBACK	BIT(1)	/* no mmap_lock held */
 #define HBMPOOL_FETCH_AHEAD		BIT(2)	/* read ahead: nobody touched it yet */
 #define HBMPOOL_FETCH_FAILOVER		BIT(3)	/* req->flags: timed out, another copy serves */
-#define HBMPOOL_FETCH_RETRYING		BIT(4)	/* req->flags: gone on to another copy */
 #define HBMPOOL_FETCH_ENDED_NR		5	/* req->flags: the fetch's outcome is in */
 #define HBMPOOL_FETCH_TRIED_SHIFT	8	/* req->flags: bit 8 + c, copy c failed it */
 

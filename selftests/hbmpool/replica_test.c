@@ -717,7 +717,7 @@ TEST_F_TIMEOUT(rep, fetch_failover, 120)
 /*
  * The fetch goes on to the other copy while its waiter waits outside a
  * retryable fault, for the request that failed (design.rst, "The fault
- * path": HBMPOOL_FETCH_RETRYING): a read of the second half through
+ * path": hbmpool_fetch_wait()): a read of the second half through
  * /proc/self/mem (the kernel's access to the mapping faults without
  * retry), then REGION_PREFETCH of the first half.  A failed fetch makes its
  * node suspect (tried last); a write-back that it takes clears that, so
