@@ -95,9 +95,18 @@ long hbmpool_cache_nr_dirty(void)
 void hbmpool_cache_charge(struct hbmpool_region *r, long nr)
 {
 	atomic_long_add(nr, &r->nr_cached);
-	/* queue, not modify: a worker backing off keeps its delay */
+	/*
+	 * Queue, not modify: a worker backing off keeps its delay.  Once the
+	 * cache is full every new page comes here while the work is pending:
+	 * a plain test of its pending bit spares those the atomic and the
+	 * interrupt-off section of queue_delayed_work().  The value returned
+	 * above orders the count before the test; the work clears the bit
+	 * with a full barrier before it runs, then reads the count: either
+	 * it sees this page, or this test sees it not pending and queues it.
+	 */
 	if (atomic_long_add_return(nr, &hbmpool_cache.nr_cached) >
-	    hbmpool_low_wm() && nr > 0)
+	    hbmpool_low_wm() && nr > 0 &&
+	    !delayed_work_pending(&hbmpool_cache.evict_work))
 		queue_delayed_work(system_unbound_wq, &hbmpool_cache.evict_work, 0);
 }
 
@@ -278,6 +287,16 @@ static bool hbmpool_dirty_folio(struct address_space *mapping,
 	struct page *page = &folio->page;
 	bool newly = !folio_test_set_dirty(folio);
 
+	/*
+	 * Dirty already (page_mkwrite marks it before the core calls here):
+	 * nothing to count.  The barrier orders the writer's stores before
+	 * the test; a write-back clears the mark with a full barrier before
+	 * its snapshot, so either the snapshot sees those stores or this
+	 * test sees the page clean and marks it again.
+	 */
+	smp_mb();
+	if (test_bit(HBM_PG_DIRTY, &page->private))
+		return newly;
 	xa_lock(&r->pages);
 	if (xa_load(&r->pages, page->index) == page &&
 	    test_bit(HBM_PG_UPTODATE, &page->private) &&
