@@ -57,7 +57,9 @@
  *                    a page (--threads)
  *   work_2x          a workload on a cold region twice the cache budget:
  *                    every cache line read and written, pages in order, then
- *                    pages in a random order (--workload)
+ *                    pages in a random order (--workload); with local_2x,
+ *                    each part's time and page faults are printed as well
+ *                    (work.* lines)
  * Baselines:
  *   memcpy_warm      memcpy of a region made warm (every page touched)
  *                    before the clock starts, 4 KiB at a time, timed per page
@@ -556,6 +558,52 @@ static void print_row(enum hbmb_phase ph)
 	       (unsigned long long)hbmb_percentile(ph, 0, r->n, 99.9));
 }
 
+/*
+ * The pair work_2x/local_2x, split: each side's part with the pages in
+ * order and its random part, in ms per pass and page faults per page, and
+ * work_2x's random part in units of local_2x's whole time (what the goal
+ * has left for it once the part in order is paid).
+ */
+static void print_work_parts(unsigned int passes, int kv)
+{
+	static const char *const side[2] = { "work_2x", "local_2x" };
+	unsigned int pr;
+
+	for (pr = 0; pr < NPAIR; pr++)
+		if (pairs[pr].a == WORK_2X && pairs[pr].b == LOCAL_2X)
+			break;
+	if (pr == NPAIR || !meas[0][pr][0].ran || !meas[0][pr][1].ran)
+		return;
+	for (unsigned int k = 0; k < passes; k++) {
+		const struct hbmb_meas *w = &meas[k][pr][0], *l = &meas[k][pr][1];
+		double pages = (double)ctx.npages * (double)ctx.iters;
+
+		for (int i = 0; i < 2; i++) {
+			const struct hbmb_meas *m = i ? l : w;
+			double in_ms = (double)m->inorder_ns / 1e6;
+			double rand_ms = (double)(m->total_ns - m->inorder_ns) / 1e6;
+			double in_fpp = (double)m->inorder_faults / pages;
+			double rand_fpp = (double)m->random_faults / pages;
+
+			if (kv) {
+				printf("work.%s.pass%u.inorder_ms=%.1f\nwork.%s.pass%u.random_ms=%.1f\n"
+				       "work.%s.pass%u.inorder_faults_per_page=%.2f\n"
+				       "work.%s.pass%u.random_faults_per_page=%.2f\n",
+				       side[i], k + 1, in_ms, side[i], k + 1, rand_ms,
+				       side[i], k + 1, in_fpp, side[i], k + 1, rand_fpp);
+				continue;
+			}
+			printf("%s%s: in order %.0f ms (%.2f faults/page), random %.0f ms "
+			       "(%.2f faults/page)", i ? "; " : "", side[i], in_ms, in_fpp,
+			       rand_ms, rand_fpp);
+		}
+		if (!kv)
+			printf("; work_2x random part / local_2x %.2f  [pass%u]\n",
+			       l->total_ns ? (double)(w->total_ns - w->inorder_ns) /
+					     (double)l->total_ns : 0, k + 1);
+	}
+}
+
 /* Every goal of a pair that ran: a human line, then its key=value lines. */
 static void print_goals(unsigned int passes, int kv)
 {
@@ -872,6 +920,7 @@ int main(int argc, char **argv)
 		print_row((enum hbmb_phase)ph);
 	printf("\n");
 	print_goals((unsigned int)passes, 0);
+	print_work_parts((unsigned int)passes, 0);
 	print_huge((unsigned int)passes, 0);
 	printf("\n");
 	printf("clocksource=%s\nclock_read_ns=%llu\n", clocksource, (unsigned long long)clock_ns);
@@ -924,6 +973,7 @@ int main(int argc, char **argv)
 		printf("ratio.evict_fault_vs_seq_fault=%.3f\n", mbps(EVICT_FAULT) / mbps(SEQ_FAULT));
 	print_huge((unsigned int)passes, 1);
 	print_goals((unsigned int)passes, 1);
+	print_work_parts((unsigned int)passes, 1);
 	close(ctx.dev);
 	return 0;
 }

@@ -6,7 +6,8 @@
 # tools/hbmdemo fills a region four times the cache budget interleaved over
 # every node, verifies every byte and syncs (exit 0 only if all verified),
 # and tools/hbmbench runs every phase (two threads, the 2x workload, a
-# --window that it restores at exit) and prints its ratio and goal lines.  No
+# --window that it restores at exit) and prints its ratio and goal lines
+# and the 2x workload split into its parts with their page faults.  No
 # figure is judged: timing belongs to 'make bench', not to tests.
 # TAP output; exit 0 pass, 1 fail, 4 skip.
 set -u
@@ -36,7 +37,7 @@ for t in hbmdemo hbmbench hbmctl/hbmctl; do
 done
 log=$(mktemp)
 trap cleanup EXIT
-echo "1..5"
+echo "1..6"
 
 budget0=$(cat $sys/cache_budget_pages)
 "$hbmctl" params set cache-budget-pages "256"
@@ -76,6 +77,16 @@ if grep -q '^ratio\.seq_fault_vs_memcpy=' "$log" &&
 	ok "hbmbench printed its ratio and goal lines, the clocksource and a clock reading's cost"
 else
 	nok "hbmbench printed no ratio lines, not every goal line, or no clock lines"
+	sed 's/^/# /' "$log"
+fi
+# the 2x workload's parts: local memory faults at least once per page in
+# order (alloc + zero), the region's random part has a time
+if grep -Eq '^work\.local_2x\.pass2\.inorder_faults_per_page=[1-9][0-9]*\.[0-9]+$' "$log" &&
+   grep -Eq '^work\.work_2x\.pass2\.random_ms=[0-9]+\.[0-9]$' "$log" &&
+   grep -Eq '^work_2x: in order [0-9]+ ms .*random part / local_2x [0-9.]+  \[pass2\]$' "$log"; then
+	ok "hbmbench split the 2x workload into its parts, with their page faults"
+else
+	nok "hbmbench printed no parts of the 2x workload, or no page faults for local memory"
 	sed 's/^/# /' "$log"
 fi
 if [ "$(cat $sys/readahead_max_pages)" = "$window0" ]; then

@@ -41,6 +41,12 @@ extern struct hbmb_result hbmb_res[HBMB_NPHASE];
 struct hbmb_meas {
 	uint64_t total_ns, sync_ns, bytes;
 	uint64_t lat_from, lat_to;	/* its samples: hbmb_res[phase].lat[from..to) */
+	/*
+	 * work_2x, local_2x: the part with the pages in order (time, then
+	 * the rest is the random part) and the page faults of each part
+	 * (getrusage(), minor and major)
+	 */
+	uint64_t inorder_ns, inorder_faults, random_faults;
 	int ran;
 };
 
