@@ -100,9 +100,10 @@ void hbmpool_cache_charge(struct hbmpool_region *r, long nr)
 	 * cache is full every new page comes here while the work is pending:
 	 * a plain test of its pending bit spares those the atomic and the
 	 * interrupt-off section of queue_delayed_work().  The value returned
-	 * above orders the count before the test; the work clears the bit
-	 * with a full barrier before it runs, then reads the count: either
-	 * it sees this page, or this test sees it not pending and queues it.
+	 * above orders the count before the test; the workqueue clears the
+	 * bit with a full barrier (set_work_pool_and_clear_pending()) before
+	 * the work runs and reads the count: either it sees this page, or
+	 * this test sees it not pending and queues it.
 	 */
 	if (atomic_long_add_return(nr, &hbmpool_cache.nr_cached) >
 	    hbmpool_low_wm() && nr > 0 &&
@@ -278,7 +279,9 @@ busy:
  * get_user_pages() or pin_user_pages() (process_vm_writev(), O_DIRECT reads,
  * /proc/PID/mem, ...), which write through the kernel mapping and tell only
  * this way.  May run without the page lock and in atomic context: the
- * xa_lock orders it against removal (hbmpool_remove_pages()).
+ * xa_lock orders it against removal (hbmpool_remove_pages()).  A page
+ * marked already returns before the lock (see below); HBM_PG_DIRTY is
+ * cleared only under the page lock, by the snapshot and by the removal.
  */
 static bool hbmpool_dirty_folio(struct address_space *mapping,
 				struct folio *folio)
