@@ -356,7 +356,7 @@ check:
 define rig_job
 	@$(MAKE) --no-print-directory deps
 	@$(MAKE) --no-print-directory all
-	$(RIG)/vm.sh -i $(1) -a loglevel=4 -e "$(3)" $(if $(4),-e "$(4)") -- $(RIG)/$(2)
+	$(RIG)/vm.sh -i $(1) -a loglevel=4 -e "$(3)" $(if $(4),-e "$(4)") $(if $(5),-e "$(5)") -- $(RIG)/$(2)
 	@$(RIG)/klog-check.sh $(BUILD)/rig/out-$(1)/dmesg.txt || \
 		{ echo "$(1): the guest kernel log shows a bug (build/rig/out-$(1)/dmesg.txt)" >&2; exit 1; }
 endef
@@ -372,9 +372,12 @@ bench: export RIG_PREALLOC ?= 1
 
 # hbmbench in a VM (tools/rig/bench.sh; by default the goals of issue 12 as
 # same-run ratios, about 2.5 minutes); its figures go to
-# Documentation/performance.rst by hand.
+# Documentation/performance.rst by hand.  BENCH_AB=PARAM runs it with a
+# module parameter Y, N, N, Y; BENCH_KO_B=FILE (a hbmpool.ko built from
+# another commit, under the repository) with kmod/hbmpool.ko, FILE, FILE,
+# kmod/hbmpool.ko, each loaded afresh.
 bench:
-	$(call rig_job,bench,bench.sh,HBMBENCH_ARGS=$(BENCH_ARGS),$(if $(BENCH_AB),HBMBENCH_AB=$(BENCH_AB)))
+	$(call rig_job,bench,bench.sh,HBMBENCH_ARGS=$(BENCH_ARGS),$(if $(BENCH_AB),HBMBENCH_AB=$(BENCH_AB)),$(if $(BENCH_KO_B),HBMBENCH_KO_B=$(BENCH_KO_B)))
 
 # hbmbench over the TCP transport beside iperf3, 2 VMs (multi.sh run
 # "tcpbench"); summary in build/rig/bench-tcp.txt, figures in

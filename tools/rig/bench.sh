@@ -20,7 +20,11 @@
 # hbmbench runs four times, the parameter Y, N, N, Y, each run labelled
 # "== PARAM=V" and the goal lines of all four, with seq_fault_huge's,
 # reread_huge's and remap_huge's ratio and PMD lines, repeated at the end;
-# the parameter is left Y).
+# the parameter is left Y), HBMBENCH_KO_B (a hbmpool.ko built from another
+# commit, a path under the repository: hbmbench runs four times, with
+# kmod/hbmpool.ko, that file, that file, kmod/hbmpool.ko, each loaded
+# afresh with the same nodes and budget, each run labelled "== module=FILE"
+# and the goal lines repeated at the end the same way).
 set -euo pipefail
 
 repo=${RIG_REPO:-$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)}
@@ -34,13 +38,36 @@ for t in hbmbench hbmctl/hbmctl; do
 		exit 1
 	fi
 done
-# shellcheck disable=SC2086 # a list of words
-insmod kmod/hbmpool.ko ${HBMPOOL_PARAMS:-}
 nnodes=${HBMBENCH_NODES:-1}
-for ((i = 1; i <= nnodes; i++)); do
-	tools/hbmctl/hbmctl node add $i capacity 256M distance 12 link scaleup
-done
-tools/hbmctl/hbmctl params set cache-budget-pages 16384
+# The module (a file), its nodes and the budget of the phases.
+load() {
+	# shellcheck disable=SC2086 # a list of words
+	insmod "$1" ${HBMPOOL_PARAMS:-}
+	for ((i = 1; i <= nnodes; i++)); do
+		tools/hbmctl/hbmctl node add $i capacity 256M distance 12 link scaleup
+	done
+	tools/hbmctl/hbmctl params set cache-budget-pages 16384
+}
+unload() {
+	for ((i = 1; i <= nnodes; i++)); do
+		tools/hbmctl/hbmctl node del $i
+	done
+	rmmod hbmpool
+}
+# The goal lines of the runs of an A/B, after them.
+summary() {
+	echo "== summary: goal lines per run, $1" | tee -a "$out/bench.txt"
+	grep -E "^== $2|^goal [a-z]|^work_2x: |^(ratio|huge) (seq_fault|reread|remap)_huge[/ ]" \
+		"$out/bench.txt" | tee -a "$out/bench.txt.summary"
+	cat "$out/bench.txt.summary" >>"$out/bench.txt"
+	rm -f "$out/bench.txt.summary"
+}
+kob=${HBMBENCH_KO_B:-}
+if [ -n "$kob" ] && { [ -n "${HBMBENCH_AB:-}" ] || [ ! -f "$kob" ]; }; then
+	echo "bench: HBMBENCH_KO_B: '$kob' is not a file, or HBMBENCH_AB is set too" >&2
+	exit 1
+fi
+load kmod/hbmpool.ko
 args=${HBMBENCH_ARGS:-$default_args}
 echo "== $(date -u +%Y-%m-%dT%H:%MZ), kernel $(uname -r), $(nproc) CPUs, TCG," \
 	"memory preallocated: $(grep -qw rig.prealloc=1 /proc/cmdline && echo 1 || echo 0);" \
@@ -48,7 +75,16 @@ echo "== $(date -u +%Y-%m-%dT%H:%MZ), kernel $(uname -r), $(nproc) CPUs, TCG," \
 	"nodes 1..$nnodes: sim, latency 0, no bandwidth cap" | tee "$out/bench.txt"
 echo "== tools/hbmbench $args" | tee -a "$out/bench.txt"
 ab=${HBMBENCH_AB:-}
-if [ -z "$ab" ]; then
+if [ -n "$kob" ]; then
+	for ko in kmod/hbmpool.ko "$kob" "$kob" kmod/hbmpool.ko; do
+		unload
+		load "$ko"
+		echo "== module=$ko" | tee -a "$out/bench.txt"
+		# shellcheck disable=SC2086 # a list of words
+		tools/hbmbench $args | tee -a "$out/bench.txt"
+	done
+	summary "modules kmod/hbmpool.ko, $kob, $kob, kmod/hbmpool.ko" "module="
+elif [ -z "$ab" ]; then
 	# shellcheck disable=SC2086 # a list of words
 	tools/hbmbench $args | tee -a "$out/bench.txt"
 else
@@ -63,13 +99,6 @@ else
 		# shellcheck disable=SC2086 # a list of words
 		tools/hbmbench $args | tee -a "$out/bench.txt"
 	done
-	echo "== summary: goal lines per run, $ab Y, N, N, Y" | tee -a "$out/bench.txt"
-	grep -E "^== $ab=|^goal [a-z]|^(ratio|huge) (seq_fault|reread|remap)_huge[/ ]" \
-		"$out/bench.txt" | tee -a "$out/bench.txt.summary"
-	cat "$out/bench.txt.summary" >>"$out/bench.txt"
-	rm -f "$out/bench.txt.summary"
+	summary "$ab Y, N, N, Y" "$ab="
 fi
-for ((i = 1; i <= nnodes; i++)); do
-	tools/hbmctl/hbmctl node del $i
-done
-rmmod hbmpool
+unload
