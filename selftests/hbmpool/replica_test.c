@@ -375,6 +375,29 @@ static int wait_healthy(int fd, unsigned int ms, struct hbmpool_region_info *ri)
 }
 
 /*
+ * Waits until region-get shows no outdated copy (each is dropped once
+ * replaced); 0, -ETIMEDOUT, or region-get's error.
+ */
+static int wait_outdated_dropped(struct hbm_nl *nl, uint32_t id, unsigned int ms)
+{
+	struct nl_region g;
+
+	for (unsigned int t = 0;; t += 50) {
+		int outdated = 0, ret = nl_region_get(nl, id, &g);
+
+		if (ret)
+			return ret;
+		for (int c = 0; c < NCHUNK; c++)
+			outdated += g.ch[c].nout;
+		if (!outdated)
+			return 0;
+		if (t >= ms)
+			return -ETIMEDOUT;
+		hbmt_sleep_ms(50);
+	}
+}
+
+/*
  * The region's chunks through REGION_INFO and region-get agree on
  * replicas, good copies; every chunk has want good copies on distinct
  * nodes of set (and none on avoid, if not ~0u).
@@ -573,16 +596,8 @@ TEST_F_TIMEOUT(rep, writeback_outdates, 120)
 			TH_LOG("replicate job to node %u", jobs.to[i]);
 	}
 	/* the outdated copies are dropped once replaced */
-	for (int t = 0; t < 5000; t += 50) {
-		int outdated = 0;
-
-		ASSERT_EQ(0, nl_region_get(self->nl, self->r.id, &g));
-		for (int c = 0; c < NCHUNK; c++)
-			outdated += g.ch[c].nout;
-		if (!outdated)
-			break;
-		hbmt_sleep_ms(50);
-	}
+	ret = wait_outdated_dropped(self->nl, self->r.id, 5000);
+	EXPECT_EQ(0, ret) TH_LOG("outdated copies: %s (%s)", strerror(-ret), hbm_nl_extack(self->nl));
 	check_copies(_metadata, self, 2, set3, ~0u);
 
 	/* every byte, from the cache, then from the copies that are not A */
@@ -898,16 +913,8 @@ TEST_F_TIMEOUT(rep, fence_rereplicates, 120)
 	ret = wait_healthy(self->r.fd, WAIT_MS, &ri);
 	EXPECT_EQ(0, ret) TH_LOG("%u chunks still degraded after %d ms", ri.degraded_chunks,
 				 WAIT_MS);
-	for (int t = 0; t < 5000; t += 50) {
-		int outdated = 0;
-
-		ASSERT_EQ(0, nl_region_get(self->nl, self->r.id, &g));
-		for (int c = 0; c < NCHUNK; c++)
-			outdated += g.ch[c].nout;
-		if (!outdated)
-			break;
-		hbmt_sleep_ms(50);
-	}
+	ret = wait_outdated_dropped(self->nl, self->r.id, 5000);
+	EXPECT_EQ(0, ret) TH_LOG("outdated copies: %s (%s)", strerror(-ret), hbm_nl_extack(self->nl));
 	check_copies(_metadata, self, 2, set3, N_A);
 	/* the new copies hold the data */
 	ASSERT_EQ(0, evict_all(_metadata, self));
