@@ -290,7 +290,16 @@ int hbmpool_pagepool_init(void)
 {
 	hbmpool_pool.shrinker.count_objects = hbmpool_pagepool_count;
 	hbmpool_pool.shrinker.scan_objects = hbmpool_pagepool_scan;
-	hbmpool_pool.shrinker.seeks = 0;	/* free pages: nothing to recreate */
+	/*
+	 * Free pages, cheap to get again, but not seeks 0: the core then
+	 * asks for half of the pool at any priority, and scans nothing while
+	 * that half is under a batch (128) and its deferred count is low, so
+	 * that drop_caches could leave a pool of a few pages as it was.
+	 * With 1 it asks for four times the pool >> priority: all of it when
+	 * drop_caches or heavy pressure asks (priority 0), little under light
+	 * pressure.
+	 */
+	hbmpool_pool.shrinker.seeks = 1;
 	return register_shrinker(&hbmpool_pool.shrinker, "hbmpool-pagepool");
 }
 
