@@ -63,8 +63,12 @@ summary() {
 	rm -f "$out/bench.txt.summary"
 }
 kob=${HBMBENCH_KO_B:-}
-if [ -n "$kob" ] && { [ -n "${HBMBENCH_AB:-}" ] || [ ! -f "$kob" ]; }; then
-	echo "bench: HBMBENCH_KO_B: '$kob' is not a file, or HBMBENCH_AB is set too" >&2
+if [ -n "$kob" ] && [ ! -f "$kob" ]; then
+	echo "bench: HBMBENCH_KO_B: no file '$kob' in the VM (a path under the repository)" >&2
+	exit 1
+fi
+if [ -n "$kob" ] && [ -n "${HBMBENCH_AB:-}" ]; then
+	echo "bench: HBMBENCH_KO_B and HBMBENCH_AB: one A/B at a time" >&2
 	exit 1
 fi
 load kmod/hbmpool.ko
