@@ -163,12 +163,6 @@ bool hbmpool_page_abandon_failed(struct hbmpool_region *r, struct page *page)
 	return true;
 }
 
-/* A fetch that failed at one copy, going to the next (hbmpool_fetch_retry_work()). */
-struct hbmpool_fetch_retry {
-	struct work_struct work;
-	struct hbmpool_req *req;	/* the failed request, referenced */
-};
-
 static void hbmpool_fetch_end_io(struct hbmpool_req *req);
 
 /*
@@ -215,16 +209,15 @@ static void hbmpool_fetch_fail(struct hbmpool_req *req, bool failover)
 }
 
 /*
- * Process context: the failed fetch @retry->req goes to the next good copy
- * it has not tried, into the same pages, still locked; none left, or no
- * memory: it fails.
+ * Process context, the failed fetch's ->end_work, which holds a reference
+ * to it: the fetch goes to the next good copy it has not tried, into the
+ * same pages, still locked; none left, or no memory: it fails.
  */
 static void hbmpool_fetch_retry_work(struct work_struct *work)
 {
-	struct hbmpool_fetch_retry *retry = container_of(work, struct hbmpool_fetch_retry,
-							 work);
+	struct hbmpool_req *old = container_of(work, struct hbmpool_req, end_work);
 	struct hbmpool_rcopy rc[HBMPOOL_MAX_COPIES];
-	struct hbmpool_req *old = retry->req, *req = NULL;
+	struct hbmpool_req *req = NULL;
 	struct hbmpool_region *r = old->private;
 	pgoff_t index = old->pages[0]->index;
 	unsigned long tried = old->flags >> HBMPOOL_FETCH_TRIED_SHIFT;
@@ -261,11 +254,12 @@ static void hbmpool_fetch_retry_work(struct work_struct *work)
 		/* the first request, which its waiter holds, gets the outcome */
 		req->parent = old->parent ?: old;
 		kref_get(&req->parent->ref);
+		/* the new request holds the pages now, the waiter the old one */
+		hbmpool_req_put_pages(old);
 		hbmpool_req_submit(req, READ_ONCE(hbmpool_fetch_timeout_ms));
 		hbmpool_req_put(req);
 	}
 	hbmpool_req_put(old);
-	kfree(retry);
 }
 
 /*
@@ -282,7 +276,6 @@ static bool hbmpool_fetch_retry(struct hbmpool_req *req, bool *failover)
 	pgoff_t index = req->pages[0]->index;
 	struct hbmpool_rcopy rc[HBMPOOL_MAX_COPIES];
 	const struct hbmpool_chunk_map *map;
-	struct hbmpool_fetch_retry *retry;
 	unsigned long tried = req->flags >> HBMPOOL_FETCH_TRIED_SHIFT;
 	int c, failed = -1, next = -1;
 
@@ -303,15 +296,12 @@ static bool hbmpool_fetch_retry(struct hbmpool_req *req, bool *failover)
 	rcu_read_unlock();
 	if (next < 0)
 		return false;
-	retry = kmalloc(sizeof(*retry), GFP_ATOMIC);
-	if (!retry)
-		return false;
 	if (failed >= 0)
 		req->flags |= BIT(failed) << HBMPOOL_FETCH_TRIED_SHIFT;
+	/* end_io runs once per request: its work is queued at most once */
 	kref_get(&req->ref);		/* the work's */
-	retry->req = req;
-	INIT_WORK(&retry->work, hbmpool_fetch_retry_work);
-	queue_work(hbmpool_outdate_wq, &retry->work);
+	INIT_WORK(&req->end_work, hbmpool_fetch_retry_work);
+	queue_work(hbmpool_outdate_wq, &req->end_work);
 	return true;
 }
 
@@ -725,6 +715,17 @@ static struct page *hbmpool_fault_nowait(struct vm_fault *vmf,
 	return page;
 }
 
+/* How many copies the chunk of @index has. */
+static unsigned int hbmpool_fault_copies(struct hbmpool_region *r, pgoff_t index)
+{
+	unsigned int n;
+
+	rcu_read_lock();
+	n = hbmpool_chunk_map(r, index)->nr_copies;
+	rcu_read_unlock();
+	return n;
+}
+
 static vm_fault_t __hbmpool_vm_fault(struct vm_fault *vmf)
 {
 	struct vm_area_struct *vma = vmf->vma;
@@ -737,7 +738,7 @@ static vm_fault_t __hbmpool_vm_fault(struct vm_fault *vmf)
 	bool nowait = true;	/* the fast path may serve a miss */
 	bool huge_mark = false;	/* the index holds a piece's mark (huge.c) */
 	pgoff_t index = vmf->pgoff;
-	unsigned int window, mark, nr;
+	unsigned int window, mark, nr, failovers = 0;
 	struct file *fpin;
 	struct page *page;
 	int err;
@@ -812,6 +813,14 @@ repeat:
 			if (err == -ENOMEM)
 				return VM_FAULT_OOM;
 			if (err && err != -EEXIST && err != -EAGAIN)
+				return VM_FAULT_SIGBUS;
+			/*
+			 * A timeout that another copy may serve: at most as
+			 * many as the chunk has copies, though requests that
+			 * work clear the copies' suspect marks meanwhile.
+			 */
+			if (err == -EAGAIN &&
+			    ++failovers >= hbmpool_fault_copies(r, index))
 				return VM_FAULT_SIGBUS;
 			goto repeat;
 		}

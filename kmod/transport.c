@@ -197,6 +197,25 @@ void hbmpool_req_unlock_put_pages(struct hbmpool_req *req)
 	}
 }
 
+/**
+ * hbmpool_req_put_pages - drop a failed request's references to its pages
+ * @req: a request that its transport completed (not timed out), whose
+ *	pages another request took on, locked, with references of its own
+ *
+ * Process context.  The pages then go when their last request is done with
+ * them, not when the first one is released.
+ */
+void hbmpool_req_put_pages(struct hbmpool_req *req)
+{
+	unsigned int i;
+
+	if (WARN_ON_ONCE(req->pages_put || req->timed_out))
+		return;
+	req->pages_put = true;
+	for (i = 0; i < req->nr_pages; i++)
+		put_page(req->pages[i]);
+}
+
 /* The first of completion and timeout decides; true if it was us. */
 static bool hbmpool_req_finish(struct hbmpool_req *req, int status,
 			       bool timeout)

@@ -50,12 +50,12 @@ enum hbmpool_req_op {
  * @offset: byte offset of the first page in the home's segment.
  * @nr_pages: number of pages, 1..HBMPOOL_REQ_MAX_PAGES.
  * @pages: the pages, each referenced until the request is released, or
- *	until a completed request's @end_io drops the references early
- *	(hbmpool_req_unlock_put_pages()).
+ *	until a completed request drops the references early
+ *	(hbmpool_req_unlock_put_pages(), hbmpool_req_put_pages()).
  * @status: 0 or a negative errno, set once by completion or timeout.
  * @timed_out: the core's timeout, not the transport, ended it: the
  *	transport may still use the pages until it completes the request.
- * @pages_put: hbmpool_req_unlock_put_pages() dropped the page references.
+ * @pages_put: the page references were dropped early.
  * @end_io: called exactly once, by the first of completion and timeout, in
  *	their context (which may be hard or soft interrupt): it must not
  *	sleep.  It decides what happens to the pages.
@@ -67,6 +67,9 @@ enum hbmpool_req_op {
  *	process context.
  * @done: completed after @end_io, for a submitter that waits.
  * @free_work: release in process context when the last put is not.
+ * @end_work: the submitter's, to go on in process context after @end_io
+ *	(a fetch carried on to another copy); it holds a reference while
+ *	queued.
  * @start_ns: when the request was submitted.
  * @data_gen: the generation of the home's data the request is about
  *	(hbmpool_node_data_gen() when its chunk was placed): a request about
@@ -100,6 +103,7 @@ struct hbmpool_req {
 	void (*destructor)(struct hbmpool_req *req);
 	struct completion done;
 	struct work_struct free_work;
+	struct work_struct end_work;
 	u64 start_ns;
 	u32 data_gen;
 	void *pdu;
@@ -217,6 +221,7 @@ void hbmpool_req_submit(struct hbmpool_req *req, unsigned int timeout_ms);
 void hbmpool_req_complete(struct hbmpool_req *req, int status);
 void hbmpool_req_put(struct hbmpool_req *req);
 void hbmpool_req_unlock_put_pages(struct hbmpool_req *req);
+void hbmpool_req_put_pages(struct hbmpool_req *req);
 
 void hbmpool_node_link_changed(struct hbmpool_node *node, bool up);
 u32 hbmpool_node_data_gen(struct hbmpool_node *node);

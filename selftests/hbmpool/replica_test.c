@@ -22,7 +22,9 @@
  *    counted failed; with every copy failing, prefetch counts them all
  *    failed and reads through /proc/self/mem (two readers at once, page
  *    by page) fail with EIO at once; with three copies, the first failing and the second timing
- *    out, such a read gets the third's data;
+ *    out, such a read gets the third's data; with two copies both timing
+ *    out while write-backs clear their suspect marks, it gets EIO after one
+ *    timeout per copy;
  *  - a fenced node's copies stop being good: the data stays readable from
  *    the other copies and re-replication replaces them, also in a chunk
  *    where failed fetches left pages cached;
@@ -884,6 +886,65 @@ TEST_F_TIMEOUT(rep, failover_after_timeout, 120)
 	KNOB(b, "hang_fetch", 0);
 	KNOB(a, "fail_fetch", 0);
 	READ_ALL_EXACT(0x5f, "after the failover");
+}
+
+/*
+ * Two copies that both time out, while write-backs that work clear their
+ * suspect marks between the timeouts: a read without retry, which waits
+ * with mmap_lock held, would fail over from one to the other for ever.  It
+ * gets EIO after as many timeouts as the chunk has copies, and the page
+ * works once the copies answer again.
+ */
+TEST_F_TIMEOUT(rep, failover_timeouts_bounded, 120)
+{
+	const off_t page = 5 * HBMT_PAGE;	/* not page 0, which the writer uses */
+	struct hbmpool_stats st;
+	uint8_t buf[HBMT_PAGE];
+	int status = 0, polls = 0;
+	pid_t pid;
+
+	OPEN(2, HBM_NODES(N_A, N_B));
+	hbm_pattern_fill(self->r.map, LEN, 0, 0x60);
+	ASSERT_EQ(0, hbm_region_sync(self->r.fd, 0, 0, NULL));
+	ASSERT_EQ(0, evict_all(_metadata, self));
+	(void)*(volatile uint8_t *)self->r.map;		/* cached before the hang */
+	ASSERT_EQ(0, hbm_set_global_u64("fetch_timeout_ms", 300));
+	KNOB(N_A, "hang_fetch", 1);
+	KNOB(N_B, "hang_fetch", 1);
+
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (!pid) {
+		int fd = open("/proc/self/mem", O_RDONLY | O_CLOEXEC);
+
+		alarm(20);
+		if (fd < 0)
+			_exit(2);
+		if (pread(fd, buf, sizeof(buf), (off_t)(uintptr_t)self->r.map + page) >= 0)
+			_exit(3);
+		_exit(errno == EIO ? 0 : 4);
+	}
+	/* write-backs to both copies, which clear their suspect marks */
+	while (!waitpid(pid, &status, WNOHANG) && polls++ < 2000) {
+		self->r.map[0]++;
+		EXPECT_EQ(0, hbm_region_sync(self->r.fd, 0, HBMT_PAGE, NULL));
+		hbmt_sleep_ms(10);
+	}
+	if (polls > 2000) {
+		kill(pid, SIGKILL);
+		waitpid(pid, &status, 0);
+	}
+	EXPECT_TRUE(WIFEXITED(status) && !WEXITSTATUS(status))
+		TH_LOG("read without retry, both copies timing out: status %#x (want EIO within 20 s)",
+		       status);
+	ASSERT_EQ(0, hbm_region_stats(self->r.fd, &st));
+	EXPECT_LE(2, st.timeouts) TH_LOG("%llu fetches timed out, want one per copy",
+					 (unsigned long long)st.timeouts);
+
+	KNOB(N_A, "hang_fetch", 0);
+	KNOB(N_B, "hang_fetch", 0);
+	hbm_pattern_fill(self->r.map, HBMT_PAGE, 0, 0x60);	/* the writer's page */
+	READ_ALL_EXACT(0x60, "after both copies answer again");
 }
 
 /* ---- 6. fence --------------------------------------------------------- */
