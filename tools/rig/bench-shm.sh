@@ -50,9 +50,10 @@
 # (hbmbench --iterations, default 2), BENCH_SHM_HBPASSES (hbmbench --passes,
 # default 2), BENCH_SHM_PASSES (runs per node, default 2), BENCH_SHM_MB
 # (ivshmem per node, MiB, a power of two, default 256), BENCH_SHM_SEG (VM2's
-# segment, default 192M), BENCH_SHM_SMP (vCPUs per VM, default 1; with 2
-# the measured VM has a vCPU for the background evictor, as in 'make bench';
-# VM2, the home, is idle while VM1 measures), BENCH_SHM_ARGS (more hbmbench
+# segment, default 192M), BENCH_SHM_SMP (vCPUs per VM, default 1, or
+# VM1's,VM2's: with "2,1" the measured VM has a vCPU for the background
+# evictor and a second thread, as in 'make bench', and VM2, the home, which
+# only serves control while VM1 measures, keeps one), BENCH_SHM_ARGS (more hbmbench
 # arguments, e.g. "--workload --threads 2": the summary then adds work_2x
 # and the thread goals), MULTI_TIMEOUT (the whole run, default 900 s),
 # RIG_BUILD, RIG_PREALLOC (default 1).
@@ -213,7 +214,7 @@ stats() {
 }
 rowfmt='%-4s %3s %4s %-16s %9s %9s %9s %9s %9s %9s %9s %9s\n'
 {
-	echo "bench-shm: $(date -u +%Y-%m-%dT%H:%MZ), kernel $(ctl exec 1 'uname -r' 2>/dev/null), 2 VMs (TCG, $smp vCPU(s) each, memory preallocated: $RIG_PREALLOC), commit $(git -C "$repo" describe --always --dirty 2>/dev/null)"
+	echo "bench-shm: $(date -u +%Y-%m-%dT%H:%MZ), kernel $(ctl exec 1 'uname -r' 2>/dev/null), 2 VMs (TCG, vCPUs $smp, memory preallocated: $RIG_PREALLOC), commit $(git -C "$repo" describe --always --dirty 2>/dev/null)"
 	echo "VM1: tools/hbmbench --node N --size $size --iterations $iters --passes $hbpasses --evict${extra:+ $extra};" \
 		"shm: node 2, VM2's segment $seg on ivshmem $dev2; sim: node 3 in VM1, latency 0; readahead-max-pages $(v readahead_max_pages)"
 	# shellcheck disable=SC2059 # the format is a variable

@@ -58,7 +58,8 @@ usage: $0 [options] [--] command [args...]
                        exported (multi-ctl.sh finds the run by them)
  -t, --timeout SECS    the whole run (default \$RIG_TIMEOUT or 900)
  -m, --mem MB          memory per VM (default 1024)
-     --smp N           CPUs per VM (default 1)
+     --smp N[,N...]    CPUs per VM (default 1); a list gives VM k the k-th
+                       value, the VMs past its end the last one
      --shm MB          ivshmem segment per node, a power of two (default 16; 0: none)
      --port PORT       UDP port of the multicast segment (default: from the run dir)
      --ctlnet PORT     a control NIC per VM: 10.78.0.100:2379 in the guest is
@@ -192,8 +193,10 @@ supervise() {
 			ctlargs=(-Q -netdev -Q "user,id=ctl0,restrict=on,net=10.78.0.0/24,host=10.78.0.2,guestfwd=tcp:10.78.0.100:2379-cmd:/bin/busybox nc 127.0.0.1 $ctlnet"
 				-Q -device -Q "virtio-net-pci,netdev=ctl0,id=nicctl,mac=52:54:00:78:00:$(printf %02x "$k")")
 		fi
+		IFS=, read -r -a smps <<<"$smp"
+		vsmp=${smps[k - 1]:-${smps[${#smps[@]} - 1]}}
 		rc=0
-		"$RIG_DIR/vm.sh" -q -i "$run-$k" -t "$left" -m "$mem" --smp "$smp" \
+		"$RIG_DIR/vm.sh" -q -i "$run-$k" -t "$left" -m "$mem" --smp "$vsmp" \
 			-n "mcast:$group:$port,mac=52:54:00:77:00:$(printf %02x "$k")" \
 			--ip "10.77.0.$k/24" \
 			-Q -virtfs -Q "local,path=$sync_dir,mount_tag=rigsync,security_model=none,multidevs=remap" \
