@@ -56,10 +56,12 @@
 # only serves control while VM1 measures, keeps one), BENCH_SHM_ARGS (more hbmbench
 # arguments, e.g. "--workload --threads 2": the summary then adds work_2x
 # and the thread goals), MULTI_TIMEOUT (the whole run, default 900 s),
-# RIG_BUILD, RIG_PREALLOC (default 1).
+# RIG_BUILD, RIG_PREALLOC (default 1), RIG_APPEND (default tsc=reliable).
 set -u
 # guest memory backed on the host before boot (vm.sh --prealloc)
 export RIG_PREALLOC=${RIG_PREALLOC:-1}
+# a cheap clock in a VM of 2 vCPUs too (the Makefile's bench target says why)
+export RIG_APPEND=${RIG_APPEND-tsc=reliable}
 here=$(cd "$(dirname "$0")" && pwd)
 repo=$(cd "$here/../.." && pwd)
 rig=$repo/tools/rig
