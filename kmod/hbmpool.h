@@ -819,6 +819,10 @@ unsigned int hbmpool_pagepool_alloc_bulk(struct page **pages, unsigned int nr);
 void hbmpool_pagepool_fit(void);
 long hbmpool_pagepool_nr(void);
 long hbmpool_pagepool_recycled(void);
+struct page *hbmpool_hugepool_alloc(gfp_t gfp);
+void hbmpool_hugepool_put(struct page *head);
+long hbmpool_hugepool_nr(void);
+long hbmpool_hugepool_recycled(void);
 struct page *hbmpool_page_new(struct hbmpool_region *r, pgoff_t index,
 			      bool referenced);
 void hbmpool_make_room(bool may_writeback);

@@ -223,7 +223,7 @@ static void hbmpool_huge_unpublish(struct hbmpool_huge *h)
 /* After hbmpool_huge_unpublish() and the unlock: the cache's reference. */
 static void hbmpool_huge_free(struct hbmpool_huge *h, struct page *head)
 {
-	put_page(head);
+	hbmpool_hugepool_put(head);
 	kfree_rcu(h, rcu);
 }
 
@@ -250,7 +250,7 @@ static bool hbmpool_huge_drop_piece(struct hbmpool_region *r, pgoff_t first,
 	} else {
 		unlock_page(head);
 	}
-	put_page(head);
+	hbmpool_hugepool_put(head);	/* the last, once the entry went */
 	return true;
 }
 
@@ -350,7 +350,7 @@ long hbmpool_huge_evict(long nr)
 				unlock_page(head);
 			}
 		}
-		put_page(head);
+		hbmpool_hugepool_put(head);	/* the last, once the entry went */
 		cond_resched();
 		spin_lock(&hbmpool_huge.lock);
 	}
@@ -610,7 +610,7 @@ static struct hbmpool_huge *hbmpool_huge_collapse(struct hbmpool_region *r,
 		return NULL;
 	pages = kmalloc_array(HPAGE_PMD_NR, sizeof(*pages), GFP_KERNEL);
 	h = kmalloc(sizeof(*h), GFP_KERNEL);
-	head = alloc_pages(HBMPOOL_HUGE_GFP, HPAGE_PMD_ORDER);
+	head = hbmpool_hugepool_alloc(HBMPOOL_HUGE_GFP);
 	if (!head)
 		atomic_long_inc(&hbmpool_huge.alloc_failed);
 	if (!pages || !h || !head)
@@ -620,7 +620,7 @@ static struct hbmpool_huge *hbmpool_huge_collapse(struct hbmpool_region *r,
 	if (err) {
 		__folio_clear_locked(page_folio(head));
 		if (err == -EBUSY) {	/* another entry came first: look it up */
-			put_page(head);
+			hbmpool_hugepool_put(head);
 			kfree(h);
 			kfree(pages);
 			return ERR_PTR(-EEXIST);
@@ -671,7 +671,7 @@ err_unindex:
 	return NULL;
 err_free:
 	if (head)
-		put_page(head);
+		hbmpool_hugepool_put(head);
 	kfree(h);
 	kfree(pages);
 	return NULL;
@@ -724,7 +724,7 @@ static struct hbmpool_huge *hbmpool_huge_create(struct hbmpool_region *r,
 	}
 	if (!hbmpool_nowait_ok(r, first))
 		return NULL;
-	head = alloc_pages(HBMPOOL_HUGE_GFP, HPAGE_PMD_ORDER);
+	head = hbmpool_hugepool_alloc(HBMPOOL_HUGE_GFP);
 	if (!head) {
 		atomic_long_inc(&hbmpool_huge.alloc_failed);
 		return NULL;
@@ -745,7 +745,7 @@ static struct hbmpool_huge *hbmpool_huge_create(struct hbmpool_region *r,
 	if (err) {
 		__folio_clear_locked(page_folio(head));
 		kfree(h);
-		put_page(head);
+		hbmpool_hugepool_put(head);
 		return err == -EBUSY ? ERR_PTR(-EEXIST) : NULL;
 	}
 	if (!hbmpool_huge_reserve(r, first))
@@ -766,7 +766,7 @@ err_unindex:
 	hbmpool_huge_free(h, head);
 	return NULL;
 err_page:
-	put_page(head);
+	hbmpool_hugepool_put(head);
 	return NULL;
 }
 
@@ -909,7 +909,7 @@ vm_fault_t hbmpool_huge_fault(struct vm_fault *vmf, struct hbmpool_region *r)
 		return 0;
 	if (!hbmpool_huge_live(h, head)) {
 		unlock_page(head);
-		put_page(head);
+		hbmpool_hugepool_put(head);
 		return 0;
 	}
 	if (unlikely(PageHasHWPoisoned(head))) {
@@ -930,7 +930,7 @@ vm_fault_t hbmpool_huge_fault(struct vm_fault *vmf, struct hbmpool_region *r)
 	ret = vmf_insert_pfn_pmd(vmf, pfn_to_pfn_t(page_to_pfn(head)), false);
 	WRITE_ONCE(h->referenced, true);
 	unlock_page(head);
-	put_page(head);
+	hbmpool_hugepool_put(head);
 	atomic_long_inc(&hbmpool_huge.mapped);
 	/* gathered by a reader in order (the piece before was mapped last) */
 	ra = &vmf->vma->vm_file->f_ra;
@@ -947,7 +947,7 @@ static int hbmpool_huge_show(struct seq_file *m, void *v)
 	spin_lock(&hbmpool_huge.lock);
 	live = hbmpool_huge.nr_live;
 	spin_unlock(&hbmpool_huge.lock);
-	seq_printf(m, "created %ld\ncollapsed %ld\nfetched %ld\nahead %ld\nmapped %ld\ndropped %ld\nevicted %ld\nreleased %ld\nalloc_failed %ld\nlive %ld\n",
+	seq_printf(m, "created %ld\ncollapsed %ld\nfetched %ld\nahead %ld\nmapped %ld\ndropped %ld\nevicted %ld\nreleased %ld\nalloc_failed %ld\nlive %ld\npooled %ld\npool_recycled %ld\n",
 		   atomic_long_read(&hbmpool_huge.created),
 		   atomic_long_read(&hbmpool_huge.collapsed),
 		   atomic_long_read(&hbmpool_huge.fetched),
@@ -956,7 +956,8 @@ static int hbmpool_huge_show(struct seq_file *m, void *v)
 		   atomic_long_read(&hbmpool_huge.dropped),
 		   atomic_long_read(&hbmpool_huge.evicted),
 		   atomic_long_read(&hbmpool_huge.released),
-		   atomic_long_read(&hbmpool_huge.alloc_failed), live);
+		   atomic_long_read(&hbmpool_huge.alloc_failed), live,
+		   hbmpool_hugepool_nr(), hbmpool_hugepool_recycled());
 	return 0;
 }
 DEFINE_SHOW_ATTRIBUTE(hbmpool_huge);

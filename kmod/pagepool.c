@@ -14,10 +14,15 @@
  * so a stale speculative lookup fails), and never when init_on_free asks
  * for freed memory to be wiped.
  *
+ * The same holds for the 2 MiB compound pages of pieces cached whole
+ * (huge.c): a second list keeps them whole, for the next piece.  A fresh
+ * one costs the clearing of 2 MiB, as much as its copy.
+ *
  * The pool holds at most what the cache budget leaves unused (budget minus
- * cached pages, at the time of the put) and gives pages back to the system
- * through its shrinker and when the budget shrinks.  recycle_pages=0 (a
- * module parameter, writable) turns it off and empties it.
+ * cached pages, at the time of the put; a 2 MiB page counts 512) and gives
+ * pages back to the system through its shrinker and when the budget
+ * shrinks.  recycle_pages=0 (a module parameter, writable) turns it off and
+ * empties it.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -30,14 +35,18 @@
 #include "hbmpool.h"
 
 static struct {
-	spinlock_t lock;		/* protects list, nr and recycled */
+	spinlock_t lock;		/* protects the lists and the counts */
 	struct list_head list;		/* free pages, frozen at refcount 0, by lru */
 	long nr;
 	long recycled;			/* pages handed out from the pool */
+	struct list_head huge;		/* free 2 MiB compound pages, the same way */
+	long nr_huge;
+	long recycled_huge;		/* 2 MiB pages handed out */
 	struct shrinker shrinker;
 } hbmpool_pool = {
 	.lock = __SPIN_LOCK_UNLOCKED(hbmpool_pool.lock),
 	.list = LIST_HEAD_INIT(hbmpool_pool.list),
+	.huge = LIST_HEAD_INIT(hbmpool_pool.huge),
 };
 
 static unsigned long hbmpool_pagepool_trim(long keep);
@@ -73,6 +82,13 @@ long hbmpool_pagepool_recycled(void)
 	return READ_ONCE(hbmpool_pool.recycled);
 }
 
+/* What the pool holds, in 4 KiB pages. */
+static long hbmpool_pagepool_held(void)
+{
+	return READ_ONCE(hbmpool_pool.nr) +
+	       (READ_ONCE(hbmpool_pool.nr_huge) << HPAGE_PMD_ORDER);
+}
+
 /* The most pages the pool may hold now. */
 static long hbmpool_pagepool_limit(void)
 {
@@ -96,14 +112,25 @@ static void hbmpool_page_unfreeze_list(struct list_head *list)
 	}
 }
 
-/* Frees the pool's pages beyond @keep; returns how many went. */
+/*
+ * Frees the pool's pages beyond @keep (4 KiB pages; 2 MiB ones go first);
+ * returns how many 4 KiB pages went.
+ */
 static unsigned long hbmpool_pagepool_trim(long keep)
 {
 	unsigned long freed = 0;
 	LIST_HEAD(out);
 
+	keep = max(keep, 0L);
 	spin_lock(&hbmpool_pool.lock);
-	while (hbmpool_pool.nr > max(keep, 0L)) {
+	while (hbmpool_pool.nr_huge &&
+	       hbmpool_pool.nr + (hbmpool_pool.nr_huge << HPAGE_PMD_ORDER) > keep) {
+		list_move(hbmpool_pool.huge.next, &out);
+		hbmpool_pool.nr_huge--;
+		freed += HPAGE_PMD_NR;
+	}
+	while (hbmpool_pool.nr + (hbmpool_pool.nr_huge << HPAGE_PMD_ORDER) > keep &&
+	       hbmpool_pool.nr) {
 		list_move(hbmpool_pool.list.next, &out);
 		hbmpool_pool.nr--;
 		freed++;
@@ -150,7 +177,7 @@ void hbmpool_page_release_run(struct page **pages, unsigned int nr)
 	LIST_HEAD(frozen);
 
 	for (i = 0; i < nr; i++) {
-		if (limit > READ_ONCE(hbmpool_pool.nr) && hbmpool_page_freeze(pages[i]))
+		if (limit > hbmpool_pagepool_held() && hbmpool_page_freeze(pages[i]))
 			list_add_tail(&pages[i]->lru, &frozen);
 		else
 			put_page(pages[i]);
@@ -159,7 +186,7 @@ void hbmpool_page_release_run(struct page **pages, unsigned int nr)
 		return;
 	spin_lock(&hbmpool_pool.lock);
 	list_for_each_entry_safe(page, tmp, &frozen, lru) {
-		if (hbmpool_pool.nr >= limit)
+		if (hbmpool_pool.nr + (hbmpool_pool.nr_huge << HPAGE_PMD_ORDER) >= limit)
 			break;
 		list_move(&page->lru, &hbmpool_pool.list);
 		hbmpool_pool.nr++;
@@ -255,19 +282,109 @@ unsigned int hbmpool_pagepool_alloc_bulk(struct page **pages, unsigned int nr)
 	return alloc_pages_bulk_array(GFP_HIGHUSER | __GFP_NOWARN, nr, pages);
 }
 
+/*
+ * As hbmpool_page_freeze(), for a 2 MiB compound page that held a piece
+ * (huge.c): whole, unmapped, unlocked, out of its entry, no memory error in
+ * any of its pages.
+ */
+static bool hbmpool_huge_page_freeze(struct page *head)
+{
+	if (!page_ref_freeze(head, 1))
+		return false;
+	if (!(head->flags & (PAGE_FLAGS_CHECK_AT_FREE | __PG_HWPOISON)) &&
+	    !PageHasHWPoisoned(head) && !page_mapped(head) && !head->mapping &&
+	    !page_private(head) && PageHead(head) &&
+	    compound_order(head) == HPAGE_PMD_ORDER)
+		return true;
+	page_ref_unfreeze(head, 1);
+	return false;
+}
+
+/**
+ * hbmpool_hugepool_alloc - a 2 MiB compound page for a piece cached whole
+ * @gfp: for the page allocator, when the pool has none
+ *
+ * Its content is whatever its last use left: the caller overwrites all of
+ * it before anything may read it.  Return: the head, with one reference,
+ * or NULL.
+ */
+struct page *hbmpool_hugepool_alloc(gfp_t gfp)
+{
+	struct page *head = NULL;
+
+	if (READ_ONCE(hbmpool_pool.nr_huge)) {
+		spin_lock(&hbmpool_pool.lock);
+		head = list_first_entry_or_null(&hbmpool_pool.huge, struct page, lru);
+		if (head) {
+			list_del(&head->lru);
+			hbmpool_pool.nr_huge--;
+			WRITE_ONCE(hbmpool_pool.recycled_huge,
+				   hbmpool_pool.recycled_huge + 1);
+		}
+		spin_unlock(&hbmpool_pool.lock);
+	}
+	if (head) {
+		page_ref_unfreeze(head, 1);
+		/* a memory error found while it was here: the allocator's */
+		if (likely(!PageHasHWPoisoned(head) && !PageHWPoison(head)))
+			return head;
+		put_page(head);
+	}
+	return alloc_pages(gfp, HPAGE_PMD_ORDER);
+}
+
+/**
+ * hbmpool_hugepool_put - drop a reference to a 2 MiB page of a piece
+ * @head: from hbmpool_hugepool_alloc()
+ *
+ * The last reference puts the page in the pool while the budget leaves
+ * room for it; any other is a put_page().  Never sleeps.
+ */
+void hbmpool_hugepool_put(struct page *head)
+{
+	long limit = hbmpool_pagepool_limit();
+	bool pooled = false;
+
+	if (limit - hbmpool_pagepool_held() >= HPAGE_PMD_NR &&
+	    hbmpool_huge_page_freeze(head)) {
+		spin_lock(&hbmpool_pool.lock);
+		if (limit - hbmpool_pool.nr -
+		    (hbmpool_pool.nr_huge << HPAGE_PMD_ORDER) >= HPAGE_PMD_NR) {
+			list_add(&head->lru, &hbmpool_pool.huge);
+			hbmpool_pool.nr_huge++;
+			pooled = true;
+		}
+		spin_unlock(&hbmpool_pool.lock);
+		if (pooled)
+			return;
+		page_ref_unfreeze(head, 1);
+	}
+	put_page(head);
+}
+
+long hbmpool_hugepool_nr(void)
+{
+	return READ_ONCE(hbmpool_pool.nr_huge);
+}
+
+long hbmpool_hugepool_recycled(void)
+{
+	return READ_ONCE(hbmpool_pool.recycled_huge);
+}
+
 /* The cache budget changed: the pool keeps to what it leaves unused. */
 void hbmpool_pagepool_fit(void)
 {
 	long limit = hbmpool_pagepool_limit();
 
-	if (READ_ONCE(hbmpool_pool.nr) > limit)
+	if (hbmpool_pagepool_held() > limit)
 		hbmpool_pagepool_trim(limit);
 }
 
 static unsigned long hbmpool_pagepool_count(struct shrinker *s,
 					    struct shrink_control *sc)
 {
-	long nr = READ_ONCE(hbmpool_pool.nr);
+	long nr = hbmpool_pagepool_held();
 
 	return nr > 0 ? nr : SHRINK_EMPTY;
 }
@@ -275,7 +392,7 @@ static unsigned long hbmpool_pagepool_count(struct shrinker *s,
 static unsigned long hbmpool_pagepool_scan(struct shrinker *s,
 					   struct shrink_control *sc)
 {
-	long nr = READ_ONCE(hbmpool_pool.nr);
+	long nr = hbmpool_pagepool_held();
 	unsigned long freed;
 	long keep;
 

@@ -16,7 +16,7 @@
  *
  * The counters are debugfs hbmpool/huge ("created", "collapsed", "fetched",
  * "ahead", "mapped", "dropped", "evicted", "released", "alloc_failed",
- * "live"): global and cumulative, so every check compares deltas, and while
+ * "live", and the free 2 MiB pages "pooled" and "pool_recycled"): global and cumulative, so every check compares deltas, and while
  * a test's region is open live moves by exactly created + collapsed -
  * dropped - evicted.
  *
@@ -119,7 +119,7 @@ FIXTURE_TEARDOWN(huge)
 
 struct huge_ctr {
 	uint64_t created, collapsed, fetched, ahead, mapped, dropped, evicted, released,
-		 alloc_failed, live;
+		 alloc_failed, live, pooled, pool_recycled;
 };
 
 static const struct {
@@ -136,6 +136,8 @@ static const struct {
 	{ "released", offsetof(struct huge_ctr, released) },
 	{ "alloc_failed", offsetof(struct huge_ctr, alloc_failed) },
 	{ "live", offsetof(struct huge_ctr, live) },
+	{ "pooled", offsetof(struct huge_ctr, pooled) },
+	{ "pool_recycled", offsetof(struct huge_ctr, pool_recycled) },
 };
 
 #define NR_FIELDS	(sizeof(huge_fields) / sizeof(huge_fields[0]))
@@ -169,7 +171,7 @@ static void huge_snap(struct __test_metadata *_metadata, struct huge_ctr *h)
 {
 	int ret = huge_read(h);
 
-	ASSERT_EQ(0, ret) TH_LOG("%s: %s (want the lines created, collapsed, fetched, ahead, mapped, dropped, evicted, released, alloc_failed, live)",
+	ASSERT_EQ(0, ret) TH_LOG("%s: %s (want the lines created, collapsed, fetched, ahead, mapped, dropped, evicted, released, alloc_failed, live, pooled, pool_recycled)",
 				 HUGE_DEBUGFS, strerror(-ret));
 }
 
@@ -1205,6 +1207,53 @@ TEST_F(huge, release)
 	EXPECT_EQ(2, h.released - h0.released) TH_LOG("entries released with the region");
 	EXPECT_EQ(h0.dropped, h.dropped) TH_LOG("a release is not a drop");
 	EXPECT_EQ(h0.evicted, h.evicted) TH_LOG("a release is not an eviction");
+}
+
+/*
+ * The 2 MiB pages of a released region's pieces go to the free-page pool,
+ * and the next pieces take them: a new region, never written (its home
+ * reads as zeros), read through a huge mapping, reads zeros everywhere,
+ * not the old region's pattern that its pages held.
+ */
+TEST_F(huge, pooled_pages_reused)
+{
+	const uint64_t len = 2 * HUGE, seed = 0x901;
+	struct huge_ctr h0, h;
+	uint64_t nonzero = 0;
+	uint8_t *ro;
+	int ret;
+
+	open_region(_metadata, self, len, 0, seed, "pool-a");
+	huge_snap(_metadata, &h0);
+	h = h0;
+	ro = map_huge(_metadata, self, 0, len);
+	data_ok(_metadata, ro, 0, 0, len, seed, "read");
+	expect_huge(_metadata, "2 pieces read", &h, 2, 2, 0, 0);
+	ASSERT_EQ(0, close(self->r.fd));
+	self->r.fd = -1;
+	ASSERT_EQ(0, unmap(self, ro));
+	EXPECT_EQ(0, wait_live(&h, h0.live)) TH_LOG("live %llu 5 s after the release, was %llu",
+						     (unsigned long long)h.live,
+						     (unsigned long long)h0.live);
+	EXPECT_LE(2, h.pooled) TH_LOG("2 MiB pages in the pool after the release: %llu",
+				      (unsigned long long)h.pooled);
+
+	ret = hbmt_region_open(&self->r, self->env.devfd, len, 0, HBMPOOL_POLICY_BIND,
+			       HBM_NODES(N_H), 0, "pool-b");
+	ASSERT_EQ(0, ret) TH_LOG("create pool-b: %s", strerror(-ret));
+	ASSERT_EQ(0, munmap(self->r.map, len));
+	self->r.map = NULL;
+	huge_snap(_metadata, &h0);
+	ro = map_huge(_metadata, self, 0, len);
+	for (uint64_t i = 0; i < len; i++)
+		nonzero += ro[i] != 0;
+	EXPECT_EQ(0, nonzero) TH_LOG("a new region read %llu non-zero bytes through pooled pages",
+				     (unsigned long long)nonzero);
+	expect_pmds(_metadata, ro, len);
+	huge_snap(_metadata, &h);
+	EXPECT_LE(2, h.pool_recycled - h0.pool_recycled)
+		TH_LOG("2 MiB pages taken from the pool for 2 pieces: %llu",
+		       (unsigned long long)(h.pool_recycled - h0.pool_recycled));
 }
 
 /* The loss of the node (fenced) drops its entries, and their PMDs go: a read of the huge mapping gets SIGBUS, not old data. */
