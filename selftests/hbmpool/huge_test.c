@@ -1183,6 +1183,38 @@ TEST_F_TIMEOUT(huge, eviction, 60)
 	data_ok(_metadata, ro, 0, 0, len, seed, "after eviction");
 }
 
+/*
+ * A region of two pieces holding @seed's pattern, read through a huge
+ * mapping (returned; *@h0 the counters before, *@h after), then its fd
+ * closed: the mapping keeps the region and its entries.
+ */
+static uint8_t *two_pieces_read_closed(struct __test_metadata *_metadata,
+				       FIXTURE_DATA(huge) *self, uint64_t seed, const char *name,
+				       struct huge_ctr *h0, struct huge_ctr *h)
+{
+	uint8_t *ro;
+
+	open_region(_metadata, self, 2 * HUGE, 0, seed, name);
+	huge_snap(_metadata, h0);
+	*h = *h0;
+	ro = map_huge(_metadata, self, 0, 2 * HUGE);
+	data_ok(_metadata, ro, 0, 0, 2 * HUGE, seed, "read");
+	expect_huge(_metadata, "2 pieces read", h, 2, 2, 0, 0);
+	EXPECT_EQ(0, close(self->r.fd));
+	self->r.fd = -1;
+	return ro;
+}
+
+/* munmap of @ro releases the region: live goes back to @h0's (into *@h). */
+static void release_wait(struct __test_metadata *_metadata, FIXTURE_DATA(huge) *self,
+			 uint8_t *ro, const struct huge_ctr *h0, struct huge_ctr *h)
+{
+	ASSERT_EQ(0, unmap(self, ro));
+	EXPECT_EQ(0, wait_live(h, h0->live)) TH_LOG("live %llu 5 s after the release, was %llu",
+						     (unsigned long long)h->live,
+						     (unsigned long long)h0->live);
+}
+
 /* Release: with the fd closed, the mapping keeps the region and its entries (and reads exact); munmap releases the region, and live returns to what it was, its entries counted as released, neither dropped nor evicted. */
 TEST_F(huge, release)
 {
@@ -1190,20 +1222,10 @@ TEST_F(huge, release)
 	struct huge_ctr h0, h;
 	uint8_t *ro;
 
-	open_region(_metadata, self, len, 0, seed, "release");
-	huge_snap(_metadata, &h0);
-	h = h0;
-	ro = map_huge(_metadata, self, 0, len);
-	data_ok(_metadata, ro, 0, 0, len, seed, "read");
-	expect_huge(_metadata, "2 pieces read", &h, 2, 2, 0, 0);
-	ASSERT_EQ(0, close(self->r.fd));
-	self->r.fd = -1;
+	ro = two_pieces_read_closed(_metadata, self, seed, "release", &h0, &h);
 	expect_huge(_metadata, "fd closed, mapping kept", &h, 0, 0, 0, 0);
 	data_ok(_metadata, ro, 0, 0, len, seed, "read after close");
-	ASSERT_EQ(0, unmap(self, ro));
-	EXPECT_EQ(0, wait_live(&h, h0.live)) TH_LOG("live %llu 5 s after the release, was %llu",
-						     (unsigned long long)h.live,
-						     (unsigned long long)h0.live);
+	release_wait(_metadata, self, ro, &h0, &h);
 	EXPECT_EQ(2, h.released - h0.released) TH_LOG("entries released with the region");
 	EXPECT_EQ(h0.dropped, h.dropped) TH_LOG("a release is not a drop");
 	EXPECT_EQ(h0.evicted, h.evicted) TH_LOG("a release is not an eviction");
@@ -1223,18 +1245,8 @@ TEST_F(huge, pooled_pages_reused)
 	uint8_t *ro;
 	int ret;
 
-	open_region(_metadata, self, len, 0, seed, "pool-a");
-	huge_snap(_metadata, &h0);
-	h = h0;
-	ro = map_huge(_metadata, self, 0, len);
-	data_ok(_metadata, ro, 0, 0, len, seed, "read");
-	expect_huge(_metadata, "2 pieces read", &h, 2, 2, 0, 0);
-	ASSERT_EQ(0, close(self->r.fd));
-	self->r.fd = -1;
-	ASSERT_EQ(0, unmap(self, ro));
-	EXPECT_EQ(0, wait_live(&h, h0.live)) TH_LOG("live %llu 5 s after the release, was %llu",
-						     (unsigned long long)h.live,
-						     (unsigned long long)h0.live);
+	ro = two_pieces_read_closed(_metadata, self, seed, "pool-a", &h0, &h);
+	release_wait(_metadata, self, ro, &h0, &h);
 	EXPECT_LE(2, h.pooled) TH_LOG("2 MiB pages in the pool after the release: %llu",
 				      (unsigned long long)h.pooled);
 
