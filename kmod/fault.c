@@ -738,7 +738,7 @@ static vm_fault_t __hbmpool_vm_fault(struct vm_fault *vmf)
 	bool nowait = true;	/* the fast path may serve a miss */
 	bool huge_mark = false;	/* the index holds a piece's mark (huge.c) */
 	pgoff_t index = vmf->pgoff;
-	unsigned int window, mark, nr, failovers = 0;
+	unsigned int window, mark, nr, failovers = 0, copies = 0;
 	struct file *fpin;
 	struct page *page;
 	int err;
@@ -807,6 +807,8 @@ repeat:
 			return VM_FAULT_RETRY;
 		nr = 0;
 		if (!can_retry) {
+			/* the copies it may fail over to: counted before */
+			copies = max(copies, hbmpool_fault_copies(r, index));
 			err = hbmpool_fill(r, index, window, mark, 0, &nr);
 			if (nr)
 				hbmpool_ra_record(ra, index, nr);
@@ -819,8 +821,7 @@ repeat:
 			 * many as the chunk has copies, though requests that
 			 * work clear the copies' suspect marks meanwhile.
 			 */
-			if (err == -EAGAIN &&
-			    ++failovers >= hbmpool_fault_copies(r, index))
+			if (err == -EAGAIN && ++failovers >= copies)
 				return VM_FAULT_SIGBUS;
 			goto repeat;
 		}

@@ -821,6 +821,7 @@ long hbmpool_pagepool_nr(void);
 long hbmpool_pagepool_recycled(void);
 struct page *hbmpool_hugepool_alloc(gfp_t gfp);
 void hbmpool_hugepool_put(struct page *head);
+bool hbmpool_compound_poisoned(struct page *head);
 long hbmpool_hugepool_nr(void);
 long hbmpool_hugepool_recycled(void);
 struct page *hbmpool_page_new(struct hbmpool_region *r, pgoff_t index,

@@ -912,9 +912,10 @@ vm_fault_t hbmpool_huge_fault(struct vm_fault *vmf, struct hbmpool_region *r)
 		hbmpool_hugepool_put(head);
 		return 0;
 	}
-	if (unlikely(PageHasHWPoisoned(head))) {
+	if (unlikely(hbmpool_compound_poisoned(head))) {
 		/*
-		 * A memory error in the piece: its data is the home's, so 4 KiB
+		 * A memory error in the piece (a hardware error marks only the
+		 * 4 KiB page hit): its data is the home's, so 4 KiB
 		 * pages fetch it again.  The cache's reference is kept, never
 		 * put: a poisoned 2 MiB page must not return to the allocator.
 		 */

@@ -283,19 +283,41 @@ unsigned int hbmpool_pagepool_alloc_bulk(struct page **pages, unsigned int nr)
 }
 
 /*
+ * Whether a page of the compound page at @head has a memory error.  Only
+ * the page hit is marked: memory_failure() cannot take a compound page that
+ * is not on an LRU, so it never gets to marking the head (PageHasHWPoisoned)
+ * but when madvise(MADV_HWPOISON) holds a reference for it.
+ */
+bool hbmpool_compound_poisoned(struct page *head)
+{
+	unsigned long i, n = compound_nr(head);
+
+	if (PageHasHWPoisoned(head))
+		return true;
+	for (i = 0; i < n; i++)
+		if (PageHWPoison(nth_page(head, i)))
+			return true;
+	return false;
+}
+
+/*
  * As hbmpool_page_freeze(), for a 2 MiB compound page that held a piece
  * (huge.c): whole, unmapped, unlocked, out of its entry, no memory error in
- * any of its pages.
+ * any of its pages (the allocator keeps such a block out of use, the pool
+ * would not).  Its page flags go, as the allocator would clear them, but
+ * for PG_head: it stays a compound page.
  */
 static bool hbmpool_huge_page_freeze(struct page *head)
 {
 	if (!page_ref_freeze(head, 1))
 		return false;
 	if (!(head->flags & (PAGE_FLAGS_CHECK_AT_FREE | __PG_HWPOISON)) &&
-	    !PageHasHWPoisoned(head) && !page_mapped(head) && !head->mapping &&
-	    !page_private(head) && PageHead(head) &&
-	    compound_order(head) == HPAGE_PMD_ORDER)
+	    !page_mapped(head) && !head->mapping && !page_private(head) &&
+	    PageHead(head) && compound_order(head) == HPAGE_PMD_ORDER &&
+	    !hbmpool_compound_poisoned(head)) {
+		head->flags &= ~(PAGE_FLAGS_CHECK_AT_PREP & ~(1UL << PG_head));
 		return true;
+	}
 	page_ref_unfreeze(head, 1);
 	return false;
 }
@@ -326,7 +348,7 @@ struct page *hbmpool_hugepool_alloc(gfp_t gfp)
 	if (head) {
 		page_ref_unfreeze(head, 1);
 		/* a memory error found while it was here: the allocator's */
-		if (likely(!PageHasHWPoisoned(head) && !PageHWPoison(head)))
+		if (likely(!hbmpool_compound_poisoned(head)))
 			return head;
 		put_page(head);
 	}
