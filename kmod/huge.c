@@ -931,7 +931,7 @@ vm_fault_t hbmpool_huge_fault(struct vm_fault *vmf, struct hbmpool_region *r)
 	ret = vmf_insert_pfn_pmd(vmf, pfn_to_pfn_t(page_to_pfn(head)), false);
 	WRITE_ONCE(h->referenced, true);
 	unlock_page(head);
-	hbmpool_hugepool_put(head);
+	put_page(head);	/* the cache holds one while the entry lives: rarely the last */
 	atomic_long_inc(&hbmpool_huge.mapped);
 	/* gathered by a reader in order (the piece before was mapped last) */
 	ra = &vmf->vma->vm_file->f_ra;

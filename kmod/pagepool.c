@@ -82,7 +82,7 @@ long hbmpool_pagepool_recycled(void)
 	return READ_ONCE(hbmpool_pool.recycled);
 }
 
-/* What the pool holds, in 4 KiB pages. */
+/* What the pool holds, in 4 KiB pages; exact under its lock. */
 static long hbmpool_pagepool_held(void)
 {
 	return READ_ONCE(hbmpool_pool.nr) +
@@ -123,14 +123,12 @@ static unsigned long hbmpool_pagepool_trim(long keep)
 
 	keep = max(keep, 0L);
 	spin_lock(&hbmpool_pool.lock);
-	while (hbmpool_pool.nr_huge &&
-	       hbmpool_pool.nr + (hbmpool_pool.nr_huge << HPAGE_PMD_ORDER) > keep) {
+	while (hbmpool_pool.nr_huge && hbmpool_pagepool_held() > keep) {
 		list_move(hbmpool_pool.huge.next, &out);
 		hbmpool_pool.nr_huge--;
 		freed += HPAGE_PMD_NR;
 	}
-	while (hbmpool_pool.nr + (hbmpool_pool.nr_huge << HPAGE_PMD_ORDER) > keep &&
-	       hbmpool_pool.nr) {
+	while (hbmpool_pool.nr && hbmpool_pagepool_held() > keep) {
 		list_move(hbmpool_pool.list.next, &out);
 		hbmpool_pool.nr--;
 		freed++;
@@ -186,7 +184,7 @@ void hbmpool_page_release_run(struct page **pages, unsigned int nr)
 		return;
 	spin_lock(&hbmpool_pool.lock);
 	list_for_each_entry_safe(page, tmp, &frozen, lru) {
-		if (hbmpool_pool.nr + (hbmpool_pool.nr_huge << HPAGE_PMD_ORDER) >= limit)
+		if (hbmpool_pagepool_held() >= limit)
 			break;
 		list_move(&page->lru, &hbmpool_pool.list);
 		hbmpool_pool.nr++;
@@ -370,8 +368,7 @@ void hbmpool_hugepool_put(struct page *head)
 	if (limit - hbmpool_pagepool_held() >= HPAGE_PMD_NR &&
 	    hbmpool_huge_page_freeze(head)) {
 		spin_lock(&hbmpool_pool.lock);
-		if (limit - hbmpool_pool.nr -
-		    (hbmpool_pool.nr_huge << HPAGE_PMD_ORDER) >= HPAGE_PMD_NR) {
+		if (limit - hbmpool_pagepool_held() >= HPAGE_PMD_NR) {
 			list_add(&head->lru, &hbmpool_pool.huge);
 			hbmpool_pool.nr_huge++;
 			pooled = true;
